@@ -1,0 +1,79 @@
+package engine
+
+// Outcome is the typed result of every store transition (CONTRACT.md §2).
+type Outcome uint8
+
+const (
+	Success Outcome = iota
+	NotFound
+	Expired
+	Revoked
+	Conflict
+	CapacityExceeded
+	Draining
+	ReplayRejected
+	ServiceUnavailable
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{
+	"success", "not_found", "expired", "revoked", "conflict",
+	"capacity_exceeded", "draining", "replay_rejected", "service_unavailable",
+}
+
+func (o Outcome) String() string {
+	if o < numOutcomes {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// Pool names one bounded collection or one policy quota. A CapacityExceeded
+// result says which one was full, so transports can tell a global pool (503)
+// from a policy quota (429).
+type Pool uint8
+
+const (
+	PoolNone Pool = iota
+	PoolListings
+	PoolPresence
+	PoolAttempts
+	PoolReplay
+	PoolRevocations
+	PoolIdempotency
+	QuotaOwnerListings
+	QuotaTenantAttempts
+	numPools
+)
+
+// NumGlobalPools is the number of global pools, PoolListings..PoolIdempotency.
+const NumGlobalPools = int(PoolIdempotency)
+
+var poolNames = [numPools]string{
+	"", "listings", "presence", "attempts", "replay", "revocations", "idempotency",
+	"owner_listings", "tenant_attempts",
+}
+
+func (p Pool) String() string {
+	if p < numPools {
+		return poolNames[p]
+	}
+	return "unknown"
+}
+
+// IsQuota reports whether p is a policy quota rather than a global pool.
+func (p Pool) IsQuota() bool { return p == QuotaOwnerListings || p == QuotaTenantAttempts }
+
+// Result is a transition's outcome. Replay is set on a Success that repeats an
+// earlier identical request (idempotent creation or an identical bind).
+// Pool is set on CapacityExceeded.
+type Result struct {
+	Outcome Outcome
+	Replay  bool
+	Pool    Pool
+}
+
+func (r Result) OK() bool { return r.Outcome == Success }
+
+// Quota reports a CapacityExceeded caused by a policy quota (HTTP 429).
+func (r Result) Quota() bool { return r.Outcome == CapacityExceeded && r.Pool.IsQuota() }

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+)
+
+// Capability is a 32-byte secret proving the right to act on one lease or
+// handle. It is derived, never stored. Its String and fmt verbs print
+// "[REDACTED]" so a capability cannot leak through a log line by accident;
+// AppendToken is the one way to reveal it, for the response to its owner.
+type Capability [32]byte
+
+func (Capability) String() string               { return "[REDACTED]" }
+func (Capability) GoString() string             { return "[REDACTED]" }
+func (Capability) Format(f fmt.State, _ rune)   { f.Write([]byte("[REDACTED]")) }
+func (Capability) MarshalText() ([]byte, error) { return []byte("[REDACTED]"), nil }
+func (c *Capability) AppendToken(dst []byte) []byte {
+	return base64.RawURLEncoding.AppendEncode(dst, c[:])
+}
+
+// ParseToken decodes a 43-character base64url (no padding) capability.
+func ParseToken[T ~string | ~[]byte](s T) (Capability, bool) {
+	var c Capability
+	if len(s) != 43 {
+		return c, false
+	}
+	var buf [43]byte
+	copy(buf[:], s)
+	n, err := base64.RawURLEncoding.Strict().Decode(c[:], buf[:])
+	return c, err == nil && n == 32
+}
+
+// Fingerprint is what the store keeps of a capability: SHA-256 truncated to
+// 16 bytes. It is redacted in output like the capability itself.
+type Fingerprint [16]byte
+
+func (Fingerprint) String() string               { return "[REDACTED]" }
+func (Fingerprint) GoString() string             { return "[REDACTED]" }
+func (Fingerprint) Format(f fmt.State, _ rune)   { f.Write([]byte("[REDACTED]")) }
+func (Fingerprint) MarshalText() ([]byte, error) { return []byte("[REDACTED]"), nil }
+
+// FingerprintOf returns the stored form of c.
+func FingerprintOf(c *Capability) Fingerprint {
+	sum := sha256.Sum256(c[:])
+	var f Fingerprint
+	copy(f[:], sum[:16])
+	return f
+}
+
+// Capability labels (CONTRACT.md §1).
+const (
+	LabelLease         = "lease"
+	LabelPresence      = "presence"
+	LabelAttemptClient = "attempt-client"
+	hostAttemptLabel   = "rdv-attempt-host"
+)
+
+// Keyring derives capabilities from the process's capability key. It is
+// immutable and safe for concurrent use.
+type Keyring struct{ key [32]byte }
+
+// NewKeyring uses a configured key (shared-state mode).
+func NewKeyring(key [32]byte) *Keyring { return &Keyring{key: key} }
+
+// RandomKeyring makes a key at process start, so a restart invalidates every
+// capability issued before it.
+func RandomKeyring() *Keyring {
+	var k Keyring
+	if _, err := rand.Read(k.key[:]); err != nil {
+		panic("BUG: crypto/rand failed: " + err.Error())
+	}
+	return &k
+}
+
+func (k *Keyring) Lease(id LeaseID) Capability  { return k.derive(LabelLease, id.UUID) }
+func (k *Keyring) Presence(h Handle) Capability { return k.derive(LabelPresence, h.UUID) }
+func (k *Keyring) AttemptClient(h Handle) Capability {
+	return k.derive(LabelAttemptClient, h.UUID)
+}
+
+// derive computes HMAC-SHA256(key, label || 0x00 || id).
+func (k *Keyring) derive(label string, id UUID) Capability {
+	var msg [32 + 1 + 16]byte
+	n := copy(msg[:], label)
+	msg[n] = 0
+	n++
+	n += copy(msg[n:], id[:])
+	return Capability(HMACSHA256(k.key[:], msg[:n]))
+}
+
+// HostAttemptCapability is the host's attempt capability, which the host
+// derives from its presence capability:
+// HMAC-SHA256(presence_cap, "rdv-attempt-host" || attempt_handle_bytes).
+func HostAttemptCapability(presence *Capability, attempt Handle) Capability {
+	var msg [len(hostAttemptLabel) + 16]byte
+	n := copy(msg[:], hostAttemptLabel)
+	copy(msg[n:], attempt.UUID[:])
+	return Capability(HMACSHA256(presence[:], msg[:]))
+}
+
+// HMACSHA256 computes HMAC-SHA256 for a key of at most 64 bytes and a message
+// of at most MaxHMACMessage bytes without allocating (crypto/hmac allocates
+// its hash state on every New). It panics on larger inputs: callers bound them.
+func HMACSHA256(key, msg []byte) [32]byte {
+	if len(key) > 64 || len(msg) > MaxHMACMessage {
+		panic("BUG: HMACSHA256 input too large")
+	}
+	var buf [64 + MaxHMACMessage]byte
+	for i := 0; i < 64; i++ {
+		var b byte
+		if i < len(key) {
+			b = key[i]
+		}
+		buf[i] = b ^ 0x36
+	}
+	n := 64 + copy(buf[64:], msg)
+	inner := sha256.Sum256(buf[:n])
+	for i := 0; i < 64; i++ {
+		buf[i] ^= 0x36 ^ 0x5c
+	}
+	copy(buf[64:], inner[:])
+	return sha256.Sum256(buf[:64+32])
+}
+
+// MaxHMACMessage bounds HMACSHA256's message: a whole STUN datagram fits.
+const MaxHMACMessage = 1536

@@ -1,0 +1,270 @@
+package engine
+
+import (
+	"context"
+	"net/netip"
+	"time"
+)
+
+// Store is the atomic boundary for directory, lease, presence, attempt,
+// endpoint, replay, revocation and drain transitions (ADR 0004). Every
+// transition is all-or-nothing and returns a typed Result.
+//
+// Errors: a transition returns a non-nil error only for invalid input
+// (*InputError) or a cancelled context (ctx.Err()); in both cases it changed
+// nothing. Cancellation is checked before taking the commit lock and again
+// after acquiring it.
+//
+// All methods are safe for concurrent use. Views are values: they never alias
+// mutable store state (ListingView.Spec points at the immutable spec).
+type Store interface {
+	InstanceID() UUID
+	Available() bool
+	Draining() bool
+	// MarkUnavailable makes every later transition ServiceUnavailable and
+	// erases active state (fail closed).
+	MarkUnavailable()
+	// BeginDrain is idempotent: new registrations, attempts and lease
+	// extensions are refused at once; existing attempts may bind and consume
+	// their introduction until the drain window ends, when all active state
+	// is cleared atomically.
+	BeginDrain(ctx context.Context) error
+	Stats() Stats
+	// Revoked reports whether subject has a live revocation.
+	Revoked(ctx context.Context, subject Subject) (bool, error)
+
+	CreateListing(ctx context.Context, cmd CreateListing) (ListingView, Result, error)
+	RenewLease(ctx context.Context, cmd RenewLease) (ListingView, Result, error)
+	DeleteListing(ctx context.Context, cmd DeleteListing) (Result, error)
+	GetListing(ctx context.Context, q GetListing) (ListingView, Result, error)
+	// BrowseVisible appends to dst the public listings of q.Tenant and
+	// q.ProtocolVersion (and q.Region if set) whose lease and presence are
+	// both fresh, in ascending ID order after q.After, at most q.Limit. more
+	// reports whether at least one further match exists.
+	BrowseVisible(ctx context.Context, q Browse, dst []ListingView) (items []ListingView, more bool, r Result, err error)
+
+	BindHostPresence(ctx context.Context, cmd BindPresence) (PresenceView, Result, error)
+	CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (AttemptView, Result, error)
+	BindAttemptEndpoint(ctx context.Context, cmd BindAttempt) (AttemptView, Result, error)
+	// ConsumeIntroduction consumes an attempt's introduction once: Success the
+	// first time both endpoints are bound, ReplayRejected after, Conflict
+	// while an endpoint is missing.
+	ConsumeIntroduction(ctx context.Context, h Handle) (Introduction, Result, error)
+	// Introduction reads back an already consumed introduction (for
+	// idempotent re-sends); Conflict if it has not been consumed.
+	Introduction(ctx context.Context, h Handle) (Introduction, Result, error)
+	// AttemptHost returns the presence handle of the listing an attempt
+	// belongs to, so the mediator can derive the host's attempt capability
+	// before verifying a datagram. A read: it takes no commit lock.
+	AttemptHost(h Handle) (presence Handle, ok bool)
+	ConsumeReplay(ctx context.Context, cmd ConsumeReplay) (Result, error)
+
+	RevokeListing(ctx context.Context, cmd RevokeListing) (Result, error)
+	// RevokePrincipal inserts a revocation (ttl 1s..600s) and removes every
+	// listing the subject owns and attempt it created, in one transition.
+	RevokePrincipal(ctx context.Context, subject Subject, ttl time.Duration) (removed int, r Result, err error)
+
+	// ApplyBatch commits independent UDP-side transitions under one
+	// acquisition of the commit lock; each op gets its own result.
+	ApplyBatch(ctx context.Context, ops []Op) error
+}
+
+// CreateListing registers a listing. The store generates the listing ID,
+// lease ID and presence handle; the request fingerprint is Spec.Hash().
+type CreateListing struct {
+	Tenant         Tenant
+	Owner          Subject
+	IdempotencyKey string
+	Spec           ListingSpec
+	// Doc is an opaque immutable document the caller attaches (the HTTP layer
+	// stores the pre-encoded JSON of the immutable fields); returned verbatim.
+	Doc []byte
+}
+
+// RenewLease is a compare-and-swap on Version. CurrentPlayers < 0 leaves the
+// count unchanged.
+type RenewLease struct {
+	Tenant          Tenant
+	Owner           Subject
+	Listing         ListingID
+	Lease           LeaseID
+	LeaseKey        Fingerprint
+	ExpectedVersion uint64
+	CurrentPlayers  int
+}
+
+type DeleteListing struct {
+	Tenant   Tenant
+	Owner    Subject
+	Listing  ListingID
+	Lease    LeaseID
+	LeaseKey Fingerprint
+}
+
+// GetListing finds a listing of Tenant. With Joinable, only a listing whose
+// lease and presence are both fresh is found.
+type GetListing struct {
+	Tenant   Tenant
+	Listing  ListingID
+	Joinable bool
+}
+
+type Browse struct {
+	Tenant          Tenant
+	ProtocolVersion uint32
+	Region          string // empty: any region
+	After           ListingID
+	HasAfter        bool
+	Limit           int // 1..BrowsePageMax
+}
+
+// ListingView is a snapshot of a listing.
+type ListingView struct {
+	ID       ListingID
+	Lease    LeaseID
+	Presence Handle
+	Tenant   Tenant
+	Owner    Subject
+	Spec     *ListingSpec // immutable, shared
+	Doc      []byte       // immutable, shared
+	// CurrentPlayers is the live count (renew may change it).
+	CurrentPlayers int
+	Version        uint64
+	LeaseExpiresAt time.Time // wall time, informational only
+	LeaseTTL       time.Duration
+	PresenceFresh  bool
+	HostPublic     netip.AddrPort // valid while PresenceFresh
+	HostLocal      netip.AddrPort
+}
+
+// Role of a peer in a join attempt.
+type Role uint8
+
+const (
+	RoleHost Role = iota + 1
+	RoleClient
+)
+
+// BindPresence is the host's authenticated heartbeat: a whole-endpoint
+// replacement, accepted only with Seq strictly greater than the last
+// accepted one for the handle (which survives presence expiry).
+type BindPresence struct {
+	Handle Handle
+	Key    Fingerprint
+	Seq    uint64
+	Public netip.AddrPort
+	Local  netip.AddrPort // zero if the host sent none
+}
+
+// PresenceView answers a presence refresh.
+type PresenceView struct {
+	Listing ListingID
+	TTL     time.Duration // presence lifetime left
+	// Pending names up to PendingOffersMax attempts on this listing whose
+	// host endpoint is not bound yet, oldest first.
+	Pending  [PendingOffersMax]Handle
+	NPending int
+}
+
+type CreateAttempt struct {
+	Tenant          Tenant
+	Client          Subject
+	IdempotencyKey  string
+	Listing         ListingID
+	ProtocolVersion uint32
+}
+
+type BindAttempt struct {
+	Handle Handle
+	Role   Role
+	Key    Fingerprint
+	Public netip.AddrPort
+	Local  netip.AddrPort
+}
+
+// Binding is one peer's observed endpoints.
+type Binding struct {
+	Public netip.AddrPort
+	Local  netip.AddrPort // zero if unknown
+}
+
+func (b Binding) Bound() bool { return b.Public.IsValid() }
+
+type AttemptView struct {
+	ID        AttemptID
+	Handle    Handle
+	Listing   ListingID
+	Tenant    Tenant
+	Client    Subject
+	ExpiresAt time.Time // wall, informational
+	TTL       time.Duration
+	// HostPresence is the listing's presence handle and HostPresencePublic
+	// its current endpoint: where the OFFER goes.
+	HostPresence       Handle
+	HostPresencePublic netip.AddrPort
+	Host, Peer         Binding // Peer is the client's binding
+	Consumed           bool
+}
+
+// Introduction is what each side learns of the other.
+type Introduction struct {
+	Attempt AttemptID
+	Handle  Handle
+	Host    Binding
+	Client  Binding
+}
+
+// ConsumeReplay consumes a one-time ticket (Namespace 1-64 bytes, Key 1-128
+// bytes). Lifetime 0 means the configured replay lifetime.
+type ConsumeReplay struct {
+	Namespace, Key string
+	Lifetime       time.Duration
+}
+
+// RevokeListing removes one listing. AnyTenant is for a global operator;
+// otherwise a listing of another tenant is NotFound.
+type RevokeListing struct {
+	Tenant    Tenant
+	AnyTenant bool
+	Listing   ListingID
+}
+
+// OpKind selects a batched UDP-side transition.
+type OpKind uint8
+
+const (
+	// OpPresence: BindHostPresence. Fills Presence.
+	OpPresence OpKind = iota + 1
+	// OpBindAttempt: BindAttemptEndpoint, then, if both endpoints are bound,
+	// the introduction: consumed now (FirstIntro) or read back (an idempotent
+	// retransmission). Fills Attempt and, when IntroReady, Intro.
+	OpBindAttempt
+)
+
+// Op is one batched transition: inputs first, then what the store fills in.
+type Op struct {
+	Kind     OpKind
+	Presence BindPresence // OpPresence
+	Bind     BindAttempt  // OpBindAttempt
+
+	Result       Result
+	Err          error // *InputError for invalid input; nothing changed
+	PresenceView PresenceView
+	Attempt      AttemptView
+	Intro        Introduction
+	IntroReady   bool
+	FirstIntro   bool
+}
+
+// PoolStat is one pool's occupancy.
+type PoolStat struct{ Used, Ceiling int }
+
+type Stats struct {
+	InstanceID UUID
+	Available  bool
+	Draining   bool
+	// Pools is indexed by Pool-1 for PoolListings..PoolIdempotency.
+	Pools [NumGlobalPools]PoolStat
+	// InFlight counts attempts whose introduction is not consumed yet.
+	InFlight int
+}
