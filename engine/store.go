@@ -268,3 +268,13 @@ type Stats struct {
 	// InFlight counts attempts whose introduction is not consumed yet.
 	InFlight int
 }
+
+// Inspector is implemented by stores that tests can look inside.
+type Inspector interface {
+	// CheckInvariants verifies that every index agrees with the primary
+	// records, counts match, and nothing past its deadline is observable.
+	CheckInvariants() error
+	// Snapshot renders the whole state deterministically (no secrets), so a
+	// test can assert that a rejected transition changed nothing.
+	Snapshot() string
+}
