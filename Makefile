@@ -4,7 +4,7 @@ PKGS     ?= ./...
 COUNT    ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: run test fmt vet test-race bench bench-compare fuzz build
+.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build
 
 run:
 	$(GO) run ./cmd/rendezvous --dev
@@ -18,7 +18,12 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
-test: vet test-race
+test: fmt-check vet test-race
+
+# Fails on unformatted code, like wireguard-go's format_test.go.
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files -o --exclude-standard '*.go' 2>/dev/null)); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 test-race:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)

@@ -1,0 +1,132 @@
+package client
+
+import (
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// ListingSpec is what a publisher advertises (CONTRACT.md §3.1).
+type ListingSpec struct {
+	Region          string            `json:"region"`
+	ProtocolVersion uint32            `json:"protocol_version"`
+	BuildVersion    string            `json:"build_version"`
+	DisplayName     string            `json:"display_name"`
+	Visibility      string            `json:"visibility"` // "public" or "unlisted"
+	TrustMode       string            `json:"trust_mode"` // "managed_dedicated" or "player_hosted"
+	CurrentPlayers  int               `json:"current_players"`
+	MaxPlayers      int               `json:"max_players"`
+	Metadata        map[string]string `json:"metadata,omitempty"`
+}
+
+// Validate checks the contract's limits locally, so a bad spec is refused
+// with an *InputError before anything is sent.
+func (s *ListingSpec) Validate() error {
+	es := engine.ListingSpec{
+		Region: s.Region, ProtocolVersion: s.ProtocolVersion, BuildVersion: s.BuildVersion,
+		DisplayName: s.DisplayName, CurrentPlayers: s.CurrentPlayers, MaxPlayers: s.MaxPlayers,
+	}
+	switch s.Visibility {
+	case "public":
+		es.Visibility = engine.Public
+	case "unlisted":
+		es.Visibility = engine.Unlisted
+	}
+	switch s.TrustMode {
+	case "managed_dedicated":
+		es.TrustMode = engine.ManagedDedicated
+	case "player_hosted":
+		es.TrustMode = engine.PlayerHosted
+	}
+	for k, v := range s.Metadata {
+		es.Metadata = append(es.Metadata, engine.MetaEntry{Key: k, Value: v})
+	}
+	sort.Slice(es.Metadata, func(i, j int) bool { return es.Metadata[i].Key < es.Metadata[j].Key })
+	return es.Validate()
+}
+
+// Listing is one browse or get-by-ID item (CONTRACT.md §3.4, §3.5).
+type Listing struct {
+	ListingID       string            `json:"listing_id"`
+	Region          string            `json:"region"`
+	ProtocolVersion uint32            `json:"protocol_version"`
+	BuildVersion    string            `json:"build_version"`
+	DisplayName     string            `json:"display_name"`
+	TrustMode       string            `json:"trust_mode"`
+	CurrentPlayers  int               `json:"current_players"`
+	MaxPlayers      int               `json:"max_players"`
+	Metadata        map[string]string `json:"metadata"`
+	LeaseExpiresAt  time.Time         `json:"lease_expires_at"`
+	Visibility      string            `json:"visibility,omitempty"` // get-by-ID only
+}
+
+// Lease is a listing's lease as the owner sees it. Token is the lease
+// capability: it prints redacted.
+type Lease struct {
+	ID        engine.LeaseID
+	Token     engine.Capability
+	Version   uint64
+	ExpiresAt time.Time
+	TTL       time.Duration
+}
+
+// PresenceGrant is what the host needs for its UDP heartbeat.
+type PresenceGrant struct {
+	Handle   engine.Handle
+	Token    engine.Capability
+	Mediator string // host:port as the server advertised it
+	Interval time.Duration
+	TTL      time.Duration
+}
+
+// CreatedListing is the answer to a listing creation.
+type CreatedListing struct {
+	ListingID engine.ListingID
+	Lease     Lease
+	Presence  PresenceGrant
+	// Replayed is true when the server answered an idempotent replay.
+	Replayed bool
+}
+
+// Attempt is a join attempt as the client sees it (CONTRACT.md §3.6).
+type Attempt struct {
+	AttemptID engine.AttemptID
+	Handle    engine.Handle
+	Token     engine.Capability // the client's attempt capability
+	Mediator  string
+	ExpiresAt time.Time
+	TTL       time.Duration
+	Replayed  bool
+}
+
+// Whoami describes the authenticated principal.
+type Whoami struct {
+	Subject       string   `json:"subject"`
+	GameID        string   `json:"game_id"`
+	EnvironmentID string   `json:"environment_id"`
+	Roles         []string `json:"roles"`
+}
+
+// Introduction is what the mediator tells each side about the other: the
+// attempt it belongs to and the peer's endpoints. Local is invalid when the
+// peer did not report its LAN address.
+type Introduction struct {
+	Attempt engine.Handle
+	Public  netip.AddrPort
+	Local   netip.AddrPort
+}
+
+// Candidates returns the endpoints worth probing, public first, without
+// duplicates or invalid ones.
+func (in Introduction) Candidates() []netip.AddrPort {
+	c := make([]netip.AddrPort, 0, 2)
+	if in.Public.IsValid() {
+		c = append(c, in.Public)
+	}
+	if in.Local.IsValid() && in.Local != in.Public && !in.Local.Addr().IsUnspecified() {
+		c = append(c, in.Local)
+	}
+	return c
+}

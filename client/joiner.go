@@ -1,0 +1,148 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// JoinerConfig configures NewJoiner.
+type JoinerConfig struct {
+	API             *API
+	ProtocolVersion uint32
+	// Conn is the socket for mediator traffic and the punched path. Nil
+	// opens one on ListenAddr; the Joiner then owns and closes it.
+	Conn       PacketConn
+	ListenAddr string // default "0.0.0.0:0"
+	// LocalAddr overrides the LAN endpoint reported as RDV-LOCAL-ADDRESS.
+	LocalAddr netip.AddrPort
+}
+
+// Joiner browses listings and joins one: it creates a join attempt (with an
+// idempotency key reused on retry), binds its socket with the client
+// capability and waits for INTRODUCE, retransmitting with backoff. A Joiner
+// uses one socket, bound to the first mediator it joins through. Safe for
+// concurrent use; Join calls for different listings may overlap.
+type Joiner struct {
+	api     *API
+	cfg     JoinerConfig
+	mu      sync.Mutex
+	sock    *Socket
+	conn    PacketConn
+	ownConn bool
+}
+
+// NewJoiner opens (or adopts) the joiner's socket.
+func NewJoiner(cfg JoinerConfig) (*Joiner, error) {
+	if cfg.API == nil {
+		return nil, &ConfigError{Field: "API", Reason: "required"}
+	}
+	if cfg.ProtocolVersion == 0 {
+		return nil, &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
+	}
+	j := &Joiner{api: cfg.API, cfg: cfg, conn: cfg.Conn}
+	if j.conn == nil {
+		la := cfg.ListenAddr
+		if la == "" {
+			la = "0.0.0.0:0"
+		}
+		c, err := ListenUDP(la)
+		if err != nil {
+			return nil, err
+		}
+		j.conn, j.ownConn = c, true
+	}
+	return j, nil
+}
+
+// Browse iterates the joinable public listings of the joiner's protocol
+// version (and region, if set), page by page.
+func (j *Joiner) Browse(ctx context.Context, region string) iter.Seq2[Listing, error] {
+	return j.api.Browse(ctx, BrowseQuery{ProtocolVersion: j.cfg.ProtocolVersion, Region: region, PageSize: engine.BrowsePageMax})
+}
+
+// Get returns one joinable listing by ID.
+func (j *Joiner) Get(ctx context.Context, id engine.ListingID) (*Listing, error) {
+	return j.api.GetListing(ctx, id)
+}
+
+// Socket returns the joiner's socket once a Join has started (nil before).
+func (j *Joiner) Socket() *Socket {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.sock
+}
+
+// Join asks to be introduced to the host of listing and returns the host's
+// endpoints. It ends with ErrIntroduceTimeout if the host never binds before
+// the attempt expires, or a typed contract error.
+func (j *Joiner) Join(ctx context.Context, listing engine.ListingID) (Introduction, error) {
+	at, err := j.api.CreateJoinAttempt(ctx, NewIdempotencyKey(), listing, j.cfg.ProtocolVersion)
+	if err != nil {
+		return Introduction{}, err
+	}
+	s, err := j.socketFor(at.Mediator)
+	if err != nil {
+		return Introduction{}, err
+	}
+	local := j.cfg.LocalAddr
+	if !local.IsValid() {
+		local = localEndpoint(j.conn, s.Mediator())
+	}
+	return s.bind(ctx, stun.KindAttemptClient, at.Handle, at.Token, local, time.Now().Add(at.TTL))
+}
+
+// JoinAndPunch joins and then punches toward the host.
+func (j *Joiner) JoinAndPunch(ctx context.Context, listing engine.ListingID, cfg PunchConfig) (Introduction, Path, error) {
+	in, err := j.Join(ctx, listing)
+	if err != nil {
+		return in, Path{}, err
+	}
+	p, err := Punch(ctx, j.Socket(), in, RoleClient, cfg)
+	return in, p, err
+}
+
+func (j *Joiner) socketFor(mediator string) (*Socket, error) {
+	med, err := resolveMediator(mediator)
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.sock == nil {
+		j.sock = NewSocket(j.conn, med)
+		return j.sock, nil
+	}
+	if j.sock.Mediator() != med {
+		return nil, &ProtocolError{Op: "create join attempt", Reason: "attempt names a different mediator than this joiner's socket uses"}
+	}
+	select {
+	case <-j.sock.Done():
+		return nil, ErrClosed
+	default:
+	}
+	return j.sock, nil
+}
+
+// Close closes the socket if the Joiner opened it.
+func (j *Joiner) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.ownConn {
+		return nil
+	}
+	if j.sock != nil {
+		err := j.sock.Close()
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
+		return err
+	}
+	return j.conn.Close()
+}

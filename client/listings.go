@@ -1,0 +1,239 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// wire shapes of §3 answers; converted to the typed forms in api.go.
+type (
+	wireLease struct {
+		LeaseID   string    `json:"lease_id"`
+		Token     string    `json:"token"`
+		Version   uint64    `json:"version"`
+		ExpiresAt time.Time `json:"expires_at"`
+		TTL       int64     `json:"ttl_s"`
+	}
+	wirePresence struct {
+		Handle   string `json:"handle"`
+		Token    string `json:"token"`
+		Mediator string `json:"mediator"`
+		Interval int64  `json:"interval_s"`
+		TTL      int64  `json:"ttl_s"`
+	}
+	wireCreated struct {
+		ListingID string       `json:"listing_id"`
+		Lease     wireLease    `json:"lease"`
+		Presence  wirePresence `json:"presence"`
+	}
+	wireAttempt struct {
+		AttemptID string    `json:"attempt_id"`
+		Handle    string    `json:"handle"`
+		Token     string    `json:"token"`
+		Mediator  string    `json:"mediator"`
+		ExpiresAt time.Time `json:"expires_at"`
+		TTL       int64     `json:"ttl_s"`
+	}
+	wireRenewed struct {
+		Version   uint64    `json:"version"`
+		ExpiresAt time.Time `json:"expires_at"`
+		TTL       int64     `json:"ttl_s"`
+	}
+	wirePage struct {
+		Items     []Listing `json:"items"`
+		NextAfter *string   `json:"next_after"`
+	}
+)
+
+// CreateListing publishes spec under idempotencyKey (use NewIdempotencyKey
+// once per logical listing and pass the same key on every retry). A bad spec
+// or key is refused locally with an *InputError.
+func (a *API) CreateListing(ctx context.Context, idempotencyKey string, spec ListingSpec) (*CreatedListing, error) {
+	if err := engine.ValidateIdempotencyKey(idempotencyKey); err != nil {
+		return nil, err
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	var w wireCreated
+	c := &call{op: "create listing", method: "POST", path: "/v1/listings",
+		header: map[string]string{"Idempotency-Key": idempotencyKey}, body: &spec, out: &w}
+	if err := a.do(ctx, c); err != nil {
+		return nil, err
+	}
+	out := &CreatedListing{Replayed: c.replay}
+	var ok1, ok2, ok3, ok4, ok5 bool
+	out.ListingID.UUID, ok1 = engine.ParseUUID(w.ListingID)
+	out.Lease.ID.UUID, ok2 = engine.ParseUUID(w.Lease.LeaseID)
+	out.Lease.Token, ok3 = engine.ParseToken(w.Lease.Token)
+	out.Presence.Handle.UUID, ok4 = engine.ParseUUID(w.Presence.Handle)
+	out.Presence.Token, ok5 = engine.ParseToken(w.Presence.Token)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || w.Presence.Mediator == "" || w.Lease.TTL <= 0 {
+		return nil, &ProtocolError{Op: c.op, Reason: "missing or malformed identifiers"}
+	}
+	out.Lease.Version = w.Lease.Version
+	out.Lease.ExpiresAt = w.Lease.ExpiresAt
+	out.Lease.TTL = time.Duration(w.Lease.TTL) * time.Second
+	out.Presence.Mediator = w.Presence.Mediator
+	out.Presence.Interval = time.Duration(max(w.Presence.Interval, 1)) * time.Second
+	out.Presence.TTL = time.Duration(max(w.Presence.TTL, 1)) * time.Second
+	return out, nil
+}
+
+// RenewLease extends the lease by compare-and-swap on lease.Version. On
+// success lease is updated in place. A stale version fails with an *APIError
+// matching ErrConflict whose CurrentVersion names the server's version.
+// currentPlayers < 0 leaves the player count unchanged.
+func (a *API) RenewLease(ctx context.Context, listing engine.ListingID, lease *Lease, currentPlayers int) error {
+	body := struct {
+		LeaseID         string `json:"lease_id"`
+		LeaseToken      string `json:"lease_token"`
+		ExpectedVersion uint64 `json:"expected_version"`
+		CurrentPlayers  *int   `json:"current_players,omitempty"`
+	}{LeaseID: lease.ID.String(), LeaseToken: string(lease.Token.AppendToken(nil)), ExpectedVersion: lease.Version}
+	if currentPlayers >= 0 {
+		body.CurrentPlayers = &currentPlayers
+	}
+	var w wireRenewed
+	c := &call{op: "renew lease", method: "PUT", path: "/v1/listings/" + listing.String() + "/lease", body: &body, out: &w}
+	if err := a.do(ctx, c); err != nil {
+		return err
+	}
+	lease.Version = w.Version
+	lease.ExpiresAt = w.ExpiresAt
+	if w.TTL > 0 {
+		lease.TTL = time.Duration(w.TTL) * time.Second
+	}
+	return nil
+}
+
+// DeleteListing closes the listing, its presence and every linked attempt.
+func (a *API) DeleteListing(ctx context.Context, listing engine.ListingID, lease *Lease) error {
+	c := &call{op: "delete listing", method: "DELETE", path: "/v1/listings/" + listing.String(),
+		header: map[string]string{"Lease-Id": lease.ID.String(), "Lease-Token": string(lease.Token.AppendToken(nil))}}
+	return a.do(ctx, c)
+}
+
+// GetListing returns one joinable listing (public or unlisted) by ID.
+func (a *API) GetListing(ctx context.Context, id engine.ListingID) (*Listing, error) {
+	var l Listing
+	c := &call{op: "get listing", method: "GET", path: "/v1/listings/" + id.String(), out: &l}
+	if err := a.do(ctx, c); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// BrowseQuery selects listings (CONTRACT.md §3.4). PageSize 0 means the
+// server's default; at most 100.
+type BrowseQuery struct {
+	ProtocolVersion uint32
+	Region          string
+	PageSize        int
+}
+
+// BrowsePage fetches one page after the cursor (empty for the first page).
+// next is empty when no further page exists.
+func (a *API) BrowsePage(ctx context.Context, q BrowseQuery, after string) (items []Listing, next string, err error) {
+	if q.ProtocolVersion == 0 {
+		return nil, "", &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
+	}
+	if q.PageSize < 0 || q.PageSize > engine.BrowsePageMax {
+		return nil, "", &InputError{Field: "limit", Reason: "must be 1..100"}
+	}
+	v := url.Values{}
+	v.Set("protocol_version", strconv.FormatUint(uint64(q.ProtocolVersion), 10))
+	if q.Region != "" {
+		v.Set("region", q.Region)
+	}
+	if q.PageSize > 0 {
+		v.Set("limit", strconv.Itoa(q.PageSize))
+	}
+	if after != "" {
+		v.Set("after", after)
+	}
+	var w wirePage
+	c := &call{op: "browse", method: "GET", path: "/v1/listings?" + v.Encode(), out: &w}
+	if err := a.do(ctx, c); err != nil {
+		return nil, "", err
+	}
+	if w.NextAfter != nil {
+		next = *w.NextAfter
+	}
+	return w.Items, next, nil
+}
+
+// Browse iterates every matching listing, following the cursor page by page.
+// An error ends the iteration after being yielded once.
+func (a *API) Browse(ctx context.Context, q BrowseQuery) iter.Seq2[Listing, error] {
+	return func(yield func(Listing, error) bool) {
+		after := ""
+		for {
+			items, next, err := a.BrowsePage(ctx, q, after)
+			if err != nil {
+				yield(Listing{}, err)
+				return
+			}
+			for _, l := range items {
+				if !yield(l, nil) {
+					return
+				}
+			}
+			if next == "" || next == after {
+				return
+			}
+			after = next
+		}
+	}
+}
+
+// CreateJoinAttempt asks to be introduced to the listing's host. Pass the
+// same idempotencyKey on every retry of one logical join.
+func (a *API) CreateJoinAttempt(ctx context.Context, idempotencyKey string, listing engine.ListingID, protocolVersion uint32) (*Attempt, error) {
+	if err := engine.ValidateIdempotencyKey(idempotencyKey); err != nil {
+		return nil, err
+	}
+	if protocolVersion == 0 {
+		return nil, &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
+	}
+	body := struct {
+		ProtocolVersion uint32 `json:"protocol_version"`
+	}{protocolVersion}
+	var w wireAttempt
+	c := &call{op: "create join attempt", method: "POST", path: "/v1/listings/" + listing.String() + "/join-attempts",
+		header: map[string]string{"Idempotency-Key": idempotencyKey}, body: &body, out: &w}
+	if err := a.do(ctx, c); err != nil {
+		return nil, err
+	}
+	out := &Attempt{Mediator: w.Mediator, ExpiresAt: w.ExpiresAt, TTL: time.Duration(w.TTL) * time.Second, Replayed: c.replay}
+	var ok1, ok2, ok3 bool
+	out.AttemptID.UUID, ok1 = engine.ParseUUID(w.AttemptID)
+	out.Handle.UUID, ok2 = engine.ParseUUID(w.Handle)
+	out.Token, ok3 = engine.ParseToken(w.Token)
+	if !ok1 || !ok2 || !ok3 || w.Mediator == "" {
+		return nil, &ProtocolError{Op: c.op, Reason: "missing or malformed identifiers"}
+	}
+	if out.TTL <= 0 {
+		out.TTL = engine.DefaultAttemptTTL
+	}
+	return out, nil
+}
+
+// Whoami returns the authenticated principal.
+func (a *API) Whoami(ctx context.Context) (*Whoami, error) {
+	var w Whoami
+	if err := a.do(ctx, &call{op: "whoami", method: "GET", path: "/v1/whoami", out: &w}); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// Drain asks the server to begin draining (operator role).
+func (a *API) Drain(ctx context.Context) error {
+	return a.do(ctx, &call{op: "drain", method: "POST", path: "/v1/admin/drain"})
+}

@@ -1,0 +1,224 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"net/netip"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// waiter is one in-flight STUN request awaiting its answer, matched by
+// transaction ID and verified with key. Slots are preallocated in the Socket.
+type waiter struct {
+	used bool
+	txID [12]byte
+	key  engine.Capability
+	ch   chan answer
+}
+
+// answer is what the SDK keeps of a mediator response: a value, so passing
+// it through a channel does not allocate.
+type answer struct {
+	code      int // 0 on success, else the STUN error code
+	reason    [48]byte
+	nreason   int
+	mapped    netip.AddrPort
+	lifetime  uint32
+	attempts  [engine.PendingOffersMax]engine.Handle
+	nattempts int
+}
+
+func (a *answer) err(op string) error {
+	if a.code == 0 {
+		return nil
+	}
+	return &MediatorError{Op: op, Code: a.code, Reason: string(a.reason[:a.nreason])}
+}
+
+// introSlot waits for the INTRODUCE of one attempt, verified with key.
+type introSlot struct {
+	kind byte
+	key  engine.Capability
+	ch   chan Introduction
+}
+
+func newTxID() (id [12]byte) {
+	if _, err := rand.Read(id[:]); err != nil {
+		panic("BUG: crypto/rand failed: " + err.Error())
+	}
+	return id
+}
+
+// exchange sends req (built with transaction ID txID) to the mediator and
+// waits up to rto for its verified answer. ok is false on timeout.
+func (s *Socket) exchange(ctx context.Context, txID [12]byte, key *engine.Capability, req []byte, rto time.Duration) (a answer, ok bool, err error) {
+	w := s.acquireWaiter(txID, key)
+	if w == nil {
+		return a, false, &ConfigError{Field: "socket", Reason: "too many concurrent mediator requests"}
+	}
+	defer s.releaseWaiter(w)
+	if _, err := s.conn.WriteToUDPAddrPort(req, s.mediator); err != nil && !isConnRefused(err) {
+		return a, false, err
+	}
+	t := time.NewTimer(rto)
+	defer t.Stop()
+	select {
+	case a = <-w.ch:
+		return a, true, nil
+	case <-t.C:
+		return a, false, nil
+	case <-ctx.Done():
+		return a, false, ctx.Err()
+	case <-s.done:
+		return a, false, ErrClosed
+	}
+}
+
+func (s *Socket) acquireWaiter(txID [12]byte, key *engine.Capability) *waiter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.waiters {
+		w := &s.waiters[i]
+		if !w.used {
+			w.used, w.txID, w.key = true, txID, *key
+			select { // drain a stale answer from an earlier use
+			case <-w.ch:
+			default:
+			}
+			return w
+		}
+	}
+	return nil
+}
+
+func (s *Socket) releaseWaiter(w *waiter) {
+	s.mu.Lock()
+	w.used, w.key = false, engine.Capability{}
+	s.mu.Unlock()
+}
+
+// handleSTUN processes one datagram from the mediator. Anything unverifiable
+// is dropped. Zero allocations.
+func (s *Socket) handleSTUN(b []byte) {
+	m := &s.msg
+	if stun.Parse(b, m) != nil || !m.HasFingerprint() {
+		return
+	}
+	switch m.Class() {
+	case stun.ClassSuccess, stun.ClassError:
+		s.handleAnswer(m)
+	case stun.ClassIndication:
+		switch m.Method() {
+		case stun.MethodOffer:
+			s.handleOffer(m)
+		case stun.MethodIntroduce:
+			s.handleIntroduce(m)
+		}
+	}
+}
+
+func (s *Socket) handleAnswer(m *stun.Message) {
+	var a answer
+	if m.Class() == stun.ClassError {
+		code, reason, ok := m.ErrorCode()
+		if !ok {
+			return
+		}
+		a.code = code
+		a.nreason = copy(a.reason[:], reason)
+	}
+	a.mapped, _ = m.XORAddress(stun.AttrXORMappedAddress)
+	a.lifetime, _ = m.Uint32(stun.AttrLifetime)
+	for h := range m.Attempts() {
+		if a.nattempts == len(a.attempts) {
+			break
+		}
+		a.attempts[a.nattempts] = h
+		a.nattempts++
+	}
+	tx := m.TransactionID()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.waiters {
+		w := &s.waiters[i]
+		if !w.used || w.txID != tx {
+			continue
+		}
+		// Every answer to an authenticated request is signed, except the
+		// unsigned 401 (and 420) the mediator gives when it cannot verify us.
+		unsigned := a.code == stun.CodeUnauthorized || a.code == stun.CodeUnknownAttribute
+		if !m.CheckIntegrity(w.key[:]) && !(unsigned && !m.HasIntegrity()) {
+			return
+		}
+		select {
+		case w.ch <- a:
+		default: // a duplicate answer; the first one counts
+		}
+		return
+	}
+}
+
+func (s *Socket) handleOffer(m *stun.Message) {
+	u, ok := m.Username()
+	if !ok {
+		return
+	}
+	kind, h, ok := stun.ParseUsername(u)
+	if !ok || kind != stun.KindPresence {
+		return
+	}
+	s.mu.Lock()
+	match := !s.presence.IsZero() && h == s.presence
+	key := s.presenceKey
+	s.mu.Unlock()
+	if !match || !m.CheckIntegrity(key[:]) {
+		return
+	}
+	for a := range m.Attempts() {
+		s.pushOffer(a)
+	}
+}
+
+func (s *Socket) handleIntroduce(m *stun.Message) {
+	u, ok := m.Username()
+	if !ok {
+		return
+	}
+	kind, h, ok := stun.ParseUsername(u)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	slot := s.intros[h]
+	s.mu.Unlock()
+	if slot == nil || slot.kind != kind || !m.CheckIntegrity(slot.key[:]) {
+		return
+	}
+	pub, ok := m.XORAddress(stun.AttrXORPeerAddress)
+	if !ok {
+		return
+	}
+	in := Introduction{Attempt: h, Public: pub}
+	in.Local, _ = m.XORAddress(stun.AttrPeerLocalAddress)
+	select {
+	case slot.ch <- in:
+	default: // already introduced; a re-sent INTRODUCE changes nothing
+	}
+}
+
+func (s *Socket) registerIntro(h engine.Handle, kind byte, key engine.Capability) *introSlot {
+	slot := &introSlot{kind: kind, key: key, ch: make(chan Introduction, 1)}
+	s.mu.Lock()
+	s.intros[h] = slot
+	s.mu.Unlock()
+	return slot
+}
+
+func (s *Socket) unregisterIntro(h engine.Handle) {
+	s.mu.Lock()
+	delete(s.intros, h)
+	s.mu.Unlock()
+}

@@ -1,0 +1,83 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// ErrMediatorTimeout: the mediator answered none of the tries of a request.
+var ErrMediatorTimeout = errors.New("rendezvous: mediator did not answer")
+
+// appendPresence encodes a presence refresh (CONTRACT.md §4.2) into buf,
+// which must hold stun.MaxDatagram bytes. Zero allocations.
+func appendPresence(buf []byte, txID [12]byte, h engine.Handle, key *engine.Capability, seq uint64, local netip.AddrPort) []byte {
+	b := stun.NewBuilder(buf, stun.BindingRequest, txID)
+	u := stun.Username(stun.KindPresence, h)
+	b.AddUsername(u[:])
+	b.AddUint64(stun.AttrSequence, seq)
+	if local.IsValid() {
+		b.AddXORAddress(stun.AttrLocalAddress, local)
+	}
+	b.AddIntegritySHA256(key[:])
+	b.AddFingerprint()
+	return b.Bytes()
+}
+
+// appendBind encodes an attempt bind (CONTRACT.md §4.3) for kind 'h' or 'c'.
+func appendBind(buf []byte, txID [12]byte, kind byte, h engine.Handle, key *engine.Capability, local netip.AddrPort) []byte {
+	b := stun.NewBuilder(buf, stun.BindingRequest, txID)
+	u := stun.Username(kind, h)
+	b.AddUsername(u[:])
+	if local.IsValid() {
+		b.AddXORAddress(stun.AttrLocalAddress, local)
+	}
+	b.AddIntegritySHA256(key[:])
+	b.AddFingerprint()
+	return b.Bytes()
+}
+
+// presenceState is the host's heartbeat: handle, capability and the last
+// sequence sent. Owned by the Publisher's loop goroutine.
+type presenceState struct {
+	handle engine.Handle
+	key    engine.Capability
+	seq    uint64
+	local  netip.AddrPort
+	buf    [stun.MaxDatagram]byte
+}
+
+// refresh sends presence refreshes until one is answered (at most tries,
+// each with a fresh, higher sequence so a lost answer never makes the retry
+// stale), starting with rto and doubling. The answer's pending attempts are
+// pushed as offers.
+func (s *Socket) refresh(ctx context.Context, p *presenceState, tries int, rto time.Duration) (answer, error) {
+	for range tries {
+		p.seq++
+		txID := newTxID()
+		req := appendPresence(p.buf[:0], txID, p.handle, &p.key, p.seq, p.local)
+		if req == nil {
+			panic("BUG: presence request does not fit a datagram")
+		}
+		a, ok, err := s.exchange(ctx, txID, &p.key, req, rto)
+		if err != nil {
+			return a, err
+		}
+		if !ok {
+			rto *= 2
+			continue
+		}
+		if err := a.err("presence"); err != nil {
+			return a, err
+		}
+		for _, h := range a.attempts[:a.nattempts] {
+			s.pushOffer(h)
+		}
+		return a, nil
+	}
+	return answer{}, ErrMediatorTimeout
+}

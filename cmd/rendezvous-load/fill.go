@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// presenceWindow bounds presence refreshes in flight during a fill, so a
+// burst never overruns the server's socket buffer.
+const presenceWindow = 2048
+
+// fillResult records one fill step: how many were asked for, how many the
+// server admitted, and how long it took.
+type fillResult struct {
+	Wanted   int     `json:"wanted"`
+	Admitted int     `json:"admitted"`
+	Shed     int     `json:"shed"`
+	Failed   int     `json:"failed"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// fillListings creates n listings over many keep-alive connections, spread
+// round-robin over the publishers so no owner passes its quota, and keeps
+// the admitted ones (in creation order) as r.listings.
+func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
+	np := len(r.tok.Publishers)
+	if n > np*r.cfg.OwnerQuota {
+		return fillResult{}, &ConfigError{"tokens", fmt.Sprintf(
+			"%d listings need at least %d publishers at an owner quota of %d; the tokens file has %d (write one with 'rendezvous-load principals --publishers %d')",
+			n, (n+r.cfg.OwnerQuota-1)/r.cfg.OwnerQuota, r.cfg.OwnerQuota, np, (n+r.cfg.OwnerQuota-1)/r.cfg.OwnerQuota+10)}
+	}
+	t0 := time.Now()
+	slots := make([]*held, n)
+	codes := make([]Code, n)
+	parallel(ctx, n, r.cfg.Conns, func(i int) {
+		pub := i % np
+		sent := time.Now()
+		l, rep := r.api.CreateListing(r.tok.Publishers[pub], r.idemKey("fill"), listingBody(i, r.cfg.Region, r.cfg.ProtoVer))
+		code := rep.Code
+		var h *held
+		if code == CodeOK {
+			var ok1, ok2 bool
+			h = &held{L: l, Pub: pub}
+			h.Handle, ok1 = parseUUID(l.Presence.Handle)
+			h.PresCap, ok2 = parseToken(l.Presence.Token)
+			if !ok1 || !ok2 || l.Lease.Version == 0 {
+				code, h = CodeOtherStatus, nil
+			} else {
+				h.version.Store(l.Lease.Version)
+			}
+		}
+		r.rec.Load().Observe(KindCreate, code, time.Since(sent))
+		codes[i] = code
+		slots[i] = h
+	})
+	res := fillResult{Wanted: n, Seconds: time.Since(t0).Seconds()}
+	for i, h := range slots {
+		switch {
+		case h != nil:
+			r.listings = append(r.listings, h)
+			res.Admitted++
+		case codes[i].Class() == ClassShed:
+			res.Shed++
+		default:
+			res.Failed++
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if len(r.listings) > 0 && len(r.udp) == 0 {
+		if err := r.openUDP(r.listings[0].L.Presence.Mediator); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// fillPresence sends one refresh per held listing (retrying lost datagrams
+// up to three rounds) and reports how many became live.
+func (r *Run) fillPresence(ctx context.Context) fillResult {
+	t0 := time.Now()
+	res := fillResult{Wanted: len(r.listings)}
+	todo := make([]int, 0, len(r.listings))
+	for i := range r.listings {
+		todo = append(todo, i)
+	}
+	for round := 0; round < 3 && len(todo) > 0 && ctx.Err() == nil; round++ {
+		for _, i := range todo {
+			for r.pending() > presenceWindow && ctx.Err() == nil {
+				time.Sleep(200 * time.Microsecond)
+			}
+			r.sendPresence(i, time.Now())
+		}
+		r.waitUDP(ctx)
+		next := todo[:0]
+		for _, i := range todo {
+			if Code(r.listings[i].lastCode.Load()) == CodeTimeout && !r.listings[i].live.Load() {
+				next = append(next, i)
+			}
+		}
+		todo = next
+	}
+	for _, h := range r.listings {
+		switch c := Code(h.lastCode.Load()); {
+		case h.live.Load():
+			res.Admitted++
+		case c.Class() == ClassShed:
+			res.Shed++
+		default:
+			res.Failed++
+		}
+	}
+	res.Seconds = time.Since(t0).Seconds()
+	return res
+}
+
+func (r *Run) pending() int {
+	n := 0
+	for _, c := range r.udp {
+		n += c.Pending()
+	}
+	return n
+}
+
+// waitUDP waits until no UDP request is pending (each ends in an answer or a
+// timeout, so this is bounded by the request timeout).
+func (r *Run) waitUDP(ctx context.Context) {
+	deadline := time.Now().Add(r.cfg.Timeout + time.Second)
+	for r.pending() > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// liveIndexes lists the held listings whose presence was accepted.
+func (r *Run) liveIndexes() []int {
+	var idx []int
+	for i, h := range r.listings {
+		if h.live.Load() {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// join creates one attempt on live listing li with client token c and, on
+// success, keeps it. It returns the code.
+func (r *Run) join(li, c int, intended time.Time, keep bool) Code {
+	h := r.listings[li]
+	sent := time.Now()
+	if intended.IsZero() {
+		intended = sent
+	}
+	at, rep := r.api.Join(r.tok.Clients[c], h.L.ID, r.idemKey("join"), r.cfg.ProtoVer)
+	code := rep.Code
+	var rec attemptRec
+	if code == CodeOK {
+		var ok1, ok2 bool
+		rec.Handle, ok1 = parseUUID(at.Handle)
+		rec.Client, ok2 = parseToken(at.Token)
+		if !ok1 || !ok2 {
+			code = CodeOtherStatus
+		}
+	}
+	r.rec.Load().Observe(KindJoin, code, time.Since(intended))
+	if code == CodeOK && keep {
+		rec.Listing, rec.Created = li, sent
+		rec.Host = hostAttemptCap(&h.PresCap, &rec.Handle)
+		r.attMu.Lock()
+		r.attempts = append(r.attempts, rec)
+		r.attMu.Unlock()
+	}
+	return code
+}
+
+// fillAttempts creates n attempts spread over the live listings and clients.
+func (r *Run) fillAttempts(ctx context.Context, n int) fillResult {
+	t0 := time.Now()
+	live := r.liveIndexes()
+	res := fillResult{Wanted: n}
+	if len(live) == 0 {
+		res.Failed = n
+		return res
+	}
+	codes := make([]Code, n)
+	parallel(ctx, n, r.cfg.Conns, func(i int) {
+		codes[i] = r.join(live[i%len(live)], i%len(r.tok.Clients), time.Time{}, true)
+	})
+	for _, c := range codes {
+		switch c.Class() {
+		case ClassOK:
+			res.Admitted++
+		case ClassShed:
+			res.Shed++
+		default:
+			res.Failed++
+		}
+	}
+	res.Seconds = time.Since(t0).Seconds()
+	return res
+}
+
+// bindAttempt sends attempt a's client and host binds (from different
+// sockets, as two peers would).
+func (r *Run) bindAttempt(a int, intended time.Time) {
+	r.attMu.Lock()
+	at := r.attempts[a]
+	r.attMu.Unlock()
+	for role := 0; role < 2; role++ {
+		req := stunRequest{Kind: 'c', Handle: at.Handle, Key: &at.Client}
+		if role == 1 {
+			req.Kind, req.Key = 'h', &at.Host
+		}
+		c := r.udp[(a*2+role)%len(r.udp)]
+		if err := c.Send(KindBind, int32(refBind|(a*2+role)&(refBind-1)), &req, intended); err != nil {
+			r.rec.Load().Observe(KindBind, CodeTransport, 0)
+		}
+	}
+}

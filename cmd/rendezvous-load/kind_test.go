@@ -1,0 +1,58 @@
+package main
+
+import "testing"
+
+func TestHTTPCode(t *testing.T) {
+	f := func(status int, problem string, want Code) {
+		t.Helper()
+		if got := httpCode(status, problem); got != want {
+			t.Fatalf("httpCode(%d, %q) = %s, want %s", status, problem, got, want)
+		}
+	}
+	f(200, "", CodeOK)
+	f(201, "", CodeOK)
+	f(204, "", CodeOK)
+	f(503, "capacity_exceeded", CodeCapacity)
+	f(429, "quota_exceeded", CodeQuota)
+	f(503, "draining", CodeDraining)
+	f(503, "service_unavailable", CodeUnavailable)
+	f(503, "", CodeUnavailable)
+	f(429, "", CodeOtherStatus) // a 429 without the typed code is not a typed shed
+	f(404, "not_found", CodeNotFound)
+	f(410, "expired", CodeExpired)
+	f(409, "conflict", CodeConflict)
+	f(403, "revoked", CodeRevoked)
+	f(403, "forbidden", CodeForbidden)
+	f(401, "unauthorized", CodeUnauthorized)
+	f(400, "invalid_request", CodeBadRequest)
+	f(500, "", CodeOtherStatus)
+}
+
+func TestCodeClass(t *testing.T) {
+	for c := Code(0); c < numCodes; c++ {
+		want := ClassError
+		switch c {
+		case CodeOK:
+			want = ClassOK
+		case CodeCapacity, CodeQuota, CodeStun508:
+			want = ClassShed
+		}
+		if c.Class() != want {
+			t.Fatalf("%s class %s, want %s", c, c.Class(), want)
+		}
+		if c.String() == "unknown" {
+			t.Fatalf("code %d has no name", c)
+		}
+	}
+	if stunCode(508) != CodeStun508 || stunCode(0) != CodeOK || stunCode(401) != CodeUnauthorized || stunCode(599) != CodeOtherStatus {
+		t.Fatal("stunCode mapping wrong")
+	}
+	for k := Kind(0); k < numKinds; k++ {
+		if got, ok := parseKind(k.String()); !ok || got != k {
+			t.Fatalf("parseKind(%s) = %v, %v", k, got, ok)
+		}
+	}
+	if _, ok := parseKind("nope"); ok {
+		t.Fatal("parseKind accepted an unknown kind")
+	}
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// runLoad holds cfg.Listings listings with live presence and renewed leases
+// (the publishers), then offers the configured open-loop rates of browse,
+// get, create and join (each admitted join completes both UDP binds and the
+// introduction, as a joiner and its host would) for cfg.Duration.
+func runLoad(ctx context.Context, r *Run, res *Result) error {
+	cfg := r.cfg
+	fill := &FillSummary{}
+	res.Fill = fill
+	t0 := time.Now()
+	var err error
+	if err := r.phase("setup", func() error {
+		if fill.Listings, err = r.fillListings(ctx, cfg.Listings); err != nil {
+			return err
+		}
+		fill.Presence = r.fillPresence(ctx)
+		return nil
+	}); err != nil {
+		return err
+	}
+	fill.TotalSeconds = time.Since(t0).Seconds()
+	if u, err := r.serverUsage(); err == nil {
+		fill.UsageAtFull = &u
+		fill.RSSMiB = float64(u.RSSBytes) / (1 << 20)
+	}
+	keep := r.startKeepers(ctx)
+	defer keep.stop()
+	live := r.liveIndexes()
+	np, nc := len(r.tok.Publishers), len(r.tok.Clients)
+	var ccur, jcur atomic.Uint64
+	streams := []Stream{
+		{Kind: KindCreate, Rate: cfg.Rates[KindCreate], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
+			n := int(ccur.Add(1))
+			_, rep := r.api.CreateListing(r.tok.Publishers[n%np], r.idemKey("load"), listingBody(n, cfg.Region, cfg.ProtoVer))
+			r.rec.Load().Observe(KindCreate, rep.Code, time.Since(intended))
+		}},
+		{Kind: KindBrowse, Rate: cfg.Rates[KindBrowse], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
+			after := ""
+			if len(live) > 0 && rand.IntN(2) == 0 {
+				after = r.listings[live[rand.IntN(len(live))]].L.ID
+			}
+			_, rep := r.api.Browse(r.tok.Clients[rand.IntN(nc)], cfg.ProtoVer, after, 50)
+			r.rec.Load().Observe(KindBrowse, rep.Code, time.Since(intended))
+		}},
+	}
+	if len(live) > 0 {
+		streams = append(streams,
+			Stream{Kind: KindGet, Rate: cfg.Rates[KindGet], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
+				h := r.listings[live[rand.IntN(len(live))]]
+				rep := r.api.GetListing(r.tok.Clients[rand.IntN(nc)], h.L.ID)
+				r.rec.Load().Observe(KindGet, rep.Code, time.Since(intended))
+			}},
+			Stream{Kind: KindJoin, Rate: cfg.Rates[KindJoin], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
+				n := int(jcur.Add(1))
+				if r.join(live[rand.IntN(len(live))], n%nc, intended, true) == CodeOK {
+					r.attMu.Lock()
+					a := len(r.attempts) - 1
+					r.attMu.Unlock()
+					r.bindAttempt(a, time.Now())
+				}
+			}})
+	}
+	cpu0, cpuErr := r.serverUsage()
+	r.phase("load", func() error {
+		RunOpenLoop(ctx, streams, cfg.Duration, &r.rec)
+		r.waitUDP(ctx)
+		return nil
+	})
+	cpu1, cpuErr2 := r.serverUsage()
+	var c Counts
+	r.phaseRecs["load"].Load(&c)
+	var total, errs, answers uint64
+	for k := Kind(0); k < numKinds; k++ {
+		total += c.Total(k)
+		errs += c.Class(k, ClassError)
+		answers += c.Total(k) - c.ByCode[k][CodeTimeout] - c.ByCode[k][CodeTransport]
+	}
+	if cpuErr == nil && cpuErr2 == nil {
+		res.ServerCPU = cpuSummary("load", cpu1.CPUSeconds-cpu0.CPUSeconds, answers)
+	}
+	add := func(name string, ok bool, format string, args ...any) {
+		res.Checks = append(res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	add("setup.listings", fill.Listings.Admitted == cfg.Listings, "%d of %d listings admitted (%d shed, %d failed)",
+		fill.Listings.Admitted, cfg.Listings, fill.Listings.Shed, fill.Listings.Failed)
+	add("setup.presence", fill.Presence.Admitted == fill.Listings.Admitted, "%d of %d presence bindings live",
+		fill.Presence.Admitted, fill.Listings.Admitted)
+	rate := 0.0
+	if total > 0 {
+		rate = float64(errs) / float64(total)
+	}
+	add("load.errors", rate <= cfg.MaxErrorRate, "%d errors in %d requests (%.4f%%, limit %.4f%%)", errs, total, 100*rate, 100*cfg.MaxErrorRate)
+	var binds uint64
+	if n := c.Class(KindBind, ClassOK); n > 0 {
+		binds = n
+	}
+	add("load.introductions", r.introduces.Load() >= binds-binds/100, "%d INTRODUCE indications for %d successful binds (2 per attempt)",
+		r.introduces.Load(), binds)
+	return nil
+}

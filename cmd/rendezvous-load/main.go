@@ -1,0 +1,127 @@
+// Command rendezvous-load drives a running Rendezvous server over real HTTP
+// and batched UDP and reports what it saw: a live progress line, a summary
+// table, result.json and report.html. In shed mode it fills every pool to its
+// ceiling, overloads it and validates typed shedding and zero eviction.
+//
+// Usage:
+//
+//	rendezvous-load principals [--publishers 260] [--principals-out F] [--tokens-out F]
+//	rendezvous-load --mode shed --http 127.0.0.1:8080 --tokens tokens.json
+//	rendezvous-load --mode load --http 127.0.0.1:8080 --tokens tokens.json --rate browse=200,join=20
+//
+// Exit status: 0 every check passed, 1 a check failed (each failure is named
+// on stderr), 2 bad usage, 3 the run could not be carried out.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+	exitError  = 3
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stdout)))
+}
+
+func run(args []string, stdout, stderr io.Writer, tty bool) int {
+	if len(args) > 0 && args[0] == "principals" {
+		if err := runPrincipals(args[1:], stderr); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "rendezvous-load principals: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
+	}
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	r, err := newRun(cfg, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return exitUsage
+		}
+		return exitError
+	}
+	defer r.close()
+	res := &Result{Mode: cfg.Mode, RunID: r.runID, Started: r.start.UTC(), HTTP: cfg.HTTPAddr, Config: cfg}
+	progStop, progDone := make(chan struct{}), make(chan struct{})
+	go r.progress(cfg.Progress, tty, progStop, progDone)
+	switch cfg.Mode {
+	case ModeShed:
+		err = runShed(ctx, r, res)
+	default:
+		err = runLoad(ctx, r, res)
+	}
+	close(progStop)
+	<-progDone
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted")
+	}
+	res.Seconds = time.Since(r.start).Seconds()
+	res.Mediator = r.mediator
+	r.phaseMu.Lock()
+	res.Timeline = append([]Phase(nil), r.phases...)
+	res.Series = append([]SeriesPoint(nil), r.series...)
+	for _, p := range r.phases {
+		if rec := r.phaseRecs[p.Name]; rec != nil {
+			res.Phases = append(res.Phases, summarize(p.Name, p.End-p.Start, rec))
+		}
+	}
+	r.phaseMu.Unlock()
+	if err != nil {
+		res.Checks = append(res.Checks, Check{Name: "run", OK: false, Detail: err.Error()})
+	}
+	res.Passed = true
+	for _, c := range res.Checks {
+		res.Passed = res.Passed && c.OK
+	}
+	writeSummary(stdout, res)
+	if werr := writeOutputs(cfg.Out, res); werr != nil {
+		fmt.Fprintf(stderr, "rendezvous-load: %v\n", werr)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "wrote %s/result.json and %s/report.html\n", cfg.Out, cfg.Out)
+	if err != nil {
+		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return exitUsage
+		}
+		return exitError
+	}
+	if !res.Passed {
+		for _, c := range res.Checks {
+			if !c.OK {
+				fmt.Fprintf(stderr, "FAILED %s: %s\n", c.Name, c.Detail)
+			}
+		}
+		return exitFailed
+	}
+	return exitOK
+}

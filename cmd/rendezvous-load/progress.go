@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// SeriesPoint is one progress interval: per kind, answers per class and the
+// interval's p99. The charts are drawn from these.
+type SeriesPoint struct {
+	T     float64                       `json:"t_s"`
+	Phase string                        `json:"phase"`
+	Rate  [numKinds][numClasses]float64 `json:"rate"` // per second
+	P50ms [numKinds]float64             `json:"p50_ms"`
+	P99ms [numKinds]float64             `json:"p99_ms"`
+}
+
+// isTerminal reports whether f is a terminal (a live progress line is drawn
+// in place only there; elsewhere plain periodic lines are printed).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// progress samples the current Recorder every interval until stop is
+// closed, prints one line per sample and appends a SeriesPoint. It runs on
+// its own goroutine; done is closed when it returns.
+func (r *Run) progress(interval time.Duration, tty bool, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var prevRec *Recorder
+	var prev, cur Counts
+	var prevH, curH [numKinds]HistSnapshot
+	last := time.Now()
+	for {
+		select {
+		case <-stop:
+			if tty {
+				fmt.Fprintln(r.out)
+			}
+			return
+		case now := <-t.C:
+			rec := r.rec.Load()
+			if rec != prevRec {
+				prev, prevH, prevRec = Counts{}, [numKinds]HistSnapshot{}, rec
+			}
+			rec.Load(&cur)
+			dt := now.Sub(last).Seconds()
+			last = now
+			d := cur.Sub(&prev)
+			p := SeriesPoint{T: r.since(now), Phase: r.currentPhase()}
+			for k := Kind(0); k < numKinds; k++ {
+				rec.KindHist(k, 0, true, &curH[k])
+				diff := curH[k]
+				sub(&diff, &prevH[k])
+				p.P50ms[k] = ms(diff.Quantile(0.50))
+				p.P99ms[k] = ms(diff.Quantile(0.99))
+				for c := Class(0); c < numClasses; c++ {
+					p.Rate[k][c] = float64(d.Class(k, c)) / dt
+				}
+			}
+			prev, prevH = cur, curH
+			r.phaseMu.Lock()
+			r.series = append(r.series, p)
+			r.phaseMu.Unlock()
+			line := formatProgress(&p, &cur)
+			if tty {
+				fmt.Fprintf(r.out, "\r\x1b[K%s", line)
+			} else {
+				fmt.Fprintln(r.out, line)
+			}
+		}
+	}
+}
+
+func (r *Run) currentPhase() string {
+	r.phaseMu.Lock()
+	defer r.phaseMu.Unlock()
+	if len(r.phases) == 0 {
+		return ""
+	}
+	return r.phases[len(r.phases)-1].Name
+}
+
+// sub subtracts o from s bucket by bucket (s must be the later snapshot).
+func sub(s, o *HistSnapshot) {
+	for i := range s.Counts {
+		s.Counts[i] -= o.Counts[i]
+	}
+	s.Total -= o.Total
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// formatProgress renders one progress line: elapsed time, phase, then per
+// active kind its rate, ok/shed/error totals and the interval's p50/p99.
+func formatProgress(p *SeriesPoint, total *Counts) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%6.1fs %-9s", p.T, p.Phase)
+	for k := Kind(0); k < numKinds; k++ {
+		if total.Total(k) == 0 {
+			continue
+		}
+		rate := p.Rate[k][ClassOK] + p.Rate[k][ClassShed] + p.Rate[k][ClassError]
+		fmt.Fprintf(&b, " | %s %.0f/s ok=%d shed=%d err=%d p50=%.2fms p99=%.2fms", k, rate,
+			total.Class(k, ClassOK), total.Class(k, ClassShed), total.Class(k, ClassError), p.P50ms[k], p.P99ms[k])
+	}
+	return b.String()
+}

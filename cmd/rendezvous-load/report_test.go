@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testResult builds a Result the way a run does, from Recorders.
+func testResult() *Result {
+	cfg := defaultConfig()
+	cfg.Publisher, cfg.Client, cfg.Operator = "SECRET-PUBLISHER-TOKEN", "SECRET-CLIENT-TOKEN", "SECRET-OPERATOR-TOKEN"
+	rec := new(Recorder)
+	for i := 0; i < 1000; i++ {
+		rec.Observe(KindCreate, CodeCapacity, time.Duration(200+i)*time.Microsecond)
+		rec.Observe(KindPresence, CodeOK, time.Duration(100+i)*time.Microsecond)
+	}
+	rec.Observe(KindJoin, CodeNotFound, 3*time.Millisecond)
+	res := &Result{Mode: ModeShed, RunID: "abc", Started: time.Unix(0, 0).UTC(), Seconds: 12, HTTP: "127.0.0.1:1", Config: &cfg,
+		Timeline: []Phase{{"fill-listings", 0, 2}, {"overload", 2, 12}},
+		Checks:   []Check{{"shed.typed", true, "all typed"}, {"evict.sampled", false, "1 lost"}}}
+	res.Phases = append(res.Phases, summarize("overload", 10, rec))
+	for i := 0; i < 12; i++ {
+		var p SeriesPoint
+		p.T, p.Phase = float64(i), "overload"
+		p.Rate[KindCreate][ClassShed] = 100 * float64(i)
+		p.Rate[KindPresence][ClassOK] = 50
+		p.P99ms[KindCreate] = 1.5
+		res.Series = append(res.Series, p)
+	}
+	res.Shed = &ShedSummary{Overload: 2, OfferedOverCeiling: 1000, TypedShed: 1000, TypedPct: 100}
+	res.Fill = &FillSummary{RSSMiB: 70}
+	return res
+}
+
+func TestOutputsHoldNoSecrets(t *testing.T) {
+	dir := t.TempDir()
+	res := testResult()
+	var summary bytes.Buffer
+	writeSummary(&summary, res)
+	if err := writeOutputs(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := os.ReadFile(filepath.Join(dir, "result.json"))
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	for name, b := range map[string][]byte{"result.json": js, "report.html": html, "summary": summary.Bytes()} {
+		if len(b) == 0 {
+			t.Fatalf("%s is empty", name)
+		}
+		if bytes.Contains(b, []byte("SECRET")) {
+			t.Fatalf("%s contains a token", name)
+		}
+	}
+	var back Result
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatalf("result.json does not decode: %v", err)
+	}
+	if back.Shed == nil || back.Shed.TypedShed != 1000 || len(back.Phases) != 1 || len(back.Series) != 12 {
+		t.Fatalf("result.json round trip lost data: %+v", back)
+	}
+	k := back.Phases[0].Kinds
+	if len(k) != 3 || k[0].Kind != "create" || k[0].Shed != 1000 || k[0].ShedP99ms < 1.1 || k[0].ShedP99ms > 1.3 || len(k[0].Hist) == 0 {
+		t.Fatalf("create summary wrong: %+v", k[0])
+	}
+	h := string(html)
+	for _, want := range []string{"<svg", "<polyline", "Throughput per kind", "Latency, create in overload", "FAIL", "evict.sampled", "Shedding at 2.0"} {
+		if !strings.Contains(h, want) {
+			t.Fatalf("report.html lacks %q", want)
+		}
+	}
+	for _, want := range []string{"phase overload", "FAIL evict.sampled", "PASS shed.typed", "create"} {
+		if !strings.Contains(summary.String(), want) {
+			t.Fatalf("summary lacks %q:\n%s", want, summary.String())
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	var p SeriesPoint
+	p.T, p.Phase = 3, "overload"
+	p.Rate[KindCreate][ClassShed] = 250
+	p.P50ms[KindCreate], p.P99ms[KindCreate] = 0.5, 2.25
+	var c Counts
+	c.ByCode[KindCreate][CodeCapacity] = 700
+	c.ByCode[KindCreate][CodeTimeout] = 2
+	line := formatProgress(&p, &c)
+	for _, want := range []string{"overload", "create 250/s", "ok=0 shed=700 err=2", "p50=0.50ms", "p99=2.25ms"} {
+		if !strings.Contains(line, want) {
+			t.Fatalf("progress line %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "presence") {
+		t.Fatalf("progress line shows an idle kind: %q", line)
+	}
+}
+
+func TestMetricsUsage(t *testing.T) {
+	u, err := metricsUsage([]byte("# HELP x\nprocess_resident_memory_bytes 7.3400320e+07\nprocess_cpu_seconds_total 12.5\nother 1\n"))
+	if err != nil || u.RSSBytes != 73400320 || u.CPUSeconds != 12.5 {
+		t.Fatalf("metricsUsage: %+v %v", u, err)
+	}
+	if _, err := metricsUsage([]byte("nothing 1\n")); err == nil {
+		t.Fatal("metricsUsage without process metrics succeeded")
+	}
+	if u, err := procUsage(os.Getpid()); err != nil || u.RSSBytes == 0 {
+		t.Fatalf("procUsage(self): %+v %v", u, err)
+	}
+}

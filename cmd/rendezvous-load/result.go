@@ -1,0 +1,152 @@
+package main
+
+import "time"
+
+// Check is one validation: its name, whether it passed and what was seen.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// KindSummary is one kind's totals and latencies in one phase.
+type KindSummary struct {
+	Kind      string            `json:"kind"`
+	Sent      uint64            `json:"sent"`
+	OK        uint64            `json:"ok"`
+	Shed      uint64            `json:"shed"`
+	Errors    uint64            `json:"errors"`
+	Late      uint64            `json:"late"`
+	Codes     map[string]uint64 `json:"codes"`
+	RatePerS  float64           `json:"rate_per_s"`
+	P50ms     float64           `json:"p50_ms"`
+	P90ms     float64           `json:"p90_ms"`
+	P99ms     float64           `json:"p99_ms"`
+	MaxMs     float64           `json:"max_ms"`
+	ShedP99ms float64           `json:"shed_p99_ms,omitempty"`
+	Hist      []HistBucket      `json:"histogram"`
+}
+
+// HistBucket is one non-empty latency bucket: count samples below LeMs.
+type HistBucket struct {
+	LeMs  float64 `json:"le_ms"`
+	Count uint64  `json:"count"`
+}
+
+// PhaseSummary is one phase's per-kind table.
+type PhaseSummary struct {
+	Name    string        `json:"name"`
+	Seconds float64       `json:"seconds"`
+	Kinds   []KindSummary `json:"kinds"`
+}
+
+// ShedSummary is the shedding validation's figures.
+type ShedSummary struct {
+	Overload           float64 `json:"overload_factor"`
+	Planned            uint64  `json:"planned_over_ceiling"`
+	OfferedOverCeiling uint64  `json:"offered_over_ceiling"`
+	TypedShed          uint64  `json:"typed_shed"`
+	Untyped            uint64  `json:"untyped"`
+	TypedPct           float64 `json:"typed_shed_pct"`
+	ShedP50ms          float64 `json:"shed_p50_ms"`
+	ShedP99ms          float64 `json:"shed_p99_ms"`
+	ShedMaxMs          float64 `json:"shed_max_ms"`
+	Admitted           int     `json:"admitted_listings"`
+	AdmittedAttempts   int     `json:"admitted_attempts"`
+	Sampled            uint64  `json:"sampled_gets"`
+	LostSampled        uint64  `json:"lost_sampled"`
+	Enumerated         int     `json:"enumerated"`
+	LostEnumerated     int     `json:"lost_enumerated"`
+	Lost               int     `json:"lost"`
+	AcceptedFailed     uint64  `json:"accepted_failed"`
+	AcceptedTimeouts   uint64  `json:"accepted_timeouts"`
+	Introductions      uint64  `json:"introductions"`
+}
+
+// FillSummary is the fill phase's figures (shed mode, or load mode setup).
+type FillSummary struct {
+	Listings     fillResult   `json:"listings"`
+	Presence     fillResult   `json:"presence"`
+	Attempts     fillResult   `json:"attempts"`
+	TotalSeconds float64      `json:"total_seconds"`
+	UsageAtFull  *ServerUsage `json:"server_at_full,omitempty"`
+	RSSMiB       float64      `json:"server_rss_mib,omitempty"`
+}
+
+// Result is the whole run, written as result.json and drawn as report.html.
+type Result struct {
+	Mode      string         `json:"mode"`
+	RunID     string         `json:"run_id"`
+	Started   time.Time      `json:"started"`
+	Seconds   float64        `json:"seconds"`
+	HTTP      string         `json:"http"`
+	Mediator  string         `json:"mediator"`
+	Ceilings  map[string]int `json:"ceilings,omitempty"`
+	Config    *Config        `json:"config"`
+	Fill      *FillSummary   `json:"fill,omitempty"`
+	Shed      *ShedSummary   `json:"shed,omitempty"`
+	Phases    []PhaseSummary `json:"phases"`
+	Timeline  []Phase        `json:"timeline"`
+	Series    []SeriesPoint  `json:"series"`
+	ServerCPU *CPUSummary    `json:"server_cpu,omitempty"`
+	Checks    []Check        `json:"checks"`
+	Passed    bool           `json:"passed"`
+}
+
+// CPUSummary is the server's CPU time per answered request over the
+// measured phase: the figure that carries over to other hardware.
+type CPUSummary struct {
+	Phase        string  `json:"phase"`
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	Answers      uint64  `json:"answers"`
+	MicrosPerAns float64 `json:"cpu_us_per_answer"`
+}
+
+// summarize turns one phase's Recorder into its table.
+func summarize(name string, seconds float64, rec *Recorder) PhaseSummary {
+	ps := PhaseSummary{Name: name, Seconds: seconds}
+	var c Counts
+	rec.Load(&c)
+	for k := Kind(0); k < numKinds; k++ {
+		if c.Total(k) == 0 && c.Late[k] == 0 {
+			continue
+		}
+		ks := KindSummary{Kind: k.String(), Sent: c.Total(k), OK: c.Class(k, ClassOK),
+			Shed: c.Class(k, ClassShed), Errors: c.Class(k, ClassError), Late: c.Late[k], Codes: map[string]uint64{}}
+		for i, v := range c.ByCode[k] {
+			if v > 0 {
+				ks.Codes[Code(i).String()] = v
+			}
+		}
+		if seconds > 0 {
+			ks.RatePerS = float64(ks.Sent) / seconds
+		}
+		var h, sh HistSnapshot
+		rec.KindHist(k, 0, true, &h)
+		rec.KindHist(k, ClassShed, false, &sh)
+		ks.P50ms, ks.P90ms, ks.P99ms, ks.MaxMs = ms(h.Quantile(.5)), ms(h.Quantile(.9)), ms(h.Quantile(.99)), ms(h.Max())
+		if sh.Total > 0 {
+			ks.ShedP99ms = ms(sh.Quantile(.99))
+		}
+		ks.Hist = compactHist(&h)
+		ps.Kinds = append(ps.Kinds, ks)
+	}
+	return ps
+}
+
+// compactHist lists non-empty buckets, merging to at most ~4 per octave
+// so the JSON stays small.
+func compactHist(h *HistSnapshot) []HistBucket {
+	var out []HistBucket
+	const merge = histSub / 4
+	for i := 0; i < histBuckets; i += merge {
+		var n uint64
+		for j := i; j < i+merge && j < histBuckets; j++ {
+			n += h.Counts[j]
+		}
+		if n > 0 {
+			out = append(out, HistBucket{LeMs: float64(bucketHigh(min(i+merge, histBuckets)-1)) / 1e6, Count: n})
+		}
+	}
+	return out
+}

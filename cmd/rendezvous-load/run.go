@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// held is one listing the load tester created and keeps alive. Secrets stay
+// in Listing and the parsed capabilities; nothing here is ever printed.
+type held struct {
+	L          Listing
+	Handle     UUID
+	PresCap    Capability
+	Pub        int
+	seq        atomic.Uint64
+	version    atomic.Uint64
+	live       atomic.Bool  // presence accepted
+	lastCode   atomic.Int32 // last presence Code
+	lastAnswer atomic.Int64 // unix nanos of the last presence answer
+}
+
+// attemptRec is one join attempt the load tester created.
+type attemptRec struct {
+	Listing int
+	Handle  UUID
+	Client  Capability
+	Host    Capability
+	Created time.Time // when the join request was sent
+}
+
+// Phase is a named interval of the run, drawn on the charts.
+type Phase struct {
+	Name  string  `json:"name"`
+	Start float64 `json:"start_s"`
+	End   float64 `json:"end_s"`
+}
+
+// Run holds one run's state. Its fields are set up by newRun and by the
+// phases in order; the tables (listings, attempts) are appended only by the
+// phase filling them and read concurrently after.
+type Run struct {
+	cfg      *Config
+	tok      *Tokens
+	api      *API
+	rec      RecSwitch
+	udp      []*UDPClient
+	mediator string
+	runID    string
+	start    time.Time
+	out      io.Writer // progress output
+
+	listings []*held
+	attMu    sync.Mutex
+	attempts []attemptRec
+
+	phaseMu sync.Mutex
+	phases  []Phase
+	series  []SeriesPoint
+	// phaseRecs are the finished phases' recorders, by phase name.
+	phaseRecs map[string]*Recorder
+
+	// presOver and presOverShed count presence answers for listings whose
+	// presence was never admitted (over the presence ceiling) and how many
+	// of them were the typed STUN 508.
+	presOver, presOverShed atomic.Uint64
+
+	introduces atomic.Uint64 // INTRODUCE indications received
+	offers     atomic.Uint64 // OFFER indications received
+	keyCounter atomic.Uint64 // idempotency key sequence
+}
+
+func newRunID() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("BUG: crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// newRun checks the tokens against the server and prepares the HTTP pool.
+func newRun(cfg *Config, out io.Writer) (*Run, error) {
+	tok, err := loadTokens(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{cfg: cfg, tok: tok, out: out, runID: cfg.Run, phaseRecs: map[string]*Recorder{}}
+	if r.runID == "" {
+		r.runID = newRunID()
+	}
+	r.api = NewAPI(cfg.HTTPAddr, cfg.Conns, cfg.Timeout)
+	if _, err := r.api.Whoami(tok.Publishers[0]); err != nil {
+		return nil, fmt.Errorf("cannot reach the server at %s with the first publisher token: %w", cfg.HTTPAddr, err)
+	}
+	r.rec.Store(new(Recorder))
+	r.start = time.Now()
+	return r, nil
+}
+
+// openUDP connects the UDP sockets to the mediator, once it is known.
+func (r *Run) openUDP(mediator string) error {
+	if r.cfg.Mediator != "" {
+		mediator = r.cfg.Mediator
+	}
+	if mediator == "" {
+		return fmt.Errorf("no mediator address: the server advertised none and --mediator is not set")
+	}
+	r.mediator = mediator
+	per := 8192
+	for i := 0; i < r.cfg.UDPSockets; i++ {
+		c, err := NewUDPClient(mediator, per, r.cfg.Timeout, &r.rec, r.onAnswer, r.onIndication)
+		if err != nil {
+			return err
+		}
+		r.udp = append(r.udp, c)
+	}
+	return nil
+}
+
+func (r *Run) close() {
+	for _, c := range r.udp {
+		c.Close()
+	}
+}
+
+// refs name what a UDP request was for: presence refs are listing indexes,
+// bind refs have refBind set and carry attempt index*2 + role.
+const refBind = 1 << 30
+
+func (r *Run) onAnswer(ref int32, code Code, a *stunAnswer) {
+	if ref&refBind != 0 {
+		return
+	}
+	if int(ref) >= len(r.listings) {
+		return
+	}
+	h := r.listings[ref]
+	if !h.live.Load() && code != CodeTimeout {
+		r.presOver.Add(1)
+		if code == CodeStun508 {
+			r.presOverShed.Add(1)
+		}
+	}
+	h.lastCode.Store(int32(code))
+	h.lastAnswer.Store(time.Now().UnixNano())
+	if code == CodeOK {
+		h.live.Store(true)
+	}
+}
+
+func (r *Run) onIndication(a *stunAnswer) {
+	switch a.Type {
+	case typeIntroduce:
+		r.introduces.Add(1)
+	case typeOffer:
+		r.offers.Add(1)
+	}
+}
+
+// idemKey returns a fresh idempotency key for this run.
+func (r *Run) idemKey(prefix string) string {
+	return fmt.Sprintf("%s-%s-%d", prefix, r.runID, r.keyCounter.Add(1))
+}
+
+// since is seconds since the run started.
+func (r *Run) since(t time.Time) float64 { return t.Sub(r.start).Seconds() }
+
+// phase runs fn as a named phase with its own Recorder, keeping the
+// recorder for the report.
+func (r *Run) phase(name string, fn func() error) error {
+	rec := new(Recorder)
+	r.rec.Store(rec)
+	t0 := time.Now()
+	r.phaseMu.Lock()
+	r.phases = append(r.phases, Phase{Name: name, Start: r.since(t0)})
+	i := len(r.phases) - 1
+	r.phaseMu.Unlock()
+	fmt.Fprintf(r.out, "phase %s\n", name)
+	err := fn()
+	r.phaseMu.Lock()
+	r.phases[i].End = r.since(time.Now())
+	r.phaseRecs[name] = rec
+	r.phaseMu.Unlock()
+	return err
+}
+
+// presenceRequest builds listing i's next presence refresh.
+func (r *Run) presenceRequest(i int, req *stunRequest) {
+	h := r.listings[i]
+	*req = stunRequest{Kind: 'p', Handle: h.Handle, Key: &h.PresCap, Sequence: h.seq.Add(1)}
+}
+
+// sendPresence sends listing i's refresh on its socket.
+func (r *Run) sendPresence(i int, intended time.Time) {
+	var req stunRequest
+	r.presenceRequest(i, &req)
+	c := r.udp[i%len(r.udp)]
+	if err := c.Send(KindPresence, int32(i), &req, intended); err != nil {
+		r.rec.Load().Observe(KindPresence, CodeTransport, 0)
+	}
+}
+
+// parallel runs fn(i) for i in [0,n) on workers goroutines and returns
+// after all finished or ctx ended.
+func parallel(ctx context.Context, n, workers int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// attemptTTL is the longest an attempt lives (CONTRACT.md §1). The overload
+// phase ends before the first filled attempt could expire, so every join
+// admitted during overload would be a ceiling breach, not a freed slot.
+const attemptTTL = 30 * time.Second
+
+// overloadMargin is kept between the end of the overload phase and the
+// first possible attempt expiry.
+const overloadMargin = 3 * time.Second
+
+// runShed fills every pool to its ceiling through the real APIs, offers
+// overload at cfg.Overload times each ceiling, and validates typed shedding
+// and zero eviction.
+func runShed(ctx context.Context, r *Run, res *Result) error {
+	cfg := r.cfg
+	st, err := r.api.Stats(r.tok.Operator)
+	if err != nil {
+		return err
+	}
+	pool := func(name string) PoolStat {
+		return st.Pools[name]
+	}
+	res.Ceilings = map[string]int{}
+	for name, p := range st.Pools {
+		res.Ceilings[name] = p.Ceiling
+	}
+	lp, pp, ap := pool("listings"), pool("presence"), pool("attempts")
+	if lp.Ceiling == 0 || ap.Ceiling == 0 {
+		return fmt.Errorf("/v1/admin/stats names no listings or attempts ceiling")
+	}
+	wantL, wantA := lp.Ceiling-lp.Used, ap.Ceiling-ap.Used
+	if wantL <= 0 || wantA <= 0 {
+		return fmt.Errorf("the server is already full (listings %d/%d, attempts %d/%d): shed mode needs room to fill", lp.Used, lp.Ceiling, ap.Used, ap.Ceiling)
+	}
+	fill := &FillSummary{}
+	res.Fill = fill
+	t0 := time.Now()
+	if err := r.phase("fill-listings", func() error {
+		fill.Listings, err = r.fillListings(ctx, wantL)
+		return err
+	}); err != nil {
+		return err
+	}
+	if len(r.listings) == 0 {
+		return fmt.Errorf("no listing was admitted during the fill")
+	}
+	r.phase("fill-presence", func() error { fill.Presence = r.fillPresence(ctx); return nil })
+	keep := r.startKeepers(ctx)
+	defer keep.stop()
+	var attemptsStart time.Time
+	r.phase("fill-attempts", func() error {
+		attemptsStart = time.Now()
+		fill.Attempts = r.fillAttempts(ctx, wantA)
+		return nil
+	})
+	fill.TotalSeconds = time.Since(t0).Seconds()
+	if u, err := r.serverUsage(); err == nil {
+		fill.UsageAtFull = &u
+		fill.RSSMiB = float64(u.RSSBytes) / (1 << 20)
+	} else {
+		fmt.Fprintf(r.out, "warning: server RSS not available: %v\n", err)
+	}
+	st2, _ := r.api.Stats(r.tok.Operator)
+
+	// Overload: offered over-ceiling work plus accepted work, open loop.
+	d := cfg.Duration
+	if limit := time.Until(attemptsStart.Add(attemptTTL - overloadMargin)); d > limit {
+		d = limit
+	}
+	if d < time.Second {
+		return fmt.Errorf("filling attempts took too long: no time is left to overload before the first attempt could expire")
+	}
+	extra := cfg.Overload - 1
+	sh := &ShedSummary{Overload: cfg.Overload, Admitted: len(r.listings), AdmittedAttempts: len(r.attempts)}
+	res.Shed = sh
+	live := r.liveIndexes()
+	planned := uint64(extra*float64(lp.Ceiling)) + uint64(extra*float64(ap.Ceiling))
+	sh.Planned = planned
+	var lostSampled, sampled atomic.Uint64
+	var bcur atomic.Uint64
+	bindRate := cfg.Rates[KindBind]
+	if bindRate == 0 {
+		bindRate = 100
+	}
+	browseRate := cfg.Rates[KindBrowse]
+	if browseRate == 0 {
+		browseRate = 20
+	}
+	np, nc := len(r.tok.Publishers), len(r.tok.Clients)
+	var ccur, jcur atomic.Uint64
+	streams := []Stream{
+		{Kind: KindCreate, Rate: extra * float64(lp.Ceiling) / d.Seconds(), Workers: cfg.Conns / 2, Do: func(ctx context.Context, intended time.Time) {
+			n := int(ccur.Add(1))
+			_, rep := r.api.CreateListing(r.tok.Publishers[n%np], r.idemKey("over"), listingBody(n, cfg.Region, cfg.ProtoVer))
+			r.rec.Load().Observe(KindCreate, rep.Code, time.Since(intended))
+		}},
+		{Kind: KindJoin, Rate: extra * float64(ap.Ceiling) / d.Seconds(), Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
+			n := int(jcur.Add(1))
+			r.join(live[rand.IntN(len(live))], n%nc, intended, false)
+		}},
+		{Kind: KindGet, Rate: cfg.SampleRate, Workers: 8, Do: func(ctx context.Context, intended time.Time) {
+			h := r.listings[live[rand.IntN(len(live))]]
+			rep := r.api.GetListing(r.tok.Clients[0], h.L.ID)
+			sampled.Add(1)
+			if rep.Code != CodeOK {
+				lostSampled.Add(1)
+			}
+			r.rec.Load().Observe(KindGet, rep.Code, time.Since(intended))
+		}},
+		{Kind: KindBrowse, Rate: browseRate, Workers: 4, Do: func(ctx context.Context, intended time.Time) {
+			_, rep := r.api.Browse(r.tok.Clients[0], cfg.ProtoVer, "", 100)
+			r.rec.Load().Observe(KindBrowse, rep.Code, time.Since(intended))
+		}},
+		{Kind: KindBind, Rate: bindRate / 2, Workers: 2, Do: func(ctx context.Context, intended time.Time) {
+			if a := int(bcur.Add(1) - 1); a < len(r.attempts) {
+				r.bindAttempt(a, intended)
+			}
+		}},
+	}
+	cpu0, cpuErr := r.serverUsage()
+	po0, pos0 := r.presOver.Load(), r.presOverShed.Load()
+	r.phase("overload", func() error {
+		RunOpenLoop(ctx, streams, d, &r.rec)
+		r.waitUDP(ctx)
+		return nil
+	})
+	cpu1, cpuErr2 := r.serverUsage()
+	presOver, presOverShed := r.presOver.Load()-po0, r.presOverShed.Load()-pos0
+	over := r.phaseRecs["overload"]
+	var oc Counts
+	over.Load(&oc)
+	if cpuErr == nil && cpuErr2 == nil {
+		var answers uint64
+		for k := Kind(0); k < numKinds; k++ {
+			answers += oc.Total(k) - oc.ByCode[k][CodeTimeout] - oc.ByCode[k][CodeTransport]
+		}
+		res.ServerCPU = cpuSummary("overload", cpu1.CPUSeconds-cpu0.CPUSeconds, answers)
+	}
+
+	// Verify: enumerate every visible listing and compare with the admitted set.
+	var enumerated map[string]bool
+	var enumErr error
+	r.phase("verify", func() error {
+		enumerated, enumErr = r.enumerate(ctx)
+		return nil
+	})
+	st3, _ := r.api.Stats(r.tok.Operator)
+
+	sh.OfferedOverCeiling = oc.Total(KindCreate) + oc.Total(KindJoin) + presOver
+	sh.TypedShed = oc.Class(KindCreate, ClassShed) + oc.Class(KindJoin, ClassShed) + presOverShed
+	sh.Untyped = sh.OfferedOverCeiling - sh.TypedShed
+	if sh.OfferedOverCeiling > 0 {
+		sh.TypedPct = 100 * float64(sh.TypedShed) / float64(sh.OfferedOverCeiling)
+	}
+	var shedH, tmp HistSnapshot
+	for _, k := range []Kind{KindCreate, KindJoin, KindPresence} {
+		over.KindHist(k, ClassShed, false, &tmp)
+		shedH.Add(&tmp)
+	}
+	sh.ShedP50ms, sh.ShedP99ms, sh.ShedMaxMs = ms(shedH.Quantile(.5)), ms(shedH.Quantile(.99)), ms(shedH.Max())
+	sh.Sampled, sh.LostSampled = sampled.Load(), lostSampled.Load()
+	sh.Enumerated = len(enumerated)
+	for _, i := range live {
+		if !enumerated[r.listings[i].L.ID] {
+			sh.LostEnumerated++
+		}
+	}
+	sh.Lost = sh.LostEnumerated
+	for _, k := range []Kind{KindPresence, KindRenew, KindGet, KindBrowse, KindBind} {
+		sh.AcceptedFailed += oc.Class(k, ClassError) + oc.Class(k, ClassShed) - oc.ByCode[k][CodeTimeout]
+		sh.AcceptedTimeouts += oc.ByCode[k][CodeTimeout]
+	}
+	sh.AcceptedFailed -= presOver // answered presence of never-admitted listings is over-ceiling work
+	sh.Introductions = r.introduces.Load()
+
+	// Checks, each naming what it saw.
+	add := func(name string, ok bool, format string, args ...any) {
+		res.Checks = append(res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	add("fill.listings", fill.Listings.Admitted == wantL, "%d of %d listings admitted (%d shed, %d failed) in %.1fs",
+		fill.Listings.Admitted, wantL, fill.Listings.Shed, fill.Listings.Failed, fill.Listings.Seconds)
+	wantP := min(len(r.listings), pp.Ceiling-pp.Used)
+	add("fill.presence", fill.Presence.Admitted == wantP && fill.Presence.Failed == 0,
+		"%d of %d presence bindings live (%d shed with STUN 508, %d failed) in %.1fs",
+		fill.Presence.Admitted, wantP, fill.Presence.Shed, fill.Presence.Failed, fill.Presence.Seconds)
+	add("fill.attempts", fill.Attempts.Admitted == wantA, "%d of %d attempts admitted (%d shed, %d failed) in %.1fs",
+		fill.Attempts.Admitted, wantA, fill.Attempts.Shed, fill.Attempts.Failed, fill.Attempts.Seconds)
+	add("fill.pools_full", st2.Pools["listings"].Used == lp.Ceiling && st2.Pools["attempts"].Used == ap.Ceiling,
+		"stats after fill: listings %d/%d, presence %d/%d, attempts %d/%d",
+		st2.Pools["listings"].Used, lp.Ceiling, st2.Pools["presence"].Used, pp.Ceiling, st2.Pools["attempts"].Used, ap.Ceiling)
+	sent := oc.Total(KindCreate) + oc.Total(KindJoin)
+	sentPct := 0.0
+	if planned > 0 {
+		sentPct = 100 * float64(sent) / float64(planned)
+	}
+	add("overload.offered", sentPct >= 90, "%d of %d planned over-ceiling creates and joins sent (%.1f%%) in %.1fs",
+		sent, planned, sentPct, d.Seconds())
+	add("shed.typed", sh.OfferedOverCeiling > 0 && sh.Untyped == 0,
+		"%d of %d over-ceiling requests got a typed shed answer (%.3f%%); create %v, join %v, presence over its ceiling %d (%d STUN 508)",
+		sh.TypedShed, sh.OfferedOverCeiling, sh.TypedPct, codesOf(&oc, KindCreate), codesOf(&oc, KindJoin), presOver, presOverShed)
+	if cfg.ShedP99 > 0 {
+		add("shed.p99", sh.TypedShed > 0 && shedH.Quantile(.99) < cfg.ShedP99, "p99 of shed answers %.3f ms (limit %v), p50 %.3f ms, max %.3f ms",
+			sh.ShedP99ms, cfg.ShedP99, sh.ShedP50ms, sh.ShedMaxMs)
+	} else {
+		add("shed.p99", sh.TypedShed > 0, "p99 of shed answers %.3f ms (report only), p50 %.3f ms, max %.3f ms",
+			sh.ShedP99ms, sh.ShedP50ms, sh.ShedMaxMs)
+	}
+	add("accepted.succeed", sh.AcceptedFailed == 0 && sh.AcceptedTimeouts*1000 <= oc.Total(KindPresence)+oc.Total(KindBind)+1,
+		"accepted work during overload: %d failed, %d timed out (presence %v, renew %v, get %v, browse %v, bind %v)",
+		sh.AcceptedFailed, sh.AcceptedTimeouts, codesOf(&oc, KindPresence), codesOf(&oc, KindRenew),
+		codesOf(&oc, KindGet), codesOf(&oc, KindBrowse), codesOf(&oc, KindBind))
+	add("evict.sampled", sh.LostSampled == 0 && sh.Sampled > 0, "%d of %d sampled GETs of admitted listings failed", sh.LostSampled, sh.Sampled)
+	if enumErr != nil {
+		add("evict.enumerated", false, "enumeration failed: %v", enumErr)
+	} else {
+		add("evict.enumerated", sh.LostEnumerated == 0, "%d of %d live admitted listings missing from the full enumeration (%d listed)",
+			sh.LostEnumerated, len(live), sh.Enumerated)
+	}
+	add("evict.stats", st3.Pools["listings"].Used == lp.Ceiling, "stats after overload: listings %d/%d, presence %d/%d, attempts %d/%d",
+		st3.Pools["listings"].Used, lp.Ceiling, st3.Pools["presence"].Used, pp.Ceiling, st3.Pools["attempts"].Used, ap.Ceiling)
+	if cfg.MaxRSSMiB > 0 {
+		add("server.rss", fill.UsageAtFull != nil && fill.RSSMiB <= float64(cfg.MaxRSSMiB),
+			"server RSS at full fill %.1f MiB (limit %d MiB)", fill.RSSMiB, cfg.MaxRSSMiB)
+	}
+	return nil
+}
+
+// codesOf renders kind k's non-zero codes as "code=n ...".
+func codesOf(c *Counts, k Kind) string {
+	s := ""
+	for i, v := range c.ByCode[k] {
+		if v > 0 {
+			if s != "" {
+				s += " "
+			}
+			s += fmt.Sprintf("%s=%d", Code(i), v)
+		}
+	}
+	if s == "" {
+		return "none"
+	}
+	return "[" + s + "]"
+}
+
+func cpuSummary(phase string, cpu float64, answers uint64) *CPUSummary {
+	c := &CPUSummary{Phase: phase, CPUSeconds: cpu, Answers: answers}
+	if answers > 0 {
+		c.MicrosPerAns = cpu * 1e6 / float64(answers)
+	}
+	return c
+}
+
+// enumerate walks every browse page (at most 100 items each) and returns
+// the set of listed IDs.
+func (r *Run) enumerate(ctx context.Context) (map[string]bool, error) {
+	seen := map[string]bool{}
+	after := ""
+	for pages := 0; ctx.Err() == nil; pages++ {
+		if pages > 1+len(r.listings)/100*4+1000 {
+			return seen, fmt.Errorf("browse did not end after %d pages", pages)
+		}
+		t := time.Now()
+		p, rep := r.api.Browse(r.tok.Clients[0], r.cfg.ProtoVer, after, 100)
+		r.rec.Load().Observe(KindBrowse, rep.Code, time.Since(t))
+		if rep.Code != CodeOK {
+			return seen, fmt.Errorf("browse page %d: status %d (%s)", pages, rep.Status, rep.Code)
+		}
+		for _, it := range p.Items {
+			seen[it.ID] = true
+		}
+		if p.NextAfter == nil {
+			return seen, nil
+		}
+		if *p.NextAfter == after {
+			return seen, fmt.Errorf("browse cursor did not advance at page %d", pages)
+		}
+		after = *p.NextAfter
+	}
+	return seen, ctx.Err()
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rendezvous/rendezvous/client"
+)
+
+// common are the flags both roles share.
+type common struct {
+	server       string
+	token        string
+	protocol     uint
+	region       string
+	listen       string
+	punchTimeout time.Duration
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.server, "server", "http://127.0.0.1:8080", "the server's HTTP base URL")
+	fs.StringVar(&c.token, "token", "", "bearer token (prefer RDV_TOKEN: flags show in the process list)")
+	fs.UintVar(&c.protocol, "protocol", 7, "game protocol version")
+	fs.StringVar(&c.region, "region", "", "region (host: advertised, default eu-central; join: browse filter)")
+	fs.StringVar(&c.listen, "listen", "0.0.0.0:0", "local UDP address for mediator traffic and the punched path")
+	fs.DurationVar(&c.punchTimeout, "punch-timeout", 5*time.Second, "how long to try hole punching")
+}
+
+func (c *common) api() (*client.API, error) {
+	return client.NewAPI(c.server, c.token, nil)
+}
+
+// parse parses args, then fills every flag not given from RDV_<FLAG>.
+func parse(fs *flag.FlagSet, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		env := "RDV_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s: %v", env, e)
+			}
+		}
+	})
+	return err
+}
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }

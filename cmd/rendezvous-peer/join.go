@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+func runJoin(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c common
+	fs := flag.NewFlagSet("rendezvous-peer join", flag.ContinueOnError)
+	c.register(fs)
+	listing := fs.String("listing", "", "ID of the listing to join")
+	first := fs.Bool("first", false, "join the first listing browse returns")
+	var says multi
+	fs.Var(&says, "say", "a line to send after the punch (repeatable; without it, stdin lines are sent)")
+	replies := fs.Int("replies", 0, "with --say: wait for this many lines from the host before exiting")
+	wait := fs.Duration("wait", 10*time.Second, "with --say: how long to wait for the replies")
+	if err := parse(fs, args, getenv, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "rendezvous-peer join: %v\n", err)
+		return exitUsage
+	}
+	if (*listing == "") == !*first {
+		fmt.Fprintln(stderr, "rendezvous-peer join: give exactly one of --listing ID or --first")
+		return exitUsage
+	}
+	api, err := c.api()
+	if err != nil {
+		return exitCode(stderr, "join", err)
+	}
+	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: uint32(c.protocol), ListenAddr: c.listen})
+	if err != nil {
+		return exitCode(stderr, "join", err)
+	}
+	defer j.Close()
+	id, code := pickListing(ctx, j, *listing, c.region, stdout, stderr)
+	if code != exitOK {
+		return code
+	}
+	in, err := j.Join(ctx, id)
+	if err != nil {
+		return exitCode(stderr, "join", err)
+	}
+	fmt.Fprintf(stdout, "introduced to host: public %v local %v\n", in.Public, in.Local)
+	path, err := client.Punch(ctx, j.Socket(), in, client.RoleClient, client.PunchConfig{Timeout: c.punchTimeout})
+	if err != nil {
+		return exitCode(stderr, "punch", err)
+	}
+	sess := newSession(j.Socket(), stdout, false)
+	sess.addPeer(path.Peer, "host")
+	sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(time.Millisecond))
+	go sess.loop(ctx)
+	if len(says) > 0 {
+		return joinSay(ctx, sess, path, says, *replies, *wait, stderr)
+	}
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		if err := sess.say(ctx, path.Peer, sc.Text()); err != nil {
+			return exitCode(stderr, "chat", err)
+		}
+	}
+	return exitOK
+}
+
+// pickListing resolves --listing or --first to a listing ID.
+func pickListing(ctx context.Context, j *client.Joiner, listing, region string, stdout, stderr io.Writer) (engine.ListingID, int) {
+	if listing != "" {
+		u, ok := engine.ParseUUID(listing)
+		if !ok {
+			fmt.Fprintln(stderr, "rendezvous-peer join: --listing must be a UUID")
+			return engine.ListingID{}, exitUsage
+		}
+		id := engine.ListingID{UUID: u}
+		l, err := j.Get(ctx, id)
+		if err != nil {
+			return id, exitCode(stderr, "get listing", err)
+		}
+		fmt.Fprintf(stdout, "joining listing %s (%q)\n", l.ListingID, l.DisplayName)
+		return id, exitOK
+	}
+	for l, err := range j.Browse(ctx, region) {
+		if err != nil {
+			return engine.ListingID{}, exitCode(stderr, "browse", err)
+		}
+		u, ok := engine.ParseUUID(l.ListingID)
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(stdout, "joining listing %s (%q)\n", l.ListingID, l.DisplayName)
+		return engine.ListingID{UUID: u}, exitOK
+	}
+	fmt.Fprintln(stderr, "rendezvous-peer join: no joinable listing found")
+	return engine.ListingID{}, exitNoListings
+}
+
+func joinSay(ctx context.Context, sess *session, path client.Path, says []string, replies int, wait time.Duration, stderr io.Writer) int {
+	for _, line := range says {
+		if err := sess.say(ctx, path.Peer, line); err != nil {
+			return exitCode(stderr, "chat", err)
+		}
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for got := 0; got < replies; got++ {
+		select {
+		case <-sess.received:
+		case <-t.C:
+			fmt.Fprintf(stderr, "rendezvous-peer: got %d of %d replies within %v\n", got, replies, wait)
+			return exitFailure
+		case <-ctx.Done():
+			return exitFailure
+		}
+	}
+	return exitOK
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// writeUsage prints --help: every flag with its environment variable,
+// meaning and default.
+func writeUsage(w io.Writer) {
+	fs := newFlagSet(&config{})
+	fmt.Fprint(w, `Usage: rendezvous [flags]
+
+Rendezvous serves game-session listings over HTTP and introduces hosts and
+clients over a STUN-framed UDP mediator. State is in memory: a restart starts
+empty and invalidates every capability unless --capability-key-file is set.
+
+Every flag can also be set by the environment variable shown next to it
+(RDV_ + the flag name in upper case, '-' as '_'); the command line wins.
+Durations are Go durations (30s, 2m). A bad value stops the start with an
+error naming the setting.
+
+SIGTERM or SIGINT begins a drain: readiness turns 503 at once, new work is
+refused, join attempts in flight may finish within --drain-window, then the
+sockets close and the process exits 0 (at once if nothing is in flight).
+A second signal exits at once with status 1. Status 2: a bad setting.
+
+Flags:
+`)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "   [%s]\n", envName(f.Name))
+		fmt.Fprintf(w, "      %s", strings.ReplaceAll(usage, "\n", "\n      "))
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}

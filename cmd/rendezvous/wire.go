@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/httpapi"
+	"github.com/rendezvous/rendezvous/netio"
+)
+
+// httpShutdownTimeout bounds how long closing the HTTP server waits for
+// connections still answering a request.
+const httpShutdownTimeout = 5 * time.Second
+
+// server is the running process: the store, the UDP mediator, the HTTP API
+// and its listener, built by start in that order. Its fields are set once by
+// start and read afterwards; close is called once, from run's goroutine.
+type server struct {
+	log      *slog.Logger
+	limits   engine.Limits
+	store    *engine.MemStore
+	med      *netio.Mediator
+	http     *fasthttp.Server
+	ln       net.Listener
+	serveErr chan error // receives the HTTP server's Serve result, once
+
+	httpAddr     net.Addr
+	udpAddrs     []netip.AddrPort
+	mediatorAddr string
+	// devTokens holds the --dev principals' bearer tokens by role
+	// ("publisher", "client", "operator"); nil with a principals file.
+	// They are printed once to stdout and never logged.
+	devTokens map[string]string
+}
+
+// start builds and binds everything but does not yet serve UDP (run calls
+// s.med.Start after the "listening" log line). On error whatever was bound
+// is closed again.
+func start(c *config, log *slog.Logger) (*server, error) {
+	s := &server{log: log, limits: c.Limits, serveErr: make(chan error, 1)}
+	keys := engine.RandomKeyring()
+	if c.CapabilityKey != nil {
+		keys = engine.NewKeyring(*c.CapabilityKey)
+	}
+	var principals *httpapi.Principals
+	if c.Principals != "" {
+		p, err := httpapi.LoadPrincipals(c.Principals)
+		if err != nil {
+			return nil, &settingError{"principals", c.sourceOf("principals"), err}
+		}
+		principals = p
+	} else {
+		principals, s.devTokens = httpapi.DevPrincipals()
+	}
+	store, err := engine.NewMemStore(c.Limits, engine.NewSystemClock(), keys)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the store: %w", err)
+	}
+	s.store = store
+
+	netSet, httpSet, procSet := metrics.NewSet(), metrics.NewSet(), newProcessMetrics(store)
+	s.med, err = netio.NewMediator(netio.Config{
+		Addrs:      c.UDPAddrs,
+		Sockets:    c.UDPSockets,
+		RecvBuffer: c.UDPRecvBuffer,
+		SendBuffer: c.UDPSendBuffer,
+		ErrorRate:  c.UDPErrorRate,
+		ErrorBurst: c.UDPErrorBurst,
+		Portable:   c.UDPPortable,
+		Metrics:    netSet,
+		Logger:     log.With("component", "netio"),
+	}, store, keys)
+	if err != nil {
+		// parseConfig checked the settings NewMediator checks; a ConfigError
+		// still names its own setting.
+		setting := "udp-addr"
+		var ce *engine.ConfigError
+		if errors.As(err, &ce) {
+			setting = ce.Setting
+		}
+		return nil, &settingError{setting, c.sourceOf(setting), fmt.Errorf("cannot start the UDP mediator: %w", err)}
+	}
+	s.udpAddrs = s.med.LocalAddrs()
+	s.mediatorAddr = c.MediatorAddr
+	if s.mediatorAddr == "" {
+		s.mediatorAddr = s.udpAddrs[0].String()
+	}
+
+	api, err := httpapi.New(httpapi.Config{
+		Store:        store,
+		Keys:         keys,
+		Limits:       c.Limits,
+		Principals:   principals,
+		Offerer:      s.med,
+		MediatorAddr: s.mediatorAddr,
+		Logger:       log.With("component", "httpapi"),
+		Metrics:      httpSet,
+		WritePrometheus: func(w io.Writer) {
+			httpSet.WritePrometheus(w)
+			netSet.WritePrometheus(w)
+			procSet.WritePrometheus(w)
+			metrics.WriteProcessMetrics(w)
+		},
+	})
+	if err != nil {
+		s.closeMediator()
+		return nil, fmt.Errorf("cannot create the HTTP API: %w", err)
+	}
+	s.ln, err = net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		s.closeMediator()
+		return nil, &settingError{"http-addr", c.sourceOf("http-addr"), fmt.Errorf("cannot listen: %w", err)}
+	}
+	s.httpAddr = s.ln.Addr()
+	s.http = api.NewServer()
+	go func() { s.serveErr <- s.http.Serve(s.ln) }()
+	return s, nil
+}
+
+// close stops the HTTP server (bounded by httpShutdownTimeout), then the
+// mediator. Called once.
+func (s *server) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
+	defer cancel()
+	if err := s.http.ShutdownWithContext(ctx); err != nil {
+		s.log.Warn("HTTP connections still open at shutdown", "err", err)
+	}
+	// Shutdown does not close a listener Serve has not picked up yet; the
+	// error of a second close is expected and meaningless.
+	_ = s.ln.Close()
+	<-s.serveErr
+	s.closeMediator()
+}
+
+func (s *server) closeMediator() {
+	if err := s.med.Close(); err != nil {
+		s.log.Warn("closing the UDP sockets failed", "err", err)
+	}
+}
+
+// udpList renders bound UDP addresses as the comma-separated form
+// --udp-addr takes.
+func udpList(addrs []netip.AddrPort) string {
+	b := make([]byte, 0, 64)
+	for i, a := range addrs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = a.AppendTo(b)
+	}
+	return string(b)
+}

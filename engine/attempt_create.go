@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// CreateJoinAttempt authorises one client to be introduced to one listing's
+// host. Order: input -> ServiceUnavailable -> Draining -> Revoked(client) ->
+// idempotency -> NotFound (listing missing, other tenant, protocol mismatch,
+// presence not fresh) -> global pools (attempts, idempotency) -> tenant
+// attempt quota.
+func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (AttemptView, Result, error) {
+	if err := cmd.Tenant.Validate(); err != nil {
+		return AttemptView{}, Result{}, err
+	}
+	if err := cmd.Client.Validate(); err != nil {
+		return AttemptView{}, Result{}, err
+	}
+	if err := ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
+		return AttemptView{}, Result{}, err
+	}
+	if cmd.ProtocolVersion == 0 {
+		return AttemptView{}, Result{}, errProtocol
+	}
+	fp := attemptFingerprint(cmd.Listing, cmd.ProtocolVersion)
+	// Hash the caller-chosen keys once, outside the lock.
+	client := s.subjectKey(cmd.Client)
+	ik := s.idemKey(idemAttempt, cmd.Tenant, cmd.Client, cmd.IdempotencyKey)
+	now, err := s.begin(ctx)
+	if err != nil {
+		return AttemptView{}, Result{}, err
+	}
+	defer s.end()
+	if r, stop := s.admitNewWork(client); stop {
+		return AttemptView{}, r, nil
+	}
+	if ii := s.findIdem(&ik); ii >= 0 {
+		rec := s.idem.at(ii)
+		if rec.fp != fp {
+			return AttemptView{}, Result{Outcome: Conflict}, nil
+		}
+		if ai, ok := s.attemptByID.get(rec.res); ok {
+			return s.attemptView(ai, now), Result{Replay: true}, nil
+		}
+		return AttemptView{}, Result{Outcome: Expired}, nil
+	}
+	li := s.tenantListing(cmd.Tenant, cmd.Listing)
+	if li < 0 || s.listings.at(li).proto != cmd.ProtocolVersion || !s.listings.at(li).fresh {
+		return AttemptView{}, Result{Outcome: NotFound}, nil
+	}
+	if s.attempts.n >= s.lim.MaxAttempts {
+		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: PoolAttempts}, nil
+	}
+	if s.idem.n >= s.lim.MaxIdempotency {
+		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: PoolIdempotency}, nil
+	}
+	if s.tenants.at(s.listings.at(li).tenant).attempts >= s.lim.TenantAttemptQuota {
+		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: QuotaTenantAttempts}, nil
+	}
+	ai := s.insertAttempt(li, client, now)
+	s.addIdem(&ik, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)
+	return s.attemptView(ai, now), Result{}, nil
+}
+
+// insertAttempt creates an attempt on listing slot li and links it into
+// every index and list.
+func (s *MemStore) insertAttempt(li int32, client subjectKey, now time.Duration) int32 {
+	id, handle := AttemptID{s.freshUUID()}, Handle{s.freshUUID()}
+	l := s.listings.at(li)
+	clientCap := s.keys.AttemptClient(handle)
+	presCap := s.keys.Presence(l.presence)
+	hostCap := HostAttemptCapability(&presCap, handle)
+	tenant := l.tenant
+	s.tenants.at(tenant).refs++
+	s.tenants.at(tenant).attempts++
+	ci := s.subjectSlot(client)
+	ai := s.attempts.alloc()
+	*s.attempts.at(ai) = attemptRec{
+		id: id, handle: handle, listing: li, tenant: tenant, client: ci,
+		clientKey: FingerprintOf(&clientCap), hostKey: FingerprintOf(&hostCap),
+	}
+	l = s.listings.at(li)
+	s.byListing.pushBack(&l.attempts, ai)
+	s.pending.pushBack(&l.pending, ai)
+	s.byClnt.pushBack(&s.subjects.at(ci).attempts, ai)
+	s.attemptExp.push(ai, now+s.lim.AttemptTTL)
+	s.attemptByID.put(id.UUID, ai)
+	s.attemptByHandle.put(handle.UUID, ai)
+	s.inFlight++
+	return ai
+}

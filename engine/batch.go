@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// ApplyBatch commits the verified UDP-side transitions of one read batch
+// under one acquisition of the commit lock and one cleanup; every op gets
+// its own Result (or Err, for invalid input, with nothing changed). Ops run
+// in order, so a later op sees an earlier one's effect. If ctx is cancelled
+// before or right after the lock is taken, ApplyBatch returns ctx.Err() and
+// no op ran. Zero allocations per op.
+//
+// OpBindAttempt binds, and then, when both endpoints are bound, consumes the
+// introduction (FirstIntro, IntroReady) or, if it was consumed before, reads
+// it back (IntroReady only). A rejected bind sets no introduction.
+func (s *MemStore) ApplyBatch(ctx context.Context, ops []Op) error {
+	now, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.end()
+	for i := range ops {
+		s.applyOp(&ops[i], now)
+	}
+	return nil
+}
+
+func (s *MemStore) applyOp(op *Op, now time.Duration) {
+	op.Result, op.Err = Result{}, nil
+	op.PresenceView, op.Attempt, op.Intro = PresenceView{}, AttemptView{}, Introduction{}
+	op.IntroReady, op.FirstIntro = false, false
+	switch op.Kind {
+	case OpPresence:
+		if op.Err = validEndpoints(op.Presence.Public, op.Presence.Local); op.Err != nil {
+			return
+		}
+		op.PresenceView, op.Result = s.bindPresence(&op.Presence, now)
+	case OpBindAttempt:
+		if op.Err = validateBind(&op.Bind); op.Err != nil {
+			return
+		}
+		ai, r := s.bindAttempt(&op.Bind)
+		op.Result = r
+		if ai < 0 {
+			return
+		}
+		a := s.attempts.at(ai)
+		if a.host.bound() && a.peer.bound() {
+			op.IntroReady = true
+			if !a.consumed {
+				s.consume(ai)
+				op.FirstIntro = true
+			}
+			op.Intro = s.introduction(ai)
+		}
+		op.Attempt = s.attemptView(ai, now)
+	default:
+		op.Err = errOpKind
+	}
+}

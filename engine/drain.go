@@ -1,0 +1,44 @@
+package engine
+
+import "context"
+
+// BeginDrain starts the drain window (idempotent: a second call keeps the
+// first deadline). New registrations, attempts and renewals are refused at
+// once; at the deadline cleanup erases all active state.
+func (s *MemStore) BeginDrain(ctx context.Context) error {
+	now, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.end()
+	if !s.draining.Load() {
+		s.drainDeadline = now + s.lim.DrainWindow
+		s.draining.Store(true)
+	}
+	return nil
+}
+
+// MarkUnavailable fails closed: every later transition is
+// ServiceUnavailable and active state is erased (revocations stay).
+func (s *MemStore) MarkUnavailable() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.available.Store(false)
+	s.clearActive()
+}
+
+// Stats reports pool occupancy after cleanup, so expired records are never
+// counted.
+func (s *MemStore) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.cleanup(now)
+	st := Stats{InstanceID: s.id, Available: s.available.Load(), Draining: s.draining.Load(), InFlight: s.inFlight}
+	used := [NumGlobalPools]int{s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.revocations.len(), s.idem.n}
+	ceil := [NumGlobalPools]int{s.lim.MaxListings, s.lim.MaxPresence, s.lim.MaxAttempts, s.lim.MaxReplay, s.lim.MaxRevocations, s.lim.MaxIdempotency}
+	for i := range st.Pools {
+		st.Pools[i] = PoolStat{Used: used[i], Ceiling: ceil[i]}
+	}
+	return st
+}

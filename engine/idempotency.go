@@ -1,0 +1,96 @@
+package engine
+
+import "time"
+
+// idemKind separates the idempotency namespaces (CONTRACT.md §7.12).
+type idemKind uint8
+
+const (
+	idemListing idemKind = iota + 1
+	idemAttempt
+)
+
+func (k idemKind) String() string {
+	if k == idemListing {
+		return "listing"
+	}
+	return "attempt"
+}
+
+// idemRec remembers one creation for IdempotencyTTL: the request
+// fingerprint and the ID of what it created, which may be gone by now (then a
+// replay is Expired). Its deadline lives in MemStore.idemExp.
+type idemRec struct {
+	hashed
+	kind    idemKind
+	tenant  Tenant
+	subject Subject
+	key     string
+	fp      [32]byte
+	res     UUID // ListingID or AttemptID
+}
+
+// idemKey names an idempotency record: (kind, tenant, subject, key), with
+// its seeded hash computed once, before the commit lock is taken.
+type idemKey struct {
+	kind    idemKind
+	tenant  Tenant
+	subject Subject
+	key     string
+	hash    uint64
+}
+
+func (s *MemStore) idemKey(kind idemKind, t Tenant, subject Subject, key string) idemKey {
+	h := newKeyHasher(s.seed)
+	h.num(uint64(kind))
+	h.str(t.Game)
+	h.str(t.Env)
+	h.str(string(subject))
+	h.str(key)
+	return idemKey{kind: kind, tenant: t, subject: subject, key: key, hash: h.sum()}
+}
+
+// findIdem returns the slot of the record, or -1.
+func (s *MemStore) findIdem(k *idemKey) int32 {
+	for i := s.idemIdx.head(k.hash); i >= 0; {
+		r := s.idem.at(i)
+		if r.hash == k.hash && r.kind == k.kind && r.tenant == k.tenant && r.subject == k.subject && r.key == k.key {
+			return i
+		}
+		i = r.next
+	}
+	return -1
+}
+
+// addIdem records a creation (the caller has checked the pool).
+func (s *MemStore) addIdem(k *idemKey, fp [32]byte, res UUID, deadline time.Duration) {
+	i := s.idem.alloc()
+	r := s.idem.at(i)
+	r.hash = k.hash
+	r.kind = k.kind
+	r.tenant = Tenant{Game: cloneString(k.tenant.Game), Env: cloneString(k.tenant.Env)}
+	r.subject = Subject(cloneString(string(k.subject)))
+	r.key = cloneString(k.key)
+	r.fp = fp
+	r.res = res
+	chainInsert(&s.idemIdx, &s.idem, i)
+	s.idemExp.push(i, deadline)
+}
+
+func (s *MemStore) removeIdem(i int32) {
+	s.idemExp.remove(i)
+	chainRemove(&s.idemIdx, &s.idem, i)
+	s.idem.release(i)
+}
+
+// attemptFingerprint is the request fingerprint of a join: the listing ID and
+// protocol version, encoded exactly.
+func attemptFingerprint(l ListingID, proto uint32) [32]byte {
+	var fp [32]byte
+	copy(fp[:16], l.UUID[:])
+	fp[16] = byte(proto >> 24)
+	fp[17] = byte(proto >> 16)
+	fp[18] = byte(proto >> 8)
+	fp[19] = byte(proto)
+	return fp
+}

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// CreateListing registers a listing. Order of checks (reference): input ->
+// ServiceUnavailable -> Draining -> Revoked(owner) -> idempotency (Conflict /
+// replay / Expired) -> global pools (listings, idempotency) -> owner quota.
+func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (ListingView, Result, error) {
+	if err := validateCreateListing(&cmd); err != nil {
+		return ListingView{}, Result{}, err
+	}
+	fp := cmd.Spec.Hash()
+	// Hash the caller-chosen keys once, outside the lock.
+	owner, tenant := s.subjectKey(cmd.Owner), s.tenantKey(cmd.Tenant)
+	ik := s.idemKey(idemListing, cmd.Tenant, cmd.Owner, cmd.IdempotencyKey)
+	now, err := s.begin(ctx)
+	if err != nil {
+		return ListingView{}, Result{}, err
+	}
+	defer s.end()
+	if r, stop := s.admitNewWork(owner); stop {
+		return ListingView{}, r, nil
+	}
+	if ii := s.findIdem(&ik); ii >= 0 {
+		rec := s.idem.at(ii)
+		if rec.fp != fp {
+			return ListingView{}, Result{Outcome: Conflict}, nil
+		}
+		if li, ok := s.listingByID.get(rec.res); ok {
+			return s.listingView(li, now), Result{Replay: true}, nil
+		}
+		return ListingView{}, Result{Outcome: Expired}, nil
+	}
+	if s.listings.n >= s.lim.MaxListings {
+		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: PoolListings}, nil
+	}
+	if s.idem.n >= s.lim.MaxIdempotency {
+		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: PoolIdempotency}, nil
+	}
+	if oi := s.findSubject(owner); oi >= 0 && int(s.subjects.at(oi).listings.n) >= s.lim.OwnerListingQuota {
+		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: QuotaOwnerListings}, nil
+	}
+	li := s.insertListing(&cmd, tenant, owner, now)
+	s.addIdem(&ik, fp, s.listings.at(li).id.UUID, now+s.lim.IdempotencyTTL)
+	return s.listingView(li, now), Result{}, nil
+}
+
+func validateCreateListing(cmd *CreateListing) error {
+	if err := cmd.Tenant.Validate(); err != nil {
+		return err
+	}
+	if err := cmd.Owner.Validate(); err != nil {
+		return err
+	}
+	if err := ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
+		return err
+	}
+	if len(cmd.Doc) > MaxDoc {
+		return errDocTooLarge
+	}
+	return cmd.Spec.Validate()
+}
+
+// admitNewWork is the reference's admission check for new work.
+func (s *MemStore) admitNewWork(subject subjectKey) (Result, bool) {
+	switch {
+	case !s.available.Load():
+		return Result{Outcome: ServiceUnavailable}, true
+	case s.draining.Load():
+		return Result{Outcome: Draining}, true
+	case s.revoked(subject):
+		return Result{Outcome: Revoked}, true
+	}
+	return Result{}, false
+}
+
+// insertListing creates the listing record with fresh IDs and links it into
+// every index. The caller has checked every pool and quota.
+func (s *MemStore) insertListing(cmd *CreateListing, tk tenantKey, ok subjectKey, now time.Duration) int32 {
+	spec := new(ListingSpec)
+	*spec = cmd.Spec
+	spec.Region = cloneString(spec.Region)
+	spec.BuildVersion = cloneString(spec.BuildVersion)
+	spec.DisplayName = cloneString(spec.DisplayName)
+	spec.Metadata = slices.Clone(spec.Metadata)
+	for i := range spec.Metadata {
+		spec.Metadata[i].Key = cloneString(spec.Metadata[i].Key)
+		spec.Metadata[i].Value = cloneString(spec.Metadata[i].Value)
+	}
+	id, lease, presence := ListingID{s.freshUUID()}, LeaseID{s.freshUUID()}, Handle{s.freshUUID()}
+	leaseCap, presCap := s.keys.Lease(lease), s.keys.Presence(presence)
+
+	tenant := s.tenantRef(tk)
+	owner := s.subjectSlot(ok)
+	li := s.listings.alloc()
+	l := s.listings.at(li)
+	*l = listingRec{
+		id: id, lease: lease, presence: presence,
+		leaseKey: FingerprintOf(&leaseCap), presenceKey: FingerprintOf(&presCap),
+		tenant: tenant, owner: owner, browseAll: -1, browseRegion: -1,
+		players: spec.CurrentPlayers, version: 1,
+		proto: spec.ProtocolVersion, public: spec.Visibility == Public, maxPlayers: spec.MaxPlayers,
+	}
+	for int(li) >= len(s.docs) {
+		s.docs = append(s.docs, listingDoc{})
+	}
+	s.docs[li] = listingDoc{spec: spec, doc: slices.Clone(cmd.Doc)}
+	if spec.Visibility == Public {
+		l.browseAll = s.browseRef(tenant, spec.ProtocolVersion, "")
+		l.browseRegion = s.browseRef(tenant, spec.ProtocolVersion, spec.Region)
+	}
+	s.byOwner.pushBack(&s.subjects.at(owner).listings, li)
+	s.leaseExp.push(li, now+s.lim.LeaseTTL)
+	s.presExp.ensure(li)
+	s.listingByID.put(id.UUID, li)
+	s.listingByLease.put(lease.UUID, li)
+	s.listingByPresence.put(presence.UUID, li)
+	return li
+}
+
+// freshUUID returns a new UUID used by no listing, lease, handle or attempt
+// (a collision of random UUIDs is astronomically unlikely; checking is cheap).
+func (s *MemStore) freshUUID() UUID {
+	for {
+		u := NewUUID()
+		_, a := s.listingByID.get(u)
+		_, b := s.listingByLease.get(u)
+		_, c := s.listingByPresence.get(u)
+		_, d := s.attemptByID.get(u)
+		_, e := s.attemptByHandle.get(u)
+		if !a && !b && !c && !d && !e {
+			return u
+		}
+	}
+}

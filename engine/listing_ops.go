@@ -1,0 +1,119 @@
+package engine
+
+import "context"
+
+// RenewLease is a compare-and-swap on the version. Order: current_players
+// above the listing's max_players (owner's own listing only) -> input error;
+// ServiceUnavailable -> Draining -> NotFound -> Conflict (with the current
+// version) -> Success.
+func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView, Result, error) {
+	if err := cmd.Tenant.Validate(); err != nil {
+		return ListingView{}, Result{}, err
+	}
+	if err := cmd.Owner.Validate(); err != nil {
+		return ListingView{}, Result{}, err
+	}
+	if cmd.CurrentPlayers > MaxPlayers {
+		return ListingView{}, Result{}, errPlayers
+	}
+	now, err := s.begin(ctx)
+	if err != nil {
+		return ListingView{}, Result{}, err
+	}
+	defer s.end()
+	li := s.ownedListing(cmd.Tenant, cmd.Owner, cmd.Listing)
+	// Field validation comes before any store outcome (CONTRACT.md §7.16a);
+	// only the owner's own listing is compared, so nothing leaks.
+	if li >= 0 && cmd.CurrentPlayers > s.listings.at(li).maxPlayers {
+		return ListingView{}, Result{}, errPlayers
+	}
+	if !s.available.Load() {
+		return ListingView{}, Result{Outcome: ServiceUnavailable}, nil
+	}
+	if s.draining.Load() {
+		return ListingView{}, Result{Outcome: Draining}, nil
+	}
+	if li < 0 || !s.leaseMatches(li, cmd.Lease, &cmd.LeaseKey) {
+		return ListingView{}, Result{Outcome: NotFound}, nil
+	}
+	l := s.listings.at(li)
+	if l.version != cmd.ExpectedVersion {
+		return s.listingView(li, now), Result{Outcome: Conflict}, nil
+	}
+	l.version++
+	if cmd.CurrentPlayers >= 0 {
+		l.players = cmd.CurrentPlayers
+	}
+	s.leaseExp.refresh(li, now+s.lim.LeaseTTL)
+	return s.listingView(li, now), Result{}, nil
+}
+
+// DeleteListing removes the owner's listing, its presence and every linked
+// attempt. NotFound if missing, another tenant's or owner's, or the lease ID
+// or key is wrong; ServiceUnavailable first once the store is unavailable.
+func (s *MemStore) DeleteListing(ctx context.Context, cmd DeleteListing) (Result, error) {
+	if err := cmd.Tenant.Validate(); err != nil {
+		return Result{}, err
+	}
+	if err := cmd.Owner.Validate(); err != nil {
+		return Result{}, err
+	}
+	_, err := s.begin(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.end()
+	if !s.available.Load() {
+		return Result{Outcome: ServiceUnavailable}, nil
+	}
+	li := s.ownedListing(cmd.Tenant, cmd.Owner, cmd.Listing)
+	if li < 0 || !s.leaseMatches(li, cmd.Lease, &cmd.LeaseKey) {
+		return Result{Outcome: NotFound}, nil
+	}
+	s.removeListing(li)
+	return Result{}, nil
+}
+
+// GetListing finds a listing of q.Tenant; with Joinable its presence must be
+// fresh too (the lease is fresh while the listing exists).
+func (s *MemStore) GetListing(ctx context.Context, q GetListing) (ListingView, Result, error) {
+	if err := q.Tenant.Validate(); err != nil {
+		return ListingView{}, Result{}, err
+	}
+	now, err := s.begin(ctx)
+	if err != nil {
+		return ListingView{}, Result{}, err
+	}
+	defer s.end()
+	if !s.available.Load() {
+		return ListingView{}, Result{Outcome: ServiceUnavailable}, nil
+	}
+	li := s.tenantListing(q.Tenant, q.Listing)
+	if li < 0 || (q.Joinable && !s.listings.at(li).fresh) {
+		return ListingView{}, Result{Outcome: NotFound}, nil
+	}
+	return s.listingView(li, now), Result{}, nil
+}
+
+// tenantListing returns the slot of listing id if it belongs to t, else -1.
+func (s *MemStore) tenantListing(t Tenant, id ListingID) int32 {
+	li, ok := s.listingByID.get(id.UUID)
+	if !ok || s.tenants.at(s.listings.at(li).tenant).t != t {
+		return -1
+	}
+	return li
+}
+
+// ownedListing returns the slot of listing id if it belongs to t and owner.
+func (s *MemStore) ownedListing(t Tenant, owner Subject, id ListingID) int32 {
+	li := s.tenantListing(t, id)
+	if li < 0 || s.subjects.at(s.listings.at(li).owner).name != owner {
+		return -1
+	}
+	return li
+}
+
+func (s *MemStore) leaseMatches(li int32, lease LeaseID, key *Fingerprint) bool {
+	l := s.listings.at(li)
+	return l.lease == lease && keyEqual(&l.leaseKey, key)
+}

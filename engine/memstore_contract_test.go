@@ -1,0 +1,30 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/storetest"
+)
+
+// newContractMemStore is the storetest.Factory for MemStore.
+func newContractMemStore(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store {
+	t.Helper()
+	s, err := engine.NewMemStore(l, c, k)
+	if err != nil {
+		t.Fatalf("NewMemStore: %v", err)
+	}
+	return s
+}
+
+// TestMemStoreContract runs the whole store contract suite on MemStore.
+func TestMemStoreContract(t *testing.T) {
+	storetest.Run(t, newContractMemStore)
+}
+
+// FuzzStoreOps drives MemStore through fuzzer-chosen operation sequences and
+// clock advances, checking invariants and the contract model after every
+// step: go test -run '^$' -fuzz FuzzStoreOps -fuzztime 60s ./engine/
+func FuzzStoreOps(f *testing.F) {
+	storetest.Fuzz(f, newContractMemStore)
+}

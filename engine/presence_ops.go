@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// BindHostPresence is the host's heartbeat: an atomic whole-endpoint
+// replacement with a new deadline now+PresenceTTL. Order: input ->
+// ServiceUnavailable -> NotFound (unknown handle or wrong key) -> Conflict
+// (Seq 0 or not above the last accepted) -> CapacityExceeded(PoolPresence)
+// when presence is not fresh and the pool is full. Accepted while draining.
+// A steady-state refresh does not allocate.
+func (s *MemStore) BindHostPresence(ctx context.Context, cmd BindPresence) (PresenceView, Result, error) {
+	if err := validEndpoints(cmd.Public, cmd.Local); err != nil {
+		return PresenceView{}, Result{}, err
+	}
+	now, err := s.begin(ctx)
+	if err != nil {
+		return PresenceView{}, Result{}, err
+	}
+	defer s.end()
+	v, r := s.bindPresence(&cmd, now)
+	return v, r, nil
+}
+
+// bindPresence is BindHostPresence under the commit lock, input validated.
+func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration) (PresenceView, Result) {
+	if !s.available.Load() {
+		return PresenceView{}, Result{Outcome: ServiceUnavailable}
+	}
+	li, ok := s.listingByPresence.get(cmd.Handle.UUID)
+	if !ok || !keyEqual(&s.listings.at(li).presenceKey, &cmd.Key) {
+		return PresenceView{}, Result{Outcome: NotFound}
+	}
+	l := s.listings.at(li)
+	if cmd.Seq == 0 || cmd.Seq <= l.lastSeq {
+		return PresenceView{}, Result{Outcome: Conflict}
+	}
+	if !l.fresh && s.nPresence >= s.lim.MaxPresence {
+		return PresenceView{}, Result{Outcome: CapacityExceeded, Pool: PoolPresence}
+	}
+	l.lastSeq = cmd.Seq
+	l.pres = packBinding(cmd.Public, cmd.Local)
+	if l.fresh {
+		s.presExp.refresh(li, now+s.lim.PresenceTTL)
+	} else {
+		l.fresh = true
+		s.nPresence++
+		s.presExp.push(li, now+s.lim.PresenceTTL)
+		if l.public {
+			s.setVisible(li, true)
+		}
+	}
+	return s.presenceView(li, now), Result{}
+}

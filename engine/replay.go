@@ -1,0 +1,87 @@
+package engine
+
+import "context"
+
+// replayRec is one consumed one-time ticket; its deadline lives in
+// MemStore.replayHeap (lifetimes vary per ticket).
+type replayRec struct {
+	hashed
+	ns, key string
+}
+
+// Replay ticket limits (ADR 0004 ConsumeReplay).
+const (
+	MaxReplayNamespace = 64
+	MaxReplayKey       = 128
+)
+
+var (
+	errReplayNamespace = &InputError{Field: "namespace", Reason: "must be 1-64 bytes"}
+	errReplayKey       = &InputError{Field: "key", Reason: "must be 1-128 bytes"}
+	errReplayLifetime  = &InputError{Field: "lifetime", Reason: "must be 0 (the replay lifetime) or positive and at most the replay lifetime"}
+)
+
+func (s *MemStore) replayHash(ns, key string) uint64 {
+	h := newKeyHasher(s.seed)
+	h.str(ns)
+	h.str(key)
+	return h.sum()
+}
+
+func (s *MemStore) findReplay(ns, key string, hv uint64) int32 {
+	for i := s.replayIdx.head(hv); i >= 0; {
+		r := s.replay.at(i)
+		if r.hash == hv && r.ns == ns && r.key == key {
+			return i
+		}
+		i = r.next
+	}
+	return -1
+}
+
+func (s *MemStore) removeReplay(i int32) {
+	s.replayHeap.remove(i)
+	chainRemove(&s.replayIdx, &s.replay, i)
+	s.replay.release(i)
+}
+
+// ConsumeReplay consumes a one-time ticket: ReplayRejected if it was
+// consumed and has not expired, CapacityExceeded(PoolReplay) if the pool is
+// full.
+func (s *MemStore) ConsumeReplay(ctx context.Context, cmd ConsumeReplay) (Result, error) {
+	if len(cmd.Namespace) < 1 || len(cmd.Namespace) > MaxReplayNamespace {
+		return Result{}, errReplayNamespace
+	}
+	if len(cmd.Key) < 1 || len(cmd.Key) > MaxReplayKey {
+		return Result{}, errReplayKey
+	}
+	life := cmd.Lifetime
+	if life == 0 {
+		life = s.lim.ReplayTTL
+	}
+	if life < 0 || life > s.lim.ReplayTTL {
+		return Result{}, errReplayLifetime
+	}
+	hv := s.replayHash(cmd.Namespace, cmd.Key)
+	now, err := s.begin(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.end()
+	if !s.available.Load() {
+		return Result{Outcome: ServiceUnavailable}, nil
+	}
+	if s.findReplay(cmd.Namespace, cmd.Key, hv) >= 0 {
+		return Result{Outcome: ReplayRejected}, nil
+	}
+	if s.replay.n >= s.lim.MaxReplay {
+		return Result{Outcome: CapacityExceeded, Pool: PoolReplay}, nil
+	}
+	i := s.replay.alloc()
+	r := s.replay.at(i)
+	r.hash = hv
+	r.ns, r.key = cloneString(cmd.Namespace), cloneString(cmd.Key)
+	chainInsert(&s.replayIdx, &s.replay, i)
+	s.replayHeap.set(i, now+life)
+	return Result{}, nil
+}

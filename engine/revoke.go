@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// RevokeListing removes one listing with its presence and attempts.
+// NotFound if it is missing or another tenant's (unless AnyTenant).
+func (s *MemStore) RevokeListing(ctx context.Context, cmd RevokeListing) (Result, error) {
+	if !cmd.AnyTenant {
+		if err := cmd.Tenant.Validate(); err != nil {
+			return Result{}, err
+		}
+	}
+	_, err := s.begin(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.end()
+	if !s.available.Load() {
+		return Result{Outcome: ServiceUnavailable}, nil
+	}
+	li, ok := s.listingByID.get(cmd.Listing.UUID)
+	if !ok || (!cmd.AnyTenant && s.tenants.at(s.listings.at(li).tenant).t != cmd.Tenant) {
+		return Result{Outcome: NotFound}, nil
+	}
+	s.removeListing(li)
+	return Result{}, nil
+}
+
+// RevokePrincipal inserts (or re-times) a revocation of subject, then removes
+// every listing it owns and every attempt it created, through its
+// per-subject lists. removed counts them as the reference does: the owned
+// listings plus the created attempts, both counted before removal. If the
+// revocation pool is full (and subject is not revoked already) nothing
+// changes. Like every transition, ServiceUnavailable (and no change) once
+// the store is unavailable (Store.MarkUnavailable: fail closed).
+func (s *MemStore) RevokePrincipal(ctx context.Context, subject Subject, ttl time.Duration) (int, Result, error) {
+	if err := subject.Validate(); err != nil {
+		return 0, Result{}, err
+	}
+	if ttl < time.Second || ttl > MaxRevocationTTL {
+		return 0, Result{}, errRevocationTTL
+	}
+	sk := s.subjectKey(subject)
+	now, err := s.begin(ctx)
+	if err != nil {
+		return 0, Result{}, err
+	}
+	defer s.end()
+	if !s.available.Load() {
+		return 0, Result{Outcome: ServiceUnavailable}, nil
+	}
+	si := s.findSubject(sk)
+	if (si < 0 || !s.revocations.has(si)) && s.revocations.len() >= s.lim.MaxRevocations {
+		return 0, Result{Outcome: CapacityExceeded, Pool: PoolRevocations}, nil
+	}
+	if si < 0 {
+		si = s.subjectSlot(sk)
+	}
+	s.revocations.set(si, now+ttl)
+	sr := s.subjects.at(si)
+	removed := int(sr.listings.n) + int(sr.attempts.n)
+	for {
+		li := s.byOwner.first(&s.subjects.at(si).listings)
+		if li < 0 {
+			break
+		}
+		s.removeListing(li)
+	}
+	for {
+		ai := s.byClnt.first(&s.subjects.at(si).attempts)
+		if ai < 0 {
+			break
+		}
+		s.removeAttempt(ai)
+	}
+	return removed, Result{}, nil
+}
+
+// Revoked reports whether subject has a live revocation.
+func (s *MemStore) Revoked(ctx context.Context, subject Subject) (bool, error) {
+	if err := subject.Validate(); err != nil {
+		return false, err
+	}
+	sk := s.subjectKey(subject)
+	_, err := s.begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer s.end()
+	return s.revoked(sk), nil
+}

@@ -1,0 +1,66 @@
+package storetest
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// want requires a transition to return outcome o without error.
+func (e *env) want(op string, r engine.Result, err error, o engine.Outcome) {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatalf("%s: unexpected error %v (want outcome %v)", op, err, o)
+	}
+	if r.Outcome != o {
+		e.t.Fatalf("%s = %v (pool %v), want %v", op, r.Outcome, r.Pool, o)
+	}
+	if o != engine.CapacityExceeded && r.Pool != engine.PoolNone {
+		e.t.Fatalf("%s = %v carries pool %v; Pool is only set on CapacityExceeded", op, r.Outcome, r.Pool)
+	}
+}
+
+// wantShed requires CapacityExceeded naming pool p, with Quota() true exactly
+// for policy quotas.
+func (e *env) wantShed(op string, r engine.Result, err error, p engine.Pool) {
+	e.t.Helper()
+	e.want(op, r, err, engine.CapacityExceeded)
+	if r.Pool != p {
+		e.t.Fatalf("%s: CapacityExceeded names pool %v, want %v", op, r.Pool, p)
+	}
+	if r.Quota() != p.IsQuota() {
+		e.t.Fatalf("%s: Quota() = %v for pool %v", op, r.Quota(), p)
+	}
+	if r.Replay {
+		e.t.Fatalf("%s: CapacityExceeded reported Replay", op)
+	}
+}
+
+// wantInput requires an *engine.InputError whose Field contains one of
+// fields (case-insensitively): stores may name a field "public" or
+// "public_endpoint", but they must name it.
+func (e *env) wantInput(op string, err error, fields ...string) {
+	e.t.Helper()
+	var ie *engine.InputError
+	if !errors.As(err, &ie) {
+		e.t.Fatalf("%s: error %v (%T), want *engine.InputError naming %q", op, err, err, fields)
+	}
+	got := strings.ToLower(ie.Field)
+	for _, f := range fields {
+		if strings.Contains(got, strings.ToLower(f)) {
+			return
+		}
+	}
+	e.t.Fatalf("%s: InputError names field %q, want one of %q", op, ie.Field, fields)
+}
+
+// wantCanceled requires err to be context.Canceled.
+func (e *env) wantCanceled(op string, err error) {
+	e.t.Helper()
+	if !errors.Is(err, errCanceled) {
+		e.t.Fatalf("%s: error %v, want context.Canceled", op, err)
+	}
+}
+
+func asInput(err error, ie **engine.InputError) bool { return errors.As(err, ie) }

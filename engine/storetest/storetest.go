@@ -1,0 +1,123 @@
+// Package storetest is the contract suite every engine.Store must pass: the
+// in-memory store, the reference baseline in bench/refstore and, later, the
+// Redis store. It ports every test of the reference store (ADR 0004) and adds
+// exact-deadline expiry, capacity, idempotency, cancellation, input, race and
+// randomized operation-sequence tests.
+//
+// A store that also implements engine.Inspector is checked more closely:
+// CheckInvariants runs after every step of the randomized test, and every
+// rejected call is bracketed by Snapshot to prove it changed nothing. Without
+// an Inspector the suite falls back to comparing Stats.
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// Factory makes a fresh, empty store configured with l, reading time from c
+// and deriving capabilities with k. It is called once per (sub)test.
+type Factory func(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store
+
+// Run runs the whole contract suite against the stores newStore makes. Each
+// case is a subtest, so `-run 'TestX/Idempotency'` selects a group.
+func Run(t *testing.T, newStore Factory) {
+	groups := []struct {
+		name string
+		run  func(t *testing.T, f Factory)
+	}{
+		{"Reference", runReference},
+		{"Expiry", runExpiry},
+		{"Capacity", runCapacity},
+		{"Idempotency", runIdempotency},
+		{"Lease", runLease},
+		{"Presence", runPresence},
+		{"Browse", runBrowse},
+		{"Attempt", runAttempt},
+		{"Batch", runBatch},
+		{"Revocation", runRevocation},
+		{"Drain", runDrain},
+		{"Unavailable", runUnavailable},
+		{"Stats", runStats},
+		{"Input", runInput},
+		{"Cancel", runCancel},
+		{"Race", runRace},
+		{"RandomOps", runRandomOps},
+	}
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) { g.run(t, newStore) })
+	}
+}
+
+// env is one store under test with its clock, keyring and helpers.
+type env struct {
+	t    *testing.T
+	s    engine.Store
+	c    *engine.ManualClock
+	k    *engine.Keyring
+	l    engine.Limits
+	insp engine.Inspector // nil when the store has none
+	ctx  context.Context
+	seq  int
+}
+
+// newEnv makes a store with the default limits changed by mods.
+func newEnv(t *testing.T, f Factory, mods ...func(*engine.Limits)) *env {
+	t.Helper()
+	l := engine.DefaultLimits()
+	for _, m := range mods {
+		m(&l)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatalf("BUG: test limits invalid: %v", err)
+	}
+	c := engine.NewManualClock()
+	var key [32]byte
+	for i := range key {
+		key[i] = byte(i*7 + 1)
+	}
+	k := engine.NewKeyring(key)
+	s := f(t, l, c, k)
+	if s == nil {
+		t.Fatalf("factory returned a nil store")
+	}
+	e := &env{t: t, s: s, c: c, k: k, l: l, ctx: context.Background()}
+	e.insp, _ = s.(engine.Inspector)
+	e.check()
+	return e
+}
+
+// check runs CheckInvariants when the store has an Inspector.
+func (e *env) check() {
+	e.t.Helper()
+	if e.insp == nil {
+		return
+	}
+	if err := e.insp.CheckInvariants(); err != nil {
+		e.t.Fatalf("invariants broken: %v", err)
+	}
+}
+
+// state is what a rejected call must leave unchanged: the Inspector's
+// snapshot, or Stats when there is none.
+func (e *env) state() string {
+	if e.insp != nil {
+		return e.insp.Snapshot()
+	}
+	st := e.s.Stats()
+	return fmtStats(st)
+}
+
+// unchanged runs fn and fails if the store's state differs afterwards.
+func (e *env) unchanged(what string, fn func()) {
+	e.t.Helper()
+	before := e.state()
+	fn()
+	after := e.state()
+	if before != after {
+		e.t.Fatalf("%s changed the store:\n--- before\n%s\n--- after\n%s", what, before, after)
+	}
+	e.check()
+}

@@ -1,0 +1,65 @@
+package engine
+
+// subjectRec is one principal the store knows of: it owns listings, created
+// attempts, or is revoked. It is freed when none of these holds. The lists
+// make revocation O(what the subject has), never a scan.
+type subjectRec struct {
+	hashed
+	name     Subject
+	listings listHead // owned listings (MemStore.byOwner)
+	attempts listHead // created attempts (MemStore.byClient)
+	// A revocation is this slot being on MemStore.revocations.
+}
+
+// subjectKey is a subject with its seeded hash, computed once per
+// operation, before the commit lock is taken.
+type subjectKey struct {
+	name Subject
+	hash uint64
+}
+
+func (s *MemStore) subjectKey(name Subject) subjectKey {
+	h := newKeyHasher(s.seed)
+	h.str(string(name))
+	return subjectKey{name: name, hash: h.sum()}
+}
+
+// findSubject returns the slot of k, or -1.
+func (s *MemStore) findSubject(k subjectKey) int32 {
+	for i := s.subjectIdx.head(k.hash); i >= 0; {
+		r := s.subjects.at(i)
+		if r.hash == k.hash && r.name == k.name {
+			return i
+		}
+		i = r.next
+	}
+	return -1
+}
+
+// subjectSlot returns the slot of k, creating it if needed.
+func (s *MemStore) subjectSlot(k subjectKey) int32 {
+	if i := s.findSubject(k); i >= 0 {
+		return i
+	}
+	i := s.subjects.alloc()
+	r := s.subjects.at(i)
+	r.hash = k.hash
+	r.name = Subject(cloneString(string(k.name)))
+	chainInsert(&s.subjectIdx, &s.subjects, i)
+	return i
+}
+
+// releaseSubject frees slot i if nothing references it any more.
+func (s *MemStore) releaseSubject(i int32) {
+	r := s.subjects.at(i)
+	if r.listings.n == 0 && r.attempts.n == 0 && !s.revocations.has(i) {
+		chainRemove(&s.subjectIdx, &s.subjects, i)
+		s.subjects.release(i)
+	}
+}
+
+// revoked reports whether k has a live revocation (cleanup has run).
+func (s *MemStore) revoked(k subjectKey) bool {
+	i := s.findSubject(k)
+	return i >= 0 && s.revocations.has(i)
+}

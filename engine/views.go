@@ -1,0 +1,57 @@
+package engine
+
+import "time"
+
+// listingView renders listing slot li at now. Spec and Doc are immutable
+// and shared; nothing else aliases store state.
+func (s *MemStore) listingView(li int32, now time.Duration) ListingView {
+	l := s.listings.at(li)
+	d := s.leaseExp.deadline(li)
+	v := ListingView{
+		ID: l.id, Lease: l.lease, Presence: l.presence,
+		Tenant: s.tenants.at(l.tenant).t, Owner: s.subjects.at(l.owner).name,
+		Spec: s.docs[li].spec, Doc: s.docs[li].doc,
+		CurrentPlayers: l.players, Version: l.version,
+		LeaseExpiresAt: s.wall(d), LeaseTTL: d - now,
+		PresenceFresh: l.fresh,
+	}
+	if l.fresh {
+		v.HostPublic, v.HostLocal = l.pres.pub.addrPort(), l.pres.loc.addrPort()
+	}
+	return v
+}
+
+// attemptView renders attempt slot ai at now.
+func (s *MemStore) attemptView(ai int32, now time.Duration) AttemptView {
+	a := s.attempts.at(ai)
+	l := s.listings.at(a.listing)
+	d := s.attemptExp.deadline(ai)
+	v := AttemptView{
+		ID: a.id, Handle: a.handle, Listing: l.id,
+		Tenant: s.tenants.at(a.tenant).t, Client: s.subjects.at(a.client).name,
+		ExpiresAt: s.wall(d), TTL: d - now,
+		HostPresence: l.presence,
+		Host:         a.host.view(), Peer: a.peer.view(), Consumed: a.consumed,
+	}
+	if l.fresh {
+		v.HostPresencePublic = l.pres.pub.addrPort()
+	}
+	return v
+}
+
+// presenceView renders listing slot li's presence at now: TTL left and the
+// oldest PendingOffersMax attempts whose host endpoint is unbound.
+func (s *MemStore) presenceView(li int32, now time.Duration) PresenceView {
+	l := s.listings.at(li)
+	v := PresenceView{Listing: l.id, TTL: s.presExp.deadline(li) - now}
+	for ai := s.pending.first(&l.pending); ai >= 0 && v.NPending < PendingOffersMax; ai = s.pending.next(ai) {
+		v.Pending[v.NPending] = s.attempts.at(ai).handle
+		v.NPending++
+	}
+	return v
+}
+
+func (s *MemStore) introduction(ai int32) Introduction {
+	a := s.attempts.at(ai)
+	return Introduction{Attempt: a.id, Handle: a.handle, Host: a.host.view(), Client: a.peer.view()}
+}

@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/valyala/fasthttp"
+)
+
+// Operator routes (CONTRACT.md §3.7) and whoami. An operator of tenant `*`
+// acts in every tenant; any other operator only in its own, so another
+// tenant's listing or subject is reported as not found.
+
+func (a *API) whoami(ctx *fasthttp.RequestCtx, p *Principal) {
+	s := acquireBuf()
+	defer releaseBuf(s)
+	game, env := p.Tenant.Game, p.Tenant.Env
+	if p.Global {
+		game, env = "*", "*"
+	}
+	b := append(s.b[:0], `{"subject":`...)
+	b = appendString(b, string(p.Subject))
+	b = append(b, `,"game_id":`...)
+	b = appendString(b, game)
+	b = append(b, `,"environment_id":`...)
+	b = appendString(b, env)
+	b = append(b, `,"roles":[`...)
+	first := true
+	for _, rn := range roleNames {
+		if p.Roles.Has(rn.role) {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendString(b, rn.name)
+		}
+	}
+	b = append(b, "]}"...)
+	s.b = b
+	writeJSON(ctx, fasthttp.StatusOK, b)
+}
+
+func (a *API) revokeListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+	lid, ok := a.parseID(ctx, id, "listing_id")
+	if !ok {
+		return
+	}
+	r, err := a.store.RevokeListing(context.Background(), engine.RevokeListing{
+		Tenant: p.Tenant, AnyTenant: p.Global, Listing: engine.ListingID{UUID: lid},
+	})
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	a.metrics.outcome(opAdminRevokeListing, r.Outcome)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	a.log.LogAttrs(context.Background(), slog.LevelInfo, "listing revoked",
+		slog.String("listing_id", lid.String()), slog.String("operator", string(p.Subject)))
+}
+
+func (a *API) revokePrincipal(ctx *fasthttp.RequestCtx, p *Principal) {
+	s := acquireBuf()
+	defer releaseBuf(s)
+	subject, ttl, err := decodeRevocation(&s.dec, ctx.Request.Body())
+	if err != nil {
+		a.writeInputError(ctx, err)
+		return
+	}
+	if !p.Global {
+		// A tenant operator may revoke only principals of its own tenant.
+		target, ok := a.ps.Lookup(subject)
+		if !ok || target.Global || target.Tenant != p.Tenant {
+			a.writeProblem(ctx, probNotFound, "no such subject in this tenant", nil)
+			return
+		}
+	}
+	removed, r, err := a.store.RevokePrincipal(context.Background(), subject, time.Duration(ttl)*time.Second)
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	a.metrics.outcome(opAdminRevokePrincipal, r.Outcome)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	b := append(s.b[:0], `{"removed":`...)
+	b = appendInt(b, int64(removed))
+	b = append(b, '}')
+	s.b = b
+	writeJSON(ctx, fasthttp.StatusOK, b)
+	a.log.LogAttrs(context.Background(), slog.LevelInfo, "principal revoked",
+		slog.String("subject", string(subject)), slog.Int("removed", removed),
+		slog.Uint64("ttl_s", ttl), slog.String("operator", string(p.Subject)))
+}
+
+func (a *API) drain(ctx *fasthttp.RequestCtx, p *Principal) {
+	if err := a.store.BeginDrain(context.Background()); err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	writeJSON(ctx, fasthttp.StatusAccepted, []byte(`{"status":"draining"}`))
+	a.log.LogAttrs(context.Background(), slog.LevelInfo, "drain requested",
+		slog.String("operator", string(p.Subject)))
+}
+
+func (a *API) stats(ctx *fasthttp.RequestCtx) {
+	st := a.store.Stats()
+	s := acquireBuf()
+	defer releaseBuf(s)
+	b := append(s.b[:0], `{"instance_id":`...)
+	b = appendUUID(b, st.InstanceID)
+	b = append(b, `,"available":`...)
+	b = appendBool(b, st.Available)
+	b = append(b, `,"draining":`...)
+	b = appendBool(b, st.Draining)
+	b = append(b, `,"pools":{`...)
+	for i := range st.Pools {
+		b = appendKey(b, engine.Pool(i+1).String(), i == 0)
+		b = append(b, `{"used":`...)
+		b = appendInt(b, int64(st.Pools[i].Used))
+		b = append(b, `,"ceiling":`...)
+		b = appendInt(b, int64(st.Pools[i].Ceiling))
+		b = append(b, '}')
+	}
+	b = append(b, `},"quotas":{"owner_listings":`...)
+	b = appendInt(b, int64(a.limits.OwnerListingQuota))
+	b = append(b, `,"tenant_attempts":`...)
+	b = appendInt(b, int64(a.limits.TenantAttemptQuota))
+	b = append(b, `},"in_flight":`...)
+	b = appendInt(b, int64(st.InFlight))
+	b = append(b, '}')
+	s.b = b
+	writeJSON(ctx, fasthttp.StatusOK, b)
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}

@@ -1,0 +1,96 @@
+// Package httpapi serves the REST API of CONTRACT.md §2-§3 with fasthttp:
+// routing, bearer authentication against a principals file, a strict JSON
+// request codec, RFC 9457 problem answers, health and metrics endpoints.
+// It makes no authorization decision the store should make: it parses,
+// authenticates the caller, checks roles, and asks the store.
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// Offerer tells a listing's host about a new join attempt over UDP (the
+// OFFER of CONTRACT.md §4.4). netio.Mediator implements it. Offer is called
+// on the request goroutine and must not block.
+type Offerer interface{ Offer(v engine.AttemptView) }
+
+// Config is what New needs. Store, Keys and Principals are required.
+type Config struct {
+	Store        engine.Store
+	Keys         *engine.Keyring
+	Limits       engine.Limits // for ttl_s values and quotas shown
+	Principals   *Principals
+	Offerer      Offerer // nil: no OFFER sent
+	MediatorAddr string  // advertised "host:port"
+	Logger       *slog.Logger
+	Metrics      *metrics.Set // nil: a private set
+	// WritePrometheus is what /metrics writes; nil: metrics.WritePrometheus(w, true).
+	WritePrometheus func(w io.Writer)
+}
+
+// API is the HTTP front of one store. It is immutable after New and safe
+// for concurrent use by any number of fasthttp workers.
+type API struct {
+	store     engine.Store
+	keys      *engine.Keyring
+	limits    engine.Limits
+	ps        *Principals
+	offerer   Offerer
+	mediator  string
+	log       *slog.Logger
+	metrics   *httpMetrics
+	writeProm func(w io.Writer)
+	regions   *interner
+
+	leaseTTL, presenceTTL, attemptTTL int64  // seconds
+	drainRetryAfter                   string // seconds, Retry-After while draining
+}
+
+// PresenceInterval is the presence refresh interval told to hosts (seconds).
+const PresenceInterval = 5
+
+// New checks cfg and builds the API.
+func New(cfg Config) (*API, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("httpapi: Config.Store is required")
+	case cfg.Keys == nil:
+		return nil, errors.New("httpapi: Config.Keys is required")
+	case cfg.Principals == nil:
+		return nil, errors.New("httpapi: Config.Principals is required")
+	}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, errors.New("httpapi: Config.Limits: " + err.Error())
+	}
+	a := &API{
+		store: cfg.Store, keys: cfg.Keys, limits: cfg.Limits, ps: cfg.Principals,
+		offerer: cfg.Offerer, mediator: cfg.MediatorAddr, log: cfg.Logger,
+		writeProm:       cfg.WritePrometheus,
+		regions:         newInterner(maxInternedRegions),
+		leaseTTL:        seconds(cfg.Limits.LeaseTTL),
+		presenceTTL:     seconds(cfg.Limits.PresenceTTL),
+		attemptTTL:      seconds(cfg.Limits.AttemptTTL),
+		drainRetryAfter: strconv.FormatInt(max(1, seconds(cfg.Limits.DrainWindow)), 10),
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	set := cfg.Metrics
+	if set == nil {
+		set = metrics.NewSet()
+		if a.writeProm == nil {
+			a.writeProm = func(w io.Writer) { set.WritePrometheus(w) }
+		}
+	}
+	if a.writeProm == nil {
+		a.writeProm = func(w io.Writer) { metrics.WritePrometheus(w, true) }
+	}
+	a.metrics = newHTTPMetrics(set, cfg.Store, cfg.Limits)
+	return a, nil
+}

@@ -1,0 +1,75 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/valyala/fasthttp"
+)
+
+// createAttempt answers POST /v1/listings/{id}/join-attempts (CONTRACT.md
+// §3.6) and, for a new attempt, has the host told over UDP (the OFFER).
+func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+	lid, ok := a.parseID(ctx, id, "listing_id")
+	if !ok {
+		return
+	}
+	key, ok := a.idempotencyKey(ctx)
+	if !ok {
+		return
+	}
+	s := acquireBuf()
+	defer releaseBuf(s)
+	pv, err := decodeJoin(&s.dec, ctx.Request.Body())
+	if err != nil {
+		a.writeInputError(ctx, err)
+		return
+	}
+	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
+		Tenant: p.Tenant, Client: p.Subject, IdempotencyKey: key,
+		Listing: engine.ListingID{UUID: lid}, ProtocolVersion: pv,
+	})
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	a.metrics.outcome(opCreateAttempt, r.Outcome)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	if !r.Replay && a.offerer != nil {
+		a.offerer.Offer(v)
+	}
+	b := append(s.b[:0], `{"attempt_id":`...)
+	b = appendUUID(b, v.ID.UUID)
+	b = append(b, `,"listing_id":`...)
+	b = appendUUID(b, v.Listing.UUID)
+	b = append(b, `,"handle":`...)
+	b = appendUUID(b, v.Handle.UUID)
+	b = append(b, `,"token":"`...)
+	c := a.keys.AttemptClient(v.Handle)
+	b = c.AppendToken(b)
+	b = append(b, `","mediator":`...)
+	b = appendString(b, a.mediator)
+	b = append(b, `,"expires_at":`...)
+	b = appendTime(b, v.ExpiresAt)
+	b = append(b, `,"ttl_s":`...)
+	ttl := a.attemptTTL
+	if v.TTL > 0 {
+		ttl = seconds(v.TTL)
+	}
+	b = appendInt(b, ttl)
+	b = append(b, '}')
+	s.b = b
+	status := fasthttp.StatusCreated
+	if r.Replay {
+		status = fasthttp.StatusOK
+		ctx.Response.Header.Set("Idempotent-Replay", "true")
+	}
+	writeJSON(ctx, status, b)
+	a.log.LogAttrs(context.Background(), slog.LevelInfo, "join attempt created",
+		slog.String("attempt_id", v.ID.String()), slog.String("listing_id", v.Listing.String()),
+		slog.String("subject", string(p.Subject)), slog.Bool("replay", r.Replay))
+}

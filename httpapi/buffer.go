@@ -1,0 +1,42 @@
+package httpapi
+
+import (
+	"sync"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// scratch is per-request working memory: an encoding buffer, a browse page
+// and a JSON decoder. Acquire it at the start of a handler and release it
+// before returning; nothing in it may be retained after release.
+type scratch struct {
+	b     []byte
+	views []engine.ListingView
+	dec   decoder
+	spec  engine.ListingSpec
+	renew renewRequest
+}
+
+// maxPooledBuf keeps one huge response from pinning memory in the pool.
+const maxPooledBuf = 64 << 10
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{b: make([]byte, 0, 4096), views: make([]engine.ListingView, 0, engine.BrowsePageMax)}
+}}
+
+func acquireBuf() *scratch { return scratchPool.Get().(*scratch) }
+
+func releaseBuf(s *scratch) {
+	if cap(s.b) > maxPooledBuf {
+		s.b = make([]byte, 0, 4096)
+	}
+	s.b = s.b[:0]
+	clear(s.views) // drop references to specs and documents (callers keep len = items used)
+	s.views = s.views[:0]
+	s.dec.reset(nil)
+	if cap(s.dec.scratch) > maxPooledBuf {
+		s.dec.scratch = nil
+	}
+	s.spec = engine.ListingSpec{}
+	scratchPool.Put(s)
+}

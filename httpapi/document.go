@@ -1,0 +1,66 @@
+package httpapi
+
+import "github.com/rendezvous/rendezvous/engine"
+
+// Listing documents. A listing's immutable browse-item members are encoded
+// once, at creation, and stored with it (engine.CreateListing.Doc); browse
+// and get concatenate that fragment with the few live members instead of
+// encoding every listing on every page.
+
+// appendListingDoc appends the immutable members of a browse item, without
+// braces: "region":…,"protocol_version":…,"build_version":…,
+// "display_name":…,"trust_mode":…,"max_players":…,"metadata":{…}.
+func appendListingDoc(dst []byte, s *engine.ListingSpec) []byte {
+	dst = appendKey(dst, "region", true)
+	dst = appendString(dst, s.Region)
+	dst = appendKey(dst, "protocol_version", false)
+	dst = appendUint(dst, uint64(s.ProtocolVersion))
+	dst = appendKey(dst, "build_version", false)
+	dst = appendString(dst, s.BuildVersion)
+	dst = appendKey(dst, "display_name", false)
+	dst = appendString(dst, s.DisplayName)
+	dst = appendKey(dst, "trust_mode", false)
+	dst = appendString(dst, s.TrustMode.String())
+	dst = appendKey(dst, "max_players", false)
+	dst = appendInt(dst, int64(s.MaxPlayers))
+	dst = appendKey(dst, "metadata", false)
+	dst = append(dst, '{')
+	for i, e := range s.Metadata {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, e.Key)
+		dst = append(dst, ':')
+		dst = appendString(dst, e.Value)
+	}
+	return append(dst, '}')
+}
+
+// listingDoc returns a new document for s, sized exactly.
+func listingDoc(s *engine.ListingSpec) []byte {
+	doc := appendListingDoc(make([]byte, 0, 256), s)
+	return append(make([]byte, 0, len(doc)), doc...)
+}
+
+// appendListingItem appends one browse item. v.Doc is used when present; a
+// listing stored without one (another writer) is encoded from its spec.
+// withVisibility adds the member that GET by ID returns.
+func appendListingItem(dst []byte, v *engine.ListingView, withVisibility bool) []byte {
+	dst = append(dst, `{"listing_id":`...)
+	dst = appendUUID(dst, v.ID.UUID)
+	dst = append(dst, ',')
+	if len(v.Doc) > 0 {
+		dst = append(dst, v.Doc...)
+	} else {
+		dst = appendListingDoc(dst, v.Spec)
+	}
+	dst = appendKey(dst, "current_players", false)
+	dst = appendInt(dst, int64(v.CurrentPlayers))
+	dst = appendKey(dst, "lease_expires_at", false)
+	dst = appendTime(dst, v.LeaseExpiresAt)
+	if withVisibility {
+		dst = appendKey(dst, "visibility", false)
+		dst = appendString(dst, v.Spec.Visibility.String())
+	}
+	return append(dst, '}')
+}

@@ -1,0 +1,208 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/valyala/fasthttp"
+)
+
+// Publisher routes: create, renew and delete a listing (CONTRACT.md §3.1-§3.3).
+
+// parseID parses a {listing_id} path segment (400 when malformed).
+func (a *API) parseID(ctx *fasthttp.RequestCtx, id []byte, field string) (engine.UUID, bool) {
+	u, ok := engine.ParseUUID(id)
+	if !ok {
+		a.writeProblem(ctx, probInvalidRequest, field+": must be a UUID (8-4-4-4-12 hex)", nil)
+	}
+	return u, ok
+}
+
+// idempotencyKey reads and checks the Idempotency-Key header.
+func (a *API) idempotencyKey(ctx *fasthttp.RequestCtx) (string, bool) {
+	k := ctx.Request.Header.Peek("Idempotency-Key")
+	if k == nil {
+		a.writeProblem(ctx, probInvalidRequest, "Idempotency-Key: header is required", nil)
+		return "", false
+	}
+	key := string(k)
+	if err := engine.ValidateIdempotencyKey(key); err != nil {
+		a.writeInputError(ctx, err)
+		return "", false
+	}
+	return key, true
+}
+
+func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
+	key, ok := a.idempotencyKey(ctx)
+	if !ok {
+		return
+	}
+	s := acquireBuf()
+	defer releaseBuf(s)
+	spec := &s.spec
+	if err := decodeCreateListing(&s.dec, ctx.Request.Body(), spec); err != nil {
+		a.writeInputError(ctx, err)
+		return
+	}
+	// The spec outlives the request in the store: give it its own memory.
+	owned := *spec
+	owned.Region = a.regions.add(spec.Region)
+	owned.Metadata = append([]engine.MetaEntry(nil), spec.Metadata...)
+	cmd := engine.CreateListing{
+		Tenant: p.Tenant, Owner: p.Subject, IdempotencyKey: key, Spec: owned,
+		Doc: listingDoc(&owned),
+	}
+	v, r, err := a.store.CreateListing(context.Background(), cmd)
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	a.metrics.outcome(opCreateListing, r.Outcome)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	b := append(s.b[:0], `{"listing_id":`...)
+	b = appendUUID(b, v.ID.UUID)
+	b = append(b, `,"lease":{"lease_id":`...)
+	b = appendUUID(b, v.Lease.UUID)
+	b = append(b, `,"token":"`...)
+	leaseCap := a.keys.Lease(v.Lease)
+	b = leaseCap.AppendToken(b)
+	b = append(b, `","version":`...)
+	b = appendUint(b, v.Version)
+	b = append(b, `,"expires_at":`...)
+	b = appendTime(b, v.LeaseExpiresAt)
+	b = append(b, `,"ttl_s":`...)
+	b = appendInt(b, a.leaseTTLOf(&v))
+	b = append(b, `},"presence":{"handle":`...)
+	b = appendUUID(b, v.Presence.UUID)
+	b = append(b, `,"token":"`...)
+	presCap := a.keys.Presence(v.Presence)
+	b = presCap.AppendToken(b)
+	b = append(b, `","mediator":`...)
+	b = appendString(b, a.mediator)
+	b = append(b, `,"interval_s":`...)
+	b = appendInt(b, PresenceInterval)
+	b = append(b, `,"ttl_s":`...)
+	b = appendInt(b, a.presenceTTL)
+	b = append(b, "}}"...)
+	s.b = b
+	status := fasthttp.StatusCreated
+	if r.Replay {
+		status = fasthttp.StatusOK
+		ctx.Response.Header.Set("Idempotent-Replay", "true")
+	}
+	ctx.Response.Header.Set("Location", prefixListing+v.ID.String())
+	writeJSON(ctx, status, b)
+	a.log.LogAttrs(context.Background(), slog.LevelInfo, "listing created",
+		slog.String("listing_id", v.ID.String()), slog.String("subject", string(p.Subject)),
+		slog.String("game_id", p.Tenant.Game), slog.String("environment_id", p.Tenant.Env),
+		slog.Bool("replay", r.Replay))
+}
+
+func (a *API) leaseTTLOf(v *engine.ListingView) int64 {
+	if v.LeaseTTL > 0 {
+		return seconds(v.LeaseTTL)
+	}
+	return a.leaseTTL
+}
+
+// renewLease answers PUT /v1/listings/{id}/lease. Apart from encoding into a
+// pooled buffer it does not allocate.
+func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+	lid, ok := a.parseID(ctx, id, "listing_id")
+	if !ok {
+		return
+	}
+	s := acquireBuf()
+	defer releaseBuf(s)
+	req := &s.renew
+	if err := decodeRenew(&s.dec, ctx.Request.Body(), req); err != nil {
+		a.writeInputError(ctx, err)
+		return
+	}
+	if !req.TokenOK {
+		// A malformed token cannot match any lease: wrong lease or token is 404.
+		a.writeProblem(ctx, probNotFound, "", nil)
+		return
+	}
+	cmd := engine.RenewLease{
+		Tenant: p.Tenant, Owner: p.Subject, Listing: engine.ListingID{UUID: lid},
+		Lease: req.Lease, LeaseKey: engine.FingerprintOf(&req.Token),
+		ExpectedVersion: req.ExpectedVersion, CurrentPlayers: req.CurrentPlayers,
+	}
+	v, r, err := a.store.RenewLease(context.Background(), cmd)
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	a.metrics.outcome(opRenewLease, r.Outcome)
+	if !r.OK() {
+		var extra func([]byte) []byte
+		if r.Outcome == engine.Conflict {
+			version := v.Version
+			extra = func(b []byte) []byte {
+				b = append(b, `,"current_version":`...)
+				return appendUint(b, version)
+			}
+		}
+		a.writeOutcome(ctx, r, extra)
+		return
+	}
+	b := append(s.b[:0], `{"version":`...)
+	b = appendUint(b, v.Version)
+	b = append(b, `,"expires_at":`...)
+	b = appendTime(b, v.LeaseExpiresAt)
+	b = append(b, `,"ttl_s":`...)
+	b = appendInt(b, a.leaseTTLOf(&v))
+	b = append(b, '}')
+	s.b = b
+	writeJSON(ctx, fasthttp.StatusOK, b)
+}
+
+// deleteListing answers DELETE /v1/listings/{id} (headers Lease-Id, Lease-Token).
+func (a *API) deleteListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+	lid, ok := a.parseID(ctx, id, "listing_id")
+	if !ok {
+		return
+	}
+	hl := ctx.Request.Header.Peek("Lease-Id")
+	if hl == nil {
+		a.writeProblem(ctx, probInvalidRequest, "Lease-Id: header is required", nil)
+		return
+	}
+	lease, ok := a.parseID(ctx, hl, "Lease-Id")
+	if !ok {
+		return
+	}
+	ht := ctx.Request.Header.Peek("Lease-Token")
+	if ht == nil {
+		a.writeProblem(ctx, probInvalidRequest, "Lease-Token: header is required", nil)
+		return
+	}
+	tok, ok := engine.ParseToken(ht)
+	if !ok {
+		a.writeProblem(ctx, probNotFound, "", nil)
+		return
+	}
+	cmd := engine.DeleteListing{
+		Tenant: p.Tenant, Owner: p.Subject, Listing: engine.ListingID{UUID: lid},
+		Lease: engine.LeaseID{UUID: lease}, LeaseKey: engine.FingerprintOf(&tok),
+	}
+	r, err := a.store.DeleteListing(context.Background(), cmd)
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	a.metrics.outcome(opDeleteListing, r.Outcome)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	a.log.LogAttrs(context.Background(), slog.LevelInfo, "listing deleted",
+		slog.String("listing_id", cmd.Listing.String()), slog.String("subject", string(p.Subject)))
+}

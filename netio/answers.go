@@ -1,0 +1,110 @@
+package netio
+
+import (
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// errorFor maps a store outcome to its STUN error (CONTRACT.md §2).
+func errorFor(o engine.Outcome) (int, result) {
+	switch o {
+	case engine.NotFound, engine.Expired:
+		return stun.CodeNotFound, resNotFound
+	case engine.Revoked:
+		return stun.CodeForbidden, resForbidden
+	case engine.Conflict, engine.ReplayRejected:
+		return stun.CodeConflict, resConflict
+	case engine.CapacityExceeded:
+		return stun.CodeInsufficientCap, resCapacity
+	}
+	return stun.CodeServiceUnavailable, resUnavailable // Draining, ServiceUnavailable
+}
+
+// Reason phrases are short so unsigned answers stay within §7.5's bound.
+func reasonFor(code int) (string, result) {
+	switch code {
+	case stun.CodeBadRequest:
+		return "Bad Request", resBadRequest
+	case stun.CodeUnauthorized:
+		return "Unauthorized", resUnauthorized
+	case stun.CodeForbidden:
+		return "Forbidden", resForbidden
+	case stun.CodeNotFound:
+		return "Not Found", resNotFound
+	case stun.CodeConflict:
+		return "Conflict", resConflict
+	case stun.CodeUnknownAttribute:
+		return "Unknown", resUnknownAttr
+	case stun.CodeInsufficientCap:
+		return "Capacity", resCapacity
+	}
+	return "Unavailable", resUnavailable
+}
+
+// plainBinding answers a Binding request without USERNAME (CONTRACT.md
+// §4.1): XOR-MAPPED-ADDRESS and FINGERPRINT, at most 32 bytes more than the
+// request. It never touches the store.
+func (p *processor) plainBinding(pk *packet) {
+	s := p.slot(pk.addr, pk.local)
+	if s == nil {
+		return
+	}
+	b := stun.NewBuilder(s.buf, stun.BindingSuccess, p.msg.TransactionID())
+	b.AddXORAddress(stun.AttrXORMappedAddress, pk.addr)
+	b.AddFingerprint()
+	if p.commit(s, &b, len(pk.buf)+stun.MaxUnsignedGrowth) {
+		p.stats.answers[methodBinding][resOK]++
+	}
+}
+
+// unsignedError answers an unverified request (401, or 420 without
+// USERNAME): rate-limited per source, never larger than §7.5 allows.
+func (p *processor) unsignedError(pk *packet, meth method, code int) {
+	if !p.limiter.Allow(pk.addr.Addr(), p.nowNS) {
+		p.stats.drops[dropRateLimited]++
+		return
+	}
+	s := p.slot(pk.addr, pk.local)
+	if s == nil {
+		return
+	}
+	reason, res := reasonFor(code)
+	b := stun.NewBuilder(s.buf, stun.BindingError, p.msg.TransactionID())
+	b.AddErrorCode(code, reason)
+	if code == stun.CodeUnknownAttribute {
+		b.AddUnknownAttributes(p.msg.Unknown())
+	}
+	b.AddFingerprint()
+	if p.commit(s, &b, len(pk.buf)+stun.MaxUnsignedGrowth) {
+		p.stats.answers[meth][res]++
+	}
+}
+
+// signedError answers a verified request with an error signed by its
+// capability. unknown lists attributes for a 420.
+func (p *processor) signedError(r *request, meth method, code int, unknown []uint16) {
+	s := p.slot(r.src, r.local)
+	if s == nil {
+		return
+	}
+	reason, res := reasonFor(code)
+	b := stun.NewBuilder(s.buf, stun.BindingError, r.txID)
+	b.AddErrorCode(code, reason)
+	if code == stun.CodeUnknownAttribute {
+		b.AddUnknownAttributes(unknown)
+	}
+	b.AddIntegritySHA256(r.cap[:])
+	b.AddFingerprint()
+	if p.commit(s, &b, stun.MaxSignedAnswer) {
+		p.stats.answers[meth][res]++
+	}
+}
+
+// lifetimeSeconds is whole seconds left, rounded down (CONTRACT.md §7.6).
+func lifetimeSeconds(v interface{ Seconds() float64 }) uint32 {
+	s := v.Seconds()
+	if s <= 0 {
+		return 0
+	}
+	return uint32(s)
+}

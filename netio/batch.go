@@ -1,0 +1,78 @@
+package netio
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+)
+
+// Batch geometry.
+const (
+	// batchSize is the most datagrams one read returns.
+	batchSize = 64
+	// readSlot is a receive buffer: larger than the largest served datagram
+	// (stun.MaxDatagram) so an oversize datagram is seen as such.
+	readSlot = 1280
+	// writeSlot holds any answer: signed answers are at most 548 bytes and
+	// unsigned ones far smaller (CONTRACT.md §7.5).
+	writeSlot = 576
+	// answersPerRequest: a bind that completes an introduction produces its
+	// response and an INTRODUCE to each side.
+	answersPerRequest = 3
+	// ctlSlot holds one IP_PKTINFO or IPV6_PKTINFO control message.
+	ctlSlot = 64
+)
+
+// packet is one datagram slot of a batch. Its buffer is allocated once and
+// reused for every datagram read into or written from it.
+type packet struct {
+	// buf: on read, the datagram (len) in a readSlot-capacity buffer; on
+	// write, the datagram to send.
+	buf []byte
+	// addr is the source on read and the destination on write (unmapped).
+	addr netip.AddrPort
+	// local is the address the request was sent to (PKTINFO on wildcard
+	// sockets) and the source of the answer; invalid means "the socket's".
+	local netip.Addr
+	// trunc marks a datagram larger than its buffer.
+	trunc bool
+}
+
+// batchConn is one UDP socket with batched I/O. ReadBatch is called by one
+// goroutine at a time and WriteBatch by one goroutine at a time (the socket's
+// reader does both); WriteTo (single datagrams, for OFFER) and Close are safe
+// for concurrent use.
+type batchConn interface {
+	// ReadBatch blocks until at least one datagram arrives, then fills up to
+	// len(pkts) slots and returns how many.
+	ReadBatch(pkts []packet) (int, error)
+	// WriteBatch sends every packet, retrying partial sends; a datagram the
+	// kernel refuses is skipped and counted in failed. err is non-nil only
+	// when the socket is unusable (closed).
+	WriteBatch(pkts []packet) (sent, failed int, err error)
+	// WriteTo sends one datagram.
+	WriteTo(b []byte, addr netip.AddrPort) error
+	LocalAddr() netip.AddrPort
+	Close() error
+}
+
+// newBatchConn wraps a bound socket with the raw Linux path or the portable
+// x/net path. pktinfo is set for wildcard sockets whose answers must leave
+// from the request's destination address.
+func newBatchConn(c *net.UDPConn, portable, pktinfo bool) (batchConn, error) {
+	if portable || !rawAvailable {
+		return newPortableConn(c, pktinfo), nil
+	}
+	return newRawConn(c, pktinfo)
+}
+
+func newPackets(n, slot int) []packet {
+	backing := make([]byte, n*slot)
+	p := make([]packet, n)
+	for i := range p {
+		p[i].buf = backing[i*slot : i*slot : (i+1)*slot]
+	}
+	return p
+}
+
+func isClosed(err error) bool { return errors.Is(err, net.ErrClosed) }

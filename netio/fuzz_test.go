@@ -1,0 +1,58 @@
+package netio
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// FuzzProcessor feeds arbitrary datagrams to the full request handler:
+// it must not panic; the store may change only when the datagram passed
+// integrity with a capability the keyring derives; unsigned answers are at
+// most 32 bytes larger than the datagram and signed ones at most 548 bytes.
+func FuzzProcessor(f *testing.F) {
+	pf := newProcFixture(f)
+	v, pc := pf.listing()
+	src := netip.MustParseAddrPort("203.0.113.1:4000")
+	buf := make([]byte, 0, 256)
+	f.Add(append([]byte(nil), buildInto(buf, 'p', v.Presence, &pc, 1, [12]byte{1})...))
+	f.Add(append([]byte(nil), buildInto(buf, 'c', v.Presence, &pc, 0, [12]byte{2})...))
+	pb := stun.NewBuilder(make([]byte, 0, 64), stun.BindingRequest, [12]byte{3})
+	f.Add(append([]byte(nil), pb.Bytes()...))
+	pf.proc.limiter = newRateLimiter(1e9, 1<<20) // answer every unsigned error, so its size is checked
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > readSlot {
+			data = data[:readSlot]
+		}
+		before := pf.store.Snapshot()
+		out := pf.feed(src, data)
+		changed := pf.store.Snapshot() != before
+		var m stun.Message
+		verified := false
+		if stun.Parse(data, &m) == nil {
+			if name, ok := m.Username(); ok {
+				_, _, _, r := authenticate(&m, name, pf.keys, pf.store)
+				verified = r == authOK
+			}
+		}
+		if changed && !verified {
+			t.Fatal("an unauthenticated datagram changed the store")
+		}
+		for _, a := range out {
+			var am stun.Message
+			if err := stun.Parse(a.buf, &am); err != nil {
+				t.Fatalf("we sent an unparseable answer: %v", err)
+			}
+			if am.HasIntegrity() {
+				if len(a.buf) > stun.MaxSignedAnswer {
+					t.Fatalf("signed answer of %d bytes", len(a.buf))
+				}
+			} else if len(a.buf) > len(data)+stun.MaxUnsignedGrowth {
+				t.Fatalf("unsigned answer of %d bytes to %d", len(a.buf), len(data))
+			}
+		}
+		_ = engine.Handle{}
+	})
+}

@@ -1,0 +1,159 @@
+package netio
+
+import (
+	"errors"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// Mediator is the UDP side of the service (CONTRACT.md §4): one reader
+// goroutine per socket reads a batch, authenticates it outside the commit
+// lock, commits it with one store.ApplyBatch and writes the answers with one
+// batched send; one more goroutine sends OFFERs. All methods are safe for
+// concurrent use.
+type Mediator struct {
+	cfg     Config
+	store   engine.Store
+	keys    *engine.Keyring
+	log     *slog.Logger
+	met     *mediatorMetrics
+	limiter *rateLimiter
+	conns   []batchConn
+	recv    int
+	send    int
+	offers  chan engine.AttemptView
+	origin  time.Time
+
+	startOnce sync.Once
+	closeOnce sync.Once
+	closed    atomic.Bool
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closeErr  error
+}
+
+// NewMediator validates cfg and binds every socket; it does not start
+// reading (Start does). Errors: *engine.ConfigError for a bad setting, or
+// the listen error; nothing stays open after an error.
+func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediator, error) {
+	if store == nil || keys == nil {
+		return nil, &engine.ConfigError{Setting: "mediator", Reason: "store and keyring are required"}
+	}
+	cfg, addrs, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	m := &Mediator{
+		cfg: cfg, store: store, keys: keys, log: cfg.Logger,
+		met:     newMediatorMetrics(cfg.Metrics),
+		limiter: newRateLimiter(cfg.ErrorRate, cfg.ErrorBurst),
+		offers:  make(chan engine.AttemptView, offerQueue),
+		origin:  time.Now(),
+		done:    make(chan struct{}),
+	}
+	for i, ap := range addrs {
+		conns, recv, send, err := listen(ap, cfg.Sockets, &cfg)
+		if err != nil {
+			for _, c := range m.conns {
+				_ = c.Close() // the listen error is the one to report
+			}
+			return nil, err
+		}
+		if i == 0 {
+			m.recv, m.send = recv, send
+		}
+		m.conns = append(m.conns, conns...)
+	}
+	return m, nil
+}
+
+// Start starts one reader goroutine per socket and the offer sender. Calls
+// after the first, or after Close, do nothing.
+func (m *Mediator) Start() {
+	m.startOnce.Do(func() {
+		if m.closed.Load() {
+			return
+		}
+		m.wg.Add(len(m.conns) + 1)
+		for _, c := range m.conns {
+			go m.readLoop(c)
+		}
+		go m.offerLoop()
+		path := "recvmmsg"
+		if m.cfg.Portable || !rawAvailable {
+			path = "portable"
+		}
+		m.log.Info("udp mediator started", "addrs", m.LocalAddrs(), "sockets", len(m.conns),
+			"path", path, "rcvbuf", m.recv, "sndbuf", m.send)
+	})
+}
+
+// LocalAddrs returns the bound addresses (port 0 resolved), one per
+// configured address.
+func (m *Mediator) LocalAddrs() []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, c := range m.conns {
+		a := c.LocalAddr()
+		if len(out) == 0 || out[len(out)-1] != a {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// BufferSizes returns the SO_RCVBUF and SO_SNDBUF the kernel granted (as
+// getsockopt reports them; Linux doubles the requested value and caps it at
+// rmem_max/wmem_max unless the process may force it).
+func (m *Mediator) BufferSizes() (recv, send int) { return m.recv, m.send }
+
+// Close stops the readers and the offer sender and closes every socket. It
+// is idempotent and returns the first close error.
+func (m *Mediator) Close() error {
+	m.closeOnce.Do(func() {
+		m.closed.Store(true)
+		close(m.done)
+		var errs []error
+		for _, c := range m.conns {
+			errs = append(errs, c.Close())
+		}
+		m.closeErr = errors.Join(errs...)
+		m.wg.Wait()
+	})
+	return m.closeErr
+}
+
+// nanotime is the monotonic clock of the rate limiter.
+func (m *Mediator) nanotime() int64 { return int64(time.Since(m.origin)) }
+
+// readLoop serves one socket until Close.
+func (m *Mediator) readLoop(c batchConn) {
+	defer m.wg.Done()
+	in := newPackets(batchSize, readSlot)
+	p := newProcessor(m.store, m.keys, m.limiter)
+	for {
+		n, err := c.ReadBatch(in)
+		if err != nil {
+			if m.closed.Load() || isClosed(err) {
+				return
+			}
+			m.log.Warn("udp read failed", "addr", c.LocalAddr(), "err", err)
+			time.Sleep(time.Millisecond) // do not spin on a persistent error
+			continue
+		}
+		out := p.run(in[:n], m.nanotime())
+		if len(out) > 0 {
+			sent, failed, err := c.WriteBatch(out)
+			p.stats.out += sent
+			p.stats.drops[dropSendFailed] += failed
+			if err != nil && !isClosed(err) {
+				m.log.Warn("udp write failed", "addr", c.LocalAddr(), "err", err)
+			}
+		}
+		p.stats.flush(m.met, n)
+	}
+}

@@ -1,0 +1,125 @@
+package netio
+
+import (
+	"fmt"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// dropReason says why a datagram got no answer.
+type dropReason uint8
+
+const (
+	dropOversize    dropReason = iota // over stun.MaxDatagram
+	dropMalformed                     // failed stun.Parse
+	dropUnsupported                   // not a Binding request
+	dropRateLimited                   // unsigned error over the per-source limit
+	dropSizeBound                     // an unsigned answer would exceed §7.5's bound
+	dropStore                         // the store refused the batch as a whole
+	dropSendFailed                    // the kernel refused the answer
+	dropOfferQueue                    // Offer's bounded queue was full
+	dropOfferRoute                    // no socket can reach the host's family
+	numDrops
+)
+
+var dropNames = [numDrops]string{
+	"oversize", "malformed", "unsupported", "rate_limited", "size_bound",
+	"store", "send_failed", "offer_queue_full", "offer_no_route",
+}
+
+// method labels answers by what was asked.
+type method uint8
+
+const (
+	methodBinding method = iota // plain Binding
+	methodPresence
+	methodBindHost
+	methodBindClient
+	methodOffer
+	methodIntroduce
+	numMethods
+)
+
+var methodNames = [numMethods]string{"binding", "presence", "bind_host", "bind_client", "offer", "introduce"}
+
+// result labels the answer given.
+type result uint8
+
+const (
+	resOK result = iota
+	resBadRequest
+	resUnauthorized
+	resForbidden
+	resNotFound
+	resConflict
+	resUnknownAttr
+	resUnavailable
+	resCapacity
+	numResults
+)
+
+var resultNames = [numResults]string{
+	"success", "bad_request", "unauthorized", "forbidden", "not_found",
+	"conflict", "unknown_attribute", "unavailable", "capacity_exceeded",
+}
+
+// mediatorMetrics are the shared counters. Readers accumulate into a
+// batchStats and flush once per batch (counters are atomics, the histogram
+// takes a mutex), never per datagram.
+type mediatorMetrics struct {
+	in, out   *metrics.Counter
+	drops     [numDrops]*metrics.Counter
+	answers   [numMethods][numResults]*metrics.Counter
+	batchSize *metrics.Histogram
+}
+
+func newMediatorMetrics(s *metrics.Set) *mediatorMetrics {
+	m := &mediatorMetrics{
+		in:        s.GetOrCreateCounter("rdv_udp_datagrams_in_total"),
+		out:       s.GetOrCreateCounter("rdv_udp_datagrams_out_total"),
+		batchSize: s.GetOrCreateHistogram("rdv_udp_batch_size"),
+	}
+	for i := range m.drops {
+		m.drops[i] = s.GetOrCreateCounter(fmt.Sprintf(`rdv_udp_dropped_total{reason=%q}`, dropNames[i]))
+	}
+	for i := range m.answers {
+		for j := range m.answers[i] {
+			m.answers[i][j] = s.GetOrCreateCounter(fmt.Sprintf(`rdv_udp_answers_total{method=%q,outcome=%q}`,
+				methodNames[i], resultNames[j]))
+		}
+	}
+	return m
+}
+
+// batchStats is one goroutine's tally since its last flush. Not safe for
+// concurrent use.
+type batchStats struct {
+	in, out int
+	drops   [numDrops]int
+	answers [numMethods][numResults]int
+}
+
+func (s *batchStats) flush(m *mediatorMetrics, batch int) {
+	if batch > 0 {
+		m.batchSize.Update(float64(batch))
+	}
+	if s.in > 0 {
+		m.in.Add(s.in)
+	}
+	if s.out > 0 {
+		m.out.Add(s.out)
+	}
+	for i, n := range s.drops {
+		if n > 0 {
+			m.drops[i].Add(n)
+		}
+	}
+	for i := range s.answers {
+		for j, n := range s.answers[i] {
+			if n > 0 {
+				m.answers[i][j].Add(n)
+			}
+		}
+	}
+	*s = batchStats{}
+}

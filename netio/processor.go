@@ -1,0 +1,203 @@
+package netio
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// request is one verified datagram waiting for the batch commit.
+type request struct {
+	src    netip.AddrPort
+	local  netip.Addr
+	txID   [12]byte
+	kind   byte
+	handle engine.Handle
+	cap    engine.Capability
+}
+
+// processor turns one read batch into answers: parse and authenticate each
+// datagram outside any lock, commit the verified ones with one
+// store.ApplyBatch, encode every answer into pooled write slots. It owns all
+// its buffers; one processor belongs to one goroutine and is not safe for
+// concurrent use. Steady state allocates nothing.
+type processor struct {
+	store   engine.Store
+	keys    *engine.Keyring
+	limiter *rateLimiter
+	nowNS   int64 // monotonic nanoseconds, read once per batch
+
+	msg   stun.Message
+	reqs  []request   // parallel to ops
+	ops   []engine.Op // cap batchSize
+	out   []packet    // batchSize × answersPerRequest write slots
+	nout  int
+	stats batchStats
+}
+
+func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
+	return &processor{
+		store: store, keys: keys, limiter: limiter,
+		reqs: make([]request, 0, batchSize),
+		ops:  make([]engine.Op, 0, batchSize),
+		out:  newPackets(batchSize*answersPerRequest, writeSlot),
+	}
+}
+
+// run processes in (at most batchSize datagrams) at monotonic time nowNS and
+// returns the answers to send. The returned packets alias the processor's
+// write slots and are valid until the next run.
+func (p *processor) run(in []packet, nowNS int64) []packet {
+	p.nowNS = nowNS
+	p.nout = 0
+	p.reqs, p.ops = p.reqs[:0], p.ops[:0]
+	p.stats.in += len(in)
+	for i := range in {
+		p.handle(&in[i])
+	}
+	if len(p.ops) > 0 {
+		if err := p.store.ApplyBatch(context.Background(), p.ops); err != nil {
+			// Only a cancelled context fails a whole batch; ours never is.
+			p.stats.drops[dropStore] += len(p.ops)
+			return p.out[:p.nout]
+		}
+		for i := range p.ops {
+			p.answer(&p.reqs[i], &p.ops[i])
+		}
+	}
+	return p.out[:p.nout]
+}
+
+// handle parses and authenticates one datagram. Answers that need no store
+// (plain Binding, 401, 420, 400) are encoded at once; verified presence and
+// bind requests become ops.
+func (p *processor) handle(pk *packet) {
+	if pk.trunc || len(pk.buf) > stun.MaxDatagram {
+		p.stats.drops[dropOversize]++
+		return
+	}
+	m := &p.msg
+	if stun.Parse(pk.buf, m) != nil {
+		p.stats.drops[dropMalformed]++
+		return
+	}
+	if m.Type() != stun.BindingRequest {
+		p.stats.drops[dropUnsupported]++
+		return
+	}
+	name, hasUser := m.Username()
+	if !hasUser {
+		if len(m.Unknown()) > 0 {
+			p.unsignedError(pk, methodBinding, stun.CodeUnknownAttribute)
+			return
+		}
+		p.plainBinding(pk)
+		return
+	}
+	kind, h, cap, r := authenticate(m, name, p.keys, p.store)
+	if r != authOK {
+		p.unsignedError(pk, methodOfName(name), stun.CodeUnauthorized)
+		return
+	}
+	req := request{src: pk.addr, local: pk.local, txID: m.TransactionID(), kind: kind, handle: h, cap: cap}
+	meth := methodOf(kind)
+	if len(m.Unknown()) > 0 {
+		p.signedError(&req, meth, stun.CodeUnknownAttribute, m.Unknown())
+		return
+	}
+	local, ok := m.XORAddress(stun.AttrLocalAddress)
+	if !ok && m.Has(stun.AttrLocalAddress) {
+		p.signedError(&req, meth, stun.CodeBadRequest, nil)
+		return
+	}
+	op := engine.Op{}
+	fp := engine.FingerprintOf(&cap)
+	switch kind {
+	case stun.KindPresence:
+		seq, ok := m.Uint64(stun.AttrSequence)
+		if !ok {
+			p.signedError(&req, meth, stun.CodeBadRequest, nil)
+			return
+		}
+		op.Kind = engine.OpPresence
+		op.Presence = engine.BindPresence{Handle: h, Key: fp, Seq: seq, Public: pk.addr, Local: local}
+	default:
+		role := engine.RoleClient
+		if kind == stun.KindAttemptHost {
+			role = engine.RoleHost
+		}
+		op.Kind = engine.OpBindAttempt
+		op.Bind = engine.BindAttempt{Handle: h, Role: role, Key: fp, Public: pk.addr, Local: local}
+	}
+	p.reqs = append(p.reqs, req)
+	p.ops = append(p.ops, op)
+}
+
+func methodOf(kind byte) method {
+	switch kind {
+	case stun.KindPresence:
+		return methodPresence
+	case stun.KindAttemptHost:
+		return methodBindHost
+	}
+	return methodBindClient
+}
+
+// methodOfName labels an unauthenticated request by its claimed kind.
+func methodOfName(name []byte) method {
+	if len(name) > 0 {
+		switch name[0] {
+		case stun.KindPresence, stun.KindAttemptHost, stun.KindAttemptClient:
+			return methodOf(name[0])
+		}
+	}
+	return methodBinding
+}
+
+// answer encodes the answer to a committed op.
+func (p *processor) answer(r *request, op *engine.Op) {
+	meth := methodOf(r.kind)
+	if op.Err != nil {
+		p.signedError(r, meth, stun.CodeBadRequest, nil)
+		return
+	}
+	if !op.Result.OK() {
+		code, _ := errorFor(op.Result.Outcome)
+		p.signedError(r, meth, code, nil)
+		return
+	}
+	switch op.Kind {
+	case engine.OpPresence:
+		p.presenceSuccess(r, &op.PresenceView)
+	case engine.OpBindAttempt:
+		p.bindSuccess(r, op)
+	}
+	p.stats.answers[meth][resOK]++
+}
+
+// slot returns the next write slot addressed to dst from local, or nil when
+// every slot is taken (cannot happen: a request makes at most
+// answersPerRequest answers).
+func (p *processor) slot(dst netip.AddrPort, local netip.Addr) *packet {
+	if p.nout == len(p.out) {
+		return nil
+	}
+	s := &p.out[p.nout]
+	s.buf = s.buf[:0]
+	s.addr, s.local, s.trunc = dst, local, false
+	return s
+}
+
+// commit keeps the slot's message if it was built and fits max bytes.
+func (p *processor) commit(s *packet, b *stun.Builder, max int) bool {
+	msg := b.Bytes()
+	if msg == nil || len(msg) > max {
+		p.stats.drops[dropSizeBound]++
+		return false
+	}
+	s.buf = msg
+	p.nout++
+	return true
+}

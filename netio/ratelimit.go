@@ -1,0 +1,107 @@
+package netio
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Rate limiter geometry: the memory is fixed at construction
+// (limiterShards × limiterSlots entries of 24 bytes, 1.5 MiB) whatever the
+// number of sources; a source that finds no slot in its probe window evicts
+// the least recently used one there, which can only grant it a fresh burst.
+const (
+	DefaultErrorRate  = 10.0 // unsigned error answers per second per source
+	DefaultErrorBurst = 20
+
+	limiterShards = 64 // power of two
+	limiterSlots  = 1024
+	limiterProbe  = 4
+)
+
+// rateLimiter is a per-source token bucket for unsigned error answers
+// (CONTRACT.md §7.5), keyed by the IPv4 address or the IPv6 /64. Keys are
+// hashed once; the hash picks a shard (its own mutex) and a slot. Tokens are
+// kept in nanoseconds of credit, as wireguard-go's ratelimiter does. Safe for
+// concurrent use; Allow does not allocate.
+type rateLimiter struct {
+	cost, max int64 // nanoseconds per answer, burst × cost
+	shards    [limiterShards]limiterShard
+}
+
+type limiterShard struct {
+	mu    sync.Mutex
+	slots [limiterSlots]limiterEntry
+	_     [64]byte // keep neighbouring shard locks off one cache line
+}
+
+type limiterEntry struct {
+	key    uint64 // 0 = empty (keys are made non-zero)
+	last   int64  // nanoseconds
+	tokens int64
+}
+
+func newRateLimiter(rate float64, burst int) *rateLimiter {
+	if rate <= 0 {
+		rate = DefaultErrorRate
+	}
+	if burst <= 0 {
+		burst = DefaultErrorBurst
+	}
+	cost := int64(1e9 / rate)
+	if cost < 1 {
+		cost = 1
+	}
+	return &rateLimiter{cost: cost, max: cost * int64(burst)}
+}
+
+// sourceKey is the IPv4 address or the IPv6 /64 prefix, never zero.
+func sourceKey(a netip.Addr) uint64 {
+	a = a.Unmap()
+	if a.Is4() {
+		v := a.As4()
+		return 1<<63 | uint64(binary.BigEndian.Uint32(v[:]))
+	}
+	v := a.As16()
+	if k := binary.BigEndian.Uint64(v[:8]); k != 0 { // the /64 prefix
+		return k
+	}
+	return 1 // ::/64, which no real source has
+}
+
+// Allow takes one token from the source's bucket at time now (nanoseconds
+// of a monotonic clock) and reports whether there was one.
+func (l *rateLimiter) Allow(src netip.Addr, now int64) bool {
+	key := sourceKey(src)
+	var kb [8]byte
+	binary.LittleEndian.PutUint64(kb[:], key)
+	h := xxhash.Sum64(kb[:])
+	s := &l.shards[h&(limiterShards-1)]
+	base := int(h>>32) % limiterSlots
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	victim := -1
+	for i := 0; i < limiterProbe; i++ {
+		j := (base + i) % limiterSlots
+		e := &s.slots[j]
+		if e.key == key {
+			e.tokens += now - e.last
+			e.last = now
+			if e.tokens > l.max {
+				e.tokens = l.max
+			}
+			if e.tokens < l.cost {
+				return false
+			}
+			e.tokens -= l.cost
+			return true
+		}
+		if victim < 0 || e.key == 0 || (s.slots[victim].key != 0 && e.last < s.slots[victim].last) {
+			victim = j
+		}
+	}
+	s.slots[victim] = limiterEntry{key: key, last: now, tokens: l.max - l.cost}
+	return true
+}

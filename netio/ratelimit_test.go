@@ -1,0 +1,69 @@
+package netio
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestRateLimiter(t *testing.T) {
+	l := newRateLimiter(10, 20)
+	src := netip.MustParseAddr("198.51.100.1")
+	now := int64(time.Hour)
+	allowed := func(a netip.Addr, n int) int {
+		t.Helper()
+		k := 0
+		for i := 0; i < n; i++ {
+			if l.Allow(a, now) {
+				k++
+			}
+		}
+		return k
+	}
+	f := func(name string, got, want int) {
+		t.Helper()
+		if got != want {
+			t.Fatalf("%s: %d allowed, want %d", name, got, want)
+		}
+	}
+	f("burst", allowed(src, 100), 20)
+	f("empty bucket", allowed(src, 5), 0)
+	now += int64(time.Second) // 10 tokens back
+	f("refill", allowed(src, 100), 10)
+	now += int64(time.Hour)
+	f("capped at burst", allowed(src, 100), 20)
+
+	// IPv4-mapped is the same source as IPv4.
+	f("mapped shares bucket", allowed(netip.AddrFrom16(src.As16()), 5), 0)
+	// One /64 is one source; another /64 is another.
+	a := netip.MustParseAddr("2001:db8:1:2::1")
+	b := netip.MustParseAddr("2001:db8:1:2:ffff::9")
+	c := netip.MustParseAddr("2001:db8:1:3::1")
+	f("v6 burst", allowed(a, 30), 20)
+	f("same /64", allowed(b, 5), 0)
+	f("other /64", allowed(c, 30), 20)
+}
+
+func TestRateLimiterBoundedMemory(t *testing.T) {
+	l := newRateLimiter(10, 2)
+	now := int64(time.Hour)
+	// Far more sources than slots: every new source gets at most its burst,
+	// nothing grows, nothing panics.
+	for i := 0; i < limiterShards*limiterSlots*3; i++ {
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		l.Allow(a, now)
+	}
+	src := netip.MustParseAddr("203.0.113.5")
+	n := 0
+	for i := 0; i < 10; i++ {
+		if l.Allow(src, now) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d allowed after churn, want 2", n)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { l.Allow(src, now) }); allocs != 0 {
+		t.Fatalf("Allow allocates %v", allocs)
+	}
+}

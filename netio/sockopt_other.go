@@ -1,0 +1,20 @@
+//go:build !linux
+
+package netio
+
+import (
+	"net"
+	"syscall"
+)
+
+const rawAvailable = false
+
+func newRawConn(c *net.UDPConn, pktinfo bool) (batchConn, error) { panic("BUG: raw path on non-Linux") }
+
+// controlSocket sets nothing beyond the defaults off Linux: one socket per
+// address (Config.Sockets is forced to 1 there).
+func controlSocket(recv, send int, pktinfo bool) func(network, address string, c syscall.RawConn) error {
+	return nil
+}
+
+func bufferSizes(c syscall.RawConn) (recv, send int) { return 0, 0 }

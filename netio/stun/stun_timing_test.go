@@ -1,0 +1,44 @@
+package stun
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// Sink keeps benchmark results alive.
+var Sink int
+
+func BenchmarkParseVerify(b *testing.B) {
+	key := bytes.Repeat([]byte{1}, 32)
+	u := Username(KindPresence, engine.Handle{UUID: engine.NewUUID()})
+	bl := NewBuilder(make([]byte, 0, 600), BindingRequest, testTx)
+	bl.AddUsername(u[:])
+	bl.AddUint64(AttrSequence, 9)
+	bl.AddIntegritySHA256(key)
+	bl.AddFingerprint()
+	raw := bl.Bytes()
+	var m Message
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if Parse(raw, &m) != nil || !m.CheckIntegrity(key) {
+			b.Fatal("parse")
+		}
+		Sink++
+	}
+}
+
+func BenchmarkBuildSigned(b *testing.B) {
+	key := bytes.Repeat([]byte{1}, 32)
+	buf := make([]byte, 0, 600)
+	b.ReportAllocs()
+	for b.Loop() {
+		bl := NewBuilder(buf, BindingSuccess, testTx)
+		bl.AddUint32(AttrLifetime, 20)
+		bl.AddIntegritySHA256(key)
+		bl.AddFingerprint()
+		Sink += bl.Len()
+	}
+}
