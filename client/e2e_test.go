@@ -3,7 +3,9 @@ package client
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,6 +141,13 @@ func TestFlowLoopback(t *testing.T) {
 	}
 }
 
+func TestFlowIPv6Loopback(t *testing.T) {
+	srv := startServer(t, nil, "--http-addr", "[::1]:0", "--udp-addr", "[::1]:0")
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	flow(t, ctx, srv, newLossyOn(t, net.IPv6loopback), newLossyOn(t, net.IPv6loopback))
+}
+
 func TestFlowLostDatagrams(t *testing.T) {
 	// A short presence TTL makes the heartbeat (and its pending list) quick.
 	srv := startServer(t, nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--presence-ttl", "3s")
@@ -148,7 +157,14 @@ func TestFlowLostDatagrams(t *testing.T) {
 	// Host: lose its first presence refresh, every pushed OFFER (only the
 	// presence answer's pending list can deliver the attempt), its first
 	// bind and first INTRODUCE, and its first probes.
-	offers := dropFirst(1000, is("offer"))
+	var offersDropped atomic.Int64
+	offers := func(b []byte, _ netip.AddrPort) bool {
+		if is("offer")(b) {
+			offersDropped.Add(1)
+			return true
+		}
+		return false
+	}
 	firstPresence, firstBindH, firstProbes := dropFirst(1, is("presence")), dropFirst(1, is("bind-h")), dropFirst(3, isProbe)
 	hostIntro := dropFirst(1, is("introduce"))
 	hc.setDrop(func(b []byte, a netip.AddrPort) bool {
@@ -161,6 +177,9 @@ func TestFlowLostDatagrams(t *testing.T) {
 	jc.setDrop(func(b []byte, a netip.AddrPort) bool { return bindC(b, a) },
 		func(b []byte, a netip.AddrPort) bool { return joinIntro(b, a) })
 	flow(t, ctx, srv, hc, jc)
+	if offersDropped.Load() == 0 {
+		t.Fatal("the mediator pushed no OFFER: the pending-list recovery was not exercised")
+	}
 	if hc.out.Load() < 5 || hc.in.Load() < 1 || jc.out.Load() < 2 || jc.in.Load() < 1 {
 		t.Fatalf("the wrappers dropped host out %d in %d, joiner out %d in %d: the losses did not happen",
 			hc.out.Load(), hc.in.Load(), jc.out.Load(), jc.in.Load())
@@ -359,5 +378,33 @@ func TestRevokedListingStopsPublisher(t *testing.T) {
 	}
 	if err := pub.Close(ctx); err != nil {
 		t.Fatalf("Close after the listing is gone: %v", err)
+	}
+}
+
+func TestJoinTimesOutWithoutHost(t *testing.T) {
+	srv := startServer(t, nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--attempt-ttl", "2s")
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	hc := newLossy(t)
+	hc.setDrop(func(b []byte, _ netip.AddrPort) bool { return is("bind-h")(b) }, nil) // the host never binds
+	pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("silent"), Conn: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close(context.Background())
+	jc := newLossy(t)
+	j, err := NewJoiner(JoinerConfig{API: srv.api(t, "client"), ProtocolVersion: 7, Conn: jc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = j.Join(ctx, pub.ListingID())
+	if !errors.Is(err, ErrIntroduceTimeout) {
+		t.Fatalf("got %v, want ErrIntroduceTimeout", err)
+	}
+	if jc.sent.Load() < 2 {
+		t.Fatalf("the joiner sent %d binds: no retransmission", jc.sent.Load())
+	}
+	if hc.out.Load() == 0 {
+		t.Fatal("the host never tried to bind: the OFFER did not arrive")
 	}
 }

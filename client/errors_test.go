@@ -78,3 +78,18 @@ func TestBackoffBounded(t *testing.T) {
 		t.Fatalf("%d waits for 6 attempts, want 5", n)
 	}
 }
+
+func TestTransient(t *testing.T) {
+	f := func(err error, want bool) {
+		t.Helper()
+		if transient(err) != want {
+			t.Fatalf("transient(%v) = %v", err, !want)
+		}
+	}
+	f(&transportError{op: "renew lease", err: errors.New("connection refused")}, true)
+	f(&APIError{Code: "service_unavailable"}, true)
+	f(&APIError{Code: "capacity_exceeded"}, true)
+	f(&APIError{Code: "draining"}, false)
+	f(&APIError{Code: "not_found"}, false)
+	f(&ProtocolError{}, false)
+}

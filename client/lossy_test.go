@@ -21,9 +21,11 @@ type lossyConn struct {
 
 var _ PacketConn = (*lossyConn)(nil)
 
-func newLossy(t *testing.T) *lossyConn {
+func newLossy(t testing.TB) *lossyConn { t.Helper(); return newLossyOn(t, net.IPv4(127, 0, 0, 1)) }
+
+func newLossyOn(t testing.TB, ip net.IP) *lossyConn {
 	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
 	if err != nil {
 		t.Fatalf("cannot listen: %v", err)
 	}

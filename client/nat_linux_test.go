@@ -3,18 +3,13 @@
 package client
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestNATHolePunch builds a small internet in network namespaces:
@@ -52,6 +47,13 @@ func requireNetns(t *testing.T) {
 			t.Skipf("the NAT hole-punch test needs %s (apt-get install iproute2 nftables; .ci/run does)", tool)
 		}
 	}
+	probe := fmt.Sprintf("rdvprobe%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		t.Skipf("root, but cannot create a network namespace (a container without CAP_SYS_ADMIN and CAP_NET_ADMIN?): %v: %s", err, out)
+	}
+	if out, err := exec.Command("ip", "netns", "del", probe).CombinedOutput(); err != nil {
+		t.Fatalf("cannot delete the probe namespace %s: %v: %s", probe, err, out)
+	}
 }
 
 // lab is one set of namespaces, deleted at cleanup even when the test fails.
@@ -76,6 +78,9 @@ func (l *lab) in(ns string, args ...string) string {
 	l.t.Helper()
 	return l.sh(append([]string{"ip", "netns", "exec", l.ns(ns)}, args...)...)
 }
+
+// exec is the command prefix that runs a program inside namespace ns.
+func (l *lab) exec(ns string) []string { return []string{"ip", "netns", "exec", l.ns(ns)} }
 
 // nft loads a ruleset into namespace ns.
 func (l *lab) nft(ns, rules string) {
@@ -182,100 +187,14 @@ func (l *lab) counter(name string) int {
 	return n
 }
 
-// peerProc is one rendezvous-peer process in a namespace.
-type peerProc struct {
-	cmd            *exec.Cmd
-	stdout, stderr syncBuf
-	lines          chan string
-	exited         chan struct{}
-}
-
-func (l *lab) startPeer(ns, token string, args ...string) *peerProc {
-	l.t.Helper()
-	bin := filepath.Join(buildBinaries(l.t), "rendezvous-peer")
-	p := &peerProc{lines: make(chan string, 256), exited: make(chan struct{})}
-	p.cmd = exec.Command("ip", append([]string{"netns", "exec", l.ns(ns), bin}, args...)...)
-	p.cmd.Env = append(os.Environ(), "RDV_TOKEN="+token) // not a flag: flags show in ps
-	p.cmd.Stdin = strings.NewReader("")
-	outR, outW := io.Pipe()
-	p.cmd.Stdout, p.cmd.Stderr = outW, &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		l.t.Fatalf("cannot start rendezvous-peer: %v", err)
-	}
-	go func() {
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			p.stdout.Write(append(sc.Bytes(), '\n'))
-			select {
-			case p.lines <- sc.Text():
-			default:
-			}
-		}
-	}()
-	go func() {
-		p.cmd.Wait() // the status is read from ProcessState
-		outW.Close()
-		close(p.exited)
-	}()
-	l.t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			p.cmd.Process.Signal(syscall.SIGTERM) // an error means it already exited
-			select {
-			case <-p.exited:
-			case <-time.After(hangGuard):
-				p.cmd.Process.Kill() // must not outlive the test
-				<-p.exited
-			}
-		}
-		if l.t.Failed() {
-			l.t.Logf("%s stdout:\n%s\nstderr:\n%s", args[0], p.stdout.String(), p.stderr.String())
-		}
-	})
-	return p
-}
-
-// waitLine returns the first submatch of re in a stdout line.
-func (p *peerProc) waitLine(t *testing.T, re *regexp.Regexp) string {
-	t.Helper()
-	timer := time.NewTimer(hangGuard)
-	defer timer.Stop()
-	for {
-		select {
-		case line := <-p.lines:
-			if m := re.FindStringSubmatch(line); m != nil {
-				return m[len(m)-1]
-			}
-		case <-p.exited:
-			t.Fatalf("rendezvous-peer exited before printing %q:\n%s\n%s", re, p.stdout.String(), p.stderr.String())
-		case <-timer.C:
-			t.Fatalf("no line matching %q within %v", re, hangGuard)
-		}
-	}
-}
-
-func (p *peerProc) wait(t *testing.T) int {
-	t.Helper()
-	select {
-	case <-p.exited:
-		return p.cmd.ProcessState.ExitCode()
-	case <-time.After(hangGuard):
-		t.Fatalf("rendezvous-peer did not exit within %v:\n%s", hangGuard, p.stdout.String())
-	}
-	return -1
-}
-
-var publishedRe = regexp.MustCompile(`^published listing ([0-9a-f-]{36})`)
-
 func natCase(t *testing.T, symmetric bool) {
 	l := newLab(t, symmetric)
 	srv := startServer(t, []string{"ip", "netns", "exec", l.ns("pub")},
 		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
 	server := "http://10.99.0.1:8080"
-	host := l.startPeer("host", srv.tokens["publisher"], "host", "--server", server, "--name", "nat test", "--echo")
+	host := startPeer(t, l.exec("host"), srv.tokens["publisher"], "host", "--server", server, "--name", "nat test", "--echo")
 	id := host.waitLine(t, publishedRe)
-	join := l.startPeer("join", srv.tokens["client"], "join", "--server", server, "--listing", id,
+	join := startPeer(t, l.exec("join"), srv.tokens["client"], "join", "--server", server, "--listing", id,
 		"--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
 	code := join.wait(t)
 	out, errOut := join.stdout.String(), join.stderr.String()
@@ -286,6 +205,8 @@ func natCase(t *testing.T, symmetric bool) {
 		if code != 3 || !strings.Contains(errOut, "hole punch failed") {
 			t.Fatalf("behind a symmetric NAT the joiner exited %d, want 3 with \"hole punch failed\":\n%s\n%s", code, out, errOut)
 		}
+		// The host's side of the punch ends with the same typed error.
+		host.waitLine(t, regexp.MustCompile(`^punch to joiner failed: rendezvous: hole punch failed`))
 	} else {
 		if code != 0 {
 			t.Fatalf("the joiner exited %d:\n%s\n%s", code, out, errOut)

@@ -233,15 +233,23 @@ func (p *Publisher) fatal(err error) {
 	p.log.Warn("publisher stopped", "listing", p.created.ListingID.String(), "err", err.Error())
 }
 
-// run is the publisher's loop: presence heartbeat, lease renewal, offers.
+// run runs the publisher's two loops (lease renewal, which may wait on HTTP
+// retries, must never delay the presence heartbeat) and closes done when both
+// have stopped. A fatal error in either stops both.
 func (p *Publisher) run(ctx context.Context, ps *presenceState) {
-	defer close(p.done)
-	defer p.stop()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); defer p.stop(); p.runPresence(ctx, ps) }()
+	go func() { defer wg.Done(); defer p.stop(); p.runLease(ctx) }()
+	wg.Wait()
+	close(p.done)
+}
+
+// runPresence refreshes presence and handles offers.
+func (p *Publisher) runPresence(ctx context.Context, ps *presenceState) {
 	interval := min(p.created.Presence.Interval, p.created.Presence.TTL/3)
 	presence := time.NewTicker(max(interval, 100*time.Millisecond))
 	defer presence.Stop()
-	renew := time.NewTimer(p.renewIn())
-	defer renew.Stop()
 	seen := make(map[engine.Handle]time.Time) // offers already handled, by expiry
 	sem := make(chan struct{}, maxHostBinds)  // concurrent binds
 	for {
@@ -258,7 +266,7 @@ func (p *Publisher) run(ctx context.Context, ps *presenceState) {
 				p.mu.Lock()
 				p.public = a.mapped
 				p.mu.Unlock()
-			case errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked):
+			case errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked) || errors.Is(err, ErrUnauthorized):
 				p.fatal(fmt.Errorf("%w: presence: %w", ErrLeaseLost, err))
 				return
 			case ctx.Err() != nil:
@@ -267,14 +275,6 @@ func (p *Publisher) run(ctx context.Context, ps *presenceState) {
 				// A lost round: the next tick tries again well within the presence TTL.
 				p.log.Debug("presence refresh failed", "err", err.Error())
 			}
-		case <-renew.C:
-			if err := p.renewLease(ctx); err != nil {
-				if ctx.Err() == nil {
-					p.fatal(err)
-				}
-				return
-			}
-			renew.Reset(p.renewIn())
 		case h := <-p.sock.offerCh():
 			now := time.Now()
 			for k, exp := range seen {
@@ -298,6 +298,59 @@ func (p *Publisher) run(ctx context.Context, ps *presenceState) {
 			}()
 		}
 	}
+}
+
+// runLease renews the lease when half its TTL has passed, retrying
+// transient failures while the lease still runs.
+func (p *Publisher) runLease(ctx context.Context) {
+	renew := time.NewTimer(p.renewIn())
+	defer renew.Stop()
+	leaseEnd := time.Now().Add(p.leaseTTL()) // by the monotonic clock
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-renew.C:
+		}
+		err := p.renewLease(ctx)
+		switch {
+		case err == nil:
+			leaseEnd = time.Now().Add(p.leaseTTL())
+			renew.Reset(p.renewIn())
+		case ctx.Err() != nil:
+			return
+		case transient(err) && time.Until(leaseEnd) > time.Second:
+			// The lease still runs: try again soon, well before it ends.
+			p.log.Debug("lease renewal failed, retrying", "err", err.Error())
+			renew.Reset(min(time.Second, time.Until(leaseEnd)/4))
+		default:
+			if transient(err) {
+				err = fmt.Errorf("%w: renewal kept failing until the lease ended: %w", ErrLeaseLost, err)
+			}
+			p.fatal(err)
+			return
+		}
+	}
+}
+
+func (p *Publisher) leaseTTL() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lease.TTL
+}
+
+// transient reports a failure worth retrying while the lease runs: no answer
+// at all, or a server shedding load.
+func transient(err error) bool {
+	var te *transportError
+	var ae *APIError
+	switch {
+	case errors.As(err, &te):
+		return true
+	case errors.As(err, &ae):
+		return ae.Code == "service_unavailable" || ae.Code == "capacity_exceeded"
+	}
+	return false
 }
 
 func (p *Publisher) renewIn() time.Duration {

@@ -27,6 +27,8 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 	// Hash the caller-chosen keys once, outside the lock.
 	client := s.subjectKey(cmd.Client)
 	ik := s.idemKey(idemAttempt, cmd.Tenant, cmd.Client, cmd.IdempotencyKey)
+	var draft attemptDraft
+	s.draftAttempt(&draft)
 	now, err := s.begin(ctx)
 	if err != nil {
 		return AttemptView{}, Result{}, err
@@ -58,35 +60,52 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 	if s.tenants.at(s.listings.at(li).tenant).attempts >= s.lim.TenantAttemptQuota {
 		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: QuotaTenantAttempts}, nil
 	}
-	ai := s.insertAttempt(li, client, now)
+	ai := s.insertAttempt(&draft, li, client, now)
 	s.addIdem(&ik, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)
 	return s.attemptView(ai, now), Result{}, nil
 }
 
+// attemptDraft is what a new attempt needs that can be made before the
+// commit lock is taken: fresh IDs and the client's fingerprint. (The host's
+// fingerprint depends on the listing, read under the lock.)
+type attemptDraft struct {
+	id        AttemptID
+	handle    Handle
+	clientKey Fingerprint
+}
+
+func (s *MemStore) draftAttempt(d *attemptDraft) {
+	d.id, d.handle = AttemptID{NewUUID()}, Handle{NewUUID()}
+	c := s.keys.AttemptClient(d.handle)
+	d.clientKey = FingerprintOf(&c)
+}
+
 // insertAttempt creates an attempt on listing slot li and links it into
-// every index and list.
-func (s *MemStore) insertAttempt(li int32, client subjectKey, now time.Duration) int32 {
-	id, handle := AttemptID{s.freshUUID()}, Handle{s.freshUUID()}
+// every index and list. The caller holds the commit lock and has checked
+// every pool and quota.
+func (s *MemStore) insertAttempt(d *attemptDraft, li int32, client subjectKey, now time.Duration) int32 {
+	for s.uuidTaken(d.id.UUID) || s.uuidTaken(d.handle.UUID) || d.id.UUID == d.handle.UUID {
+		s.draftAttempt(d) // astronomically unlikely
+	}
 	l := s.listings.at(li)
-	clientCap := s.keys.AttemptClient(handle)
 	presCap := s.keys.Presence(l.presence)
-	hostCap := HostAttemptCapability(&presCap, handle)
+	hostCap := HostAttemptCapability(&presCap, d.handle)
 	tenant := l.tenant
 	s.tenants.at(tenant).refs++
 	s.tenants.at(tenant).attempts++
 	ci := s.subjectSlot(client)
 	ai := s.attempts.alloc()
 	*s.attempts.at(ai) = attemptRec{
-		id: id, handle: handle, listing: li, tenant: tenant, client: ci,
-		clientKey: FingerprintOf(&clientCap), hostKey: FingerprintOf(&hostCap),
+		id: d.id, handle: d.handle, listing: li, tenant: tenant, client: ci,
+		clientKey: d.clientKey, hostKey: FingerprintOf(&hostCap),
 	}
 	l = s.listings.at(li)
 	s.byListing.pushBack(&l.attempts, ai)
 	s.pending.pushBack(&l.pending, ai)
 	s.byClnt.pushBack(&s.subjects.at(ci).attempts, ai)
 	s.attemptExp.push(ai, now+s.lim.AttemptTTL)
-	s.attemptByID.put(id.UUID, ai)
-	s.attemptByHandle.put(handle.UUID, ai)
+	s.attemptByID.put(d.id.UUID, ai)
+	s.attemptByHandle.put(d.handle.UUID, ai)
 	s.inFlight++
 	return ai
 }

@@ -22,39 +22,29 @@ func (k idemKind) String() string {
 // replay is Expired). Its deadline lives in MemStore.idemExp.
 type idemRec struct {
 	hashed
-	kind    idemKind
-	tenant  Tenant
-	subject Subject
-	key     string
-	fp      [32]byte
-	res     UUID // ListingID or AttemptID
+	packed string // packKey(kind, game, env, subject, key): one pointer per record
+	fp     [32]byte
+	res    UUID // ListingID or AttemptID
 }
 
-// idemKey names an idempotency record: (kind, tenant, subject, key), with
-// its seeded hash computed once, before the commit lock is taken.
+// idemKey names an idempotency record: (kind, tenant, subject, key) packed
+// into one string, with its seeded hash, both made before the commit lock is
+// taken.
 type idemKey struct {
-	kind    idemKind
-	tenant  Tenant
-	subject Subject
-	key     string
-	hash    uint64
+	packed string
+	hash   uint64
 }
 
 func (s *MemStore) idemKey(kind idemKind, t Tenant, subject Subject, key string) idemKey {
-	h := newKeyHasher(s.seed)
-	h.num(uint64(kind))
-	h.str(t.Game)
-	h.str(t.Env)
-	h.str(string(subject))
-	h.str(key)
-	return idemKey{kind: kind, tenant: t, subject: subject, key: key, hash: h.sum()}
+	p := packKey(byte(kind), t.Game, t.Env, string(subject), key)
+	return idemKey{packed: p, hash: s.hashPacked(p)}
 }
 
 // findIdem returns the slot of the record, or -1.
 func (s *MemStore) findIdem(k *idemKey) int32 {
 	for i := s.idemIdx.head(k.hash); i >= 0; {
 		r := s.idem.at(i)
-		if r.hash == k.hash && r.kind == k.kind && r.tenant == k.tenant && r.subject == k.subject && r.key == k.key {
+		if r.hash == k.hash && r.packed == k.packed {
 			return i
 		}
 		i = r.next
@@ -67,10 +57,7 @@ func (s *MemStore) addIdem(k *idemKey, fp [32]byte, res UUID, deadline time.Dura
 	i := s.idem.alloc()
 	r := s.idem.at(i)
 	r.hash = k.hash
-	r.kind = k.kind
-	r.tenant = Tenant{Game: cloneString(k.tenant.Game), Env: cloneString(k.tenant.Env)}
-	r.subject = Subject(cloneString(string(k.subject)))
-	r.key = cloneString(k.key)
+	r.packed = k.packed // made by idemKey, never a caller's buffer
 	r.fp = fp
 	r.res = res
 	chainInsert(&s.idemIdx, &s.idem, i)

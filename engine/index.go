@@ -149,15 +149,3 @@ func (x *uuidIndex) len() int {
 	}
 	return n
 }
-
-// each calls f for every entry, stopping at the first error.
-func (x *uuidIndex) each(f func(UUID, int32) error) error {
-	for i := range x.m {
-		for k, v := range x.m[i] {
-			if err := f(k, v); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}

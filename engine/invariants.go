@@ -305,7 +305,7 @@ func (s *MemStore) verifyKeyed() error {
 	for i := int32(0); int(i) < s.idem.size(); i++ {
 		if s.idem.live(i) {
 			r := s.idem.at(i)
-			if s.findIdem(ptr(s.idemKey(r.kind, r.tenant, r.subject, r.key))) != i || !s.idemExp.has(i) {
+			if s.findIdem(&idemKey{packed: r.packed, hash: s.hashPacked(r.packed)}) != i || !s.idemExp.has(i) {
 				return fmt.Errorf("idempotency slot %d not found by its key or not scheduled", i)
 			}
 		}
@@ -313,7 +313,7 @@ func (s *MemStore) verifyKeyed() error {
 	for i := int32(0); int(i) < s.replay.size(); i++ {
 		if s.replay.live(i) {
 			r := s.replay.at(i)
-			if s.findReplay(r.ns, r.key, s.replayHash(r.ns, r.key)) != i || !s.replayHeap.has(i) {
+			if s.findReplay(r.packed, s.hashPacked(r.packed)) != i || !s.replayHeap.has(i) {
 				return fmt.Errorf("replay slot %d not found by its key or not scheduled", i)
 			}
 		}
@@ -360,5 +360,3 @@ func (s *MemStore) verifyCounts() error {
 	}
 	return nil
 }
-
-func ptr[T any](v T) *T { return &v }

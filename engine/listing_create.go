@@ -17,6 +17,7 @@ func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (Listin
 	// Hash the caller-chosen keys once, outside the lock.
 	owner, tenant := s.subjectKey(cmd.Owner), s.tenantKey(cmd.Tenant)
 	ik := s.idemKey(idemListing, cmd.Tenant, cmd.Owner, cmd.IdempotencyKey)
+	draft := s.draftListing(&cmd)
 	now, err := s.begin(ctx)
 	if err != nil {
 		return ListingView{}, Result{}, err
@@ -44,7 +45,7 @@ func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (Listin
 	if oi := s.findSubject(owner); oi >= 0 && int(s.subjects.at(oi).listings.n) >= s.lim.OwnerListingQuota {
 		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: QuotaOwnerListings}, nil
 	}
-	li := s.insertListing(&cmd, tenant, owner, now)
+	li := s.insertListing(draft, tenant, owner, now)
 	s.addIdem(&ik, fp, s.listings.at(li).id.UUID, now+s.lim.IdempotencyTTL)
 	return s.listingView(li, now), Result{}, nil
 }
@@ -78,9 +79,19 @@ func (s *MemStore) admitNewWork(subject subjectKey) (Result, bool) {
 	return Result{}, false
 }
 
-// insertListing creates the listing record with fresh IDs and links it into
-// every index. The caller has checked every pool and quota.
-func (s *MemStore) insertListing(cmd *CreateListing, tk tenantKey, ok subjectKey, now time.Duration) int32 {
+// listingDraft is what a new listing needs that can be made before the
+// commit lock is taken (keeping HMACs and copies out of the critical
+// section): fresh IDs, their fingerprints, and copies of the caller's spec
+// and document.
+type listingDraft struct {
+	id                    ListingID
+	lease                 LeaseID
+	presence              Handle
+	leaseKey, presenceKey Fingerprint
+	doc                   listingDoc
+}
+
+func (s *MemStore) draftListing(cmd *CreateListing) *listingDraft {
 	spec := new(ListingSpec)
 	*spec = cmd.Spec
 	spec.Region = cloneString(spec.Region)
@@ -91,16 +102,33 @@ func (s *MemStore) insertListing(cmd *CreateListing, tk tenantKey, ok subjectKey
 		spec.Metadata[i].Key = cloneString(spec.Metadata[i].Key)
 		spec.Metadata[i].Value = cloneString(spec.Metadata[i].Value)
 	}
-	id, lease, presence := ListingID{s.freshUUID()}, LeaseID{s.freshUUID()}, Handle{s.freshUUID()}
-	leaseCap, presCap := s.keys.Lease(lease), s.keys.Presence(presence)
+	d := &listingDraft{doc: listingDoc{spec: spec, doc: slices.Clone(cmd.Doc)}}
+	s.newListingIDs(d)
+	return d
+}
 
+func (s *MemStore) newListingIDs(d *listingDraft) {
+	d.id, d.lease, d.presence = ListingID{NewUUID()}, LeaseID{NewUUID()}, Handle{NewUUID()}
+	leaseCap, presCap := s.keys.Lease(d.lease), s.keys.Presence(d.presence)
+	d.leaseKey, d.presenceKey = FingerprintOf(&leaseCap), FingerprintOf(&presCap)
+}
+
+// insertListing creates the listing record from d and links it into every
+// index. The caller holds the commit lock and has checked every pool and
+// quota.
+func (s *MemStore) insertListing(d *listingDraft, tk tenantKey, ok subjectKey, now time.Duration) int32 {
+	for s.uuidTaken(d.id.UUID) || s.uuidTaken(d.lease.UUID) || s.uuidTaken(d.presence.UUID) || d.id.UUID == d.lease.UUID ||
+		d.id.UUID == d.presence.UUID || d.lease.UUID == d.presence.UUID {
+		s.newListingIDs(d) // astronomically unlikely
+	}
+	spec := d.doc.spec
 	tenant := s.tenantRef(tk)
 	owner := s.subjectSlot(ok)
 	li := s.listings.alloc()
 	l := s.listings.at(li)
 	*l = listingRec{
-		id: id, lease: lease, presence: presence,
-		leaseKey: FingerprintOf(&leaseCap), presenceKey: FingerprintOf(&presCap),
+		id: d.id, lease: d.lease, presence: d.presence,
+		leaseKey: d.leaseKey, presenceKey: d.presenceKey,
 		tenant: tenant, owner: owner, browseAll: -1, browseRegion: -1,
 		players: spec.CurrentPlayers, version: 1,
 		proto: spec.ProtocolVersion, public: spec.Visibility == Public, maxPlayers: spec.MaxPlayers,
@@ -108,32 +136,26 @@ func (s *MemStore) insertListing(cmd *CreateListing, tk tenantKey, ok subjectKey
 	for int(li) >= len(s.docs) {
 		s.docs = append(s.docs, listingDoc{})
 	}
-	s.docs[li] = listingDoc{spec: spec, doc: slices.Clone(cmd.Doc)}
-	if spec.Visibility == Public {
+	s.docs[li] = d.doc
+	if l.public {
 		l.browseAll = s.browseRef(tenant, spec.ProtocolVersion, "")
 		l.browseRegion = s.browseRef(tenant, spec.ProtocolVersion, spec.Region)
 	}
 	s.byOwner.pushBack(&s.subjects.at(owner).listings, li)
 	s.leaseExp.push(li, now+s.lim.LeaseTTL)
-	s.presExp.ensure(li)
-	s.listingByID.put(id.UUID, li)
-	s.listingByLease.put(lease.UUID, li)
-	s.listingByPresence.put(presence.UUID, li)
+	s.listingByID.put(d.id.UUID, li)
+	s.listingByLease.put(d.lease.UUID, li)
+	s.listingByPresence.put(d.presence.UUID, li)
 	return li
 }
 
-// freshUUID returns a new UUID used by no listing, lease, handle or attempt
-// (a collision of random UUIDs is astronomically unlikely; checking is cheap).
-func (s *MemStore) freshUUID() UUID {
-	for {
-		u := NewUUID()
-		_, a := s.listingByID.get(u)
-		_, b := s.listingByLease.get(u)
-		_, c := s.listingByPresence.get(u)
-		_, d := s.attemptByID.get(u)
-		_, e := s.attemptByHandle.get(u)
-		if !a && !b && !c && !d && !e {
-			return u
-		}
-	}
+// uuidTaken reports whether u names any listing, lease, handle or attempt.
+// Store-made UUIDs are random, so this is a formality, but cheap.
+func (s *MemStore) uuidTaken(u UUID) bool {
+	_, a := s.listingByID.get(u)
+	_, b := s.listingByLease.get(u)
+	_, c := s.listingByPresence.get(u)
+	_, d := s.attemptByID.get(u)
+	_, e := s.attemptByHandle.get(u)
+	return a || b || c || d || e
 }

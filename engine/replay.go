@@ -6,7 +6,7 @@ import "context"
 // MemStore.replayHeap (lifetimes vary per ticket).
 type replayRec struct {
 	hashed
-	ns, key string
+	packed string // packKey('r', namespace, key)
 }
 
 // Replay ticket limits (ADR 0004 ConsumeReplay).
@@ -21,17 +21,10 @@ var (
 	errReplayLifetime  = &InputError{Field: "lifetime", Reason: "must be 0 (the replay lifetime) or positive and at most the replay lifetime"}
 )
 
-func (s *MemStore) replayHash(ns, key string) uint64 {
-	h := newKeyHasher(s.seed)
-	h.str(ns)
-	h.str(key)
-	return h.sum()
-}
-
-func (s *MemStore) findReplay(ns, key string, hv uint64) int32 {
+func (s *MemStore) findReplay(packed string, hv uint64) int32 {
 	for i := s.replayIdx.head(hv); i >= 0; {
 		r := s.replay.at(i)
-		if r.hash == hv && r.ns == ns && r.key == key {
+		if r.hash == hv && r.packed == packed {
 			return i
 		}
 		i = r.next
@@ -62,7 +55,8 @@ func (s *MemStore) ConsumeReplay(ctx context.Context, cmd ConsumeReplay) (Result
 	if life < 0 || life > s.lim.ReplayTTL {
 		return Result{}, errReplayLifetime
 	}
-	hv := s.replayHash(cmd.Namespace, cmd.Key)
+	packed := packKey('r', cmd.Namespace, cmd.Key)
+	hv := s.hashPacked(packed)
 	now, err := s.begin(ctx)
 	if err != nil {
 		return Result{}, err
@@ -71,7 +65,7 @@ func (s *MemStore) ConsumeReplay(ctx context.Context, cmd ConsumeReplay) (Result
 	if !s.available.Load() {
 		return Result{Outcome: ServiceUnavailable}, nil
 	}
-	if s.findReplay(cmd.Namespace, cmd.Key, hv) >= 0 {
+	if s.findReplay(packed, hv) >= 0 {
 		return Result{Outcome: ReplayRejected}, nil
 	}
 	if s.replay.n >= s.lim.MaxReplay {
@@ -80,7 +74,7 @@ func (s *MemStore) ConsumeReplay(ctx context.Context, cmd ConsumeReplay) (Result
 	i := s.replay.alloc()
 	r := s.replay.at(i)
 	r.hash = hv
-	r.ns, r.key = cloneString(cmd.Namespace), cloneString(cmd.Key)
+	r.packed = packed
 	chainInsert(&s.replayIdx, &s.replay, i)
 	s.replayHeap.set(i, now+life)
 	return Result{}, nil

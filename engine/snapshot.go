@@ -44,14 +44,16 @@ func (s *MemStore) Snapshot() string {
 	for i := int32(0); int(i) < s.idem.size(); i++ {
 		if s.idem.live(i) {
 			r := s.idem.at(i)
+			kind, p := unpackKey(r.packed)
 			lines = append(lines, fmt.Sprintf("idempotency %v tenant=%s/%s subject=%q key=%q request=%s resource=%v deadline=%v",
-				r.kind, r.tenant.Game, r.tenant.Env, r.subject, r.key, hex.EncodeToString(r.fp[:]), r.res, s.idemExp.deadline(i)))
+				idemKind(kind), p[0], p[1], p[2], p[3], hex.EncodeToString(r.fp[:]), r.res, s.idemExp.deadline(i)))
 		}
 	}
 	for i := int32(0); int(i) < s.replay.size(); i++ {
 		if s.replay.live(i) {
 			r := s.replay.at(i)
-			lines = append(lines, fmt.Sprintf("replay ns=%q key=%q deadline=%v", r.ns, r.key, s.replayHeap.deadline(i)))
+			_, p := unpackKey(r.packed)
+			lines = append(lines, fmt.Sprintf("replay ns=%q key=%q deadline=%v", p[0], p[1], s.replayHeap.deadline(i)))
 		}
 	}
 	for i := int32(0); int(i) < s.subjects.size(); i++ {

@@ -357,3 +357,55 @@ func TestKeyHasher(t *testing.T) {
 		t.Fatalf("not deterministic")
 	}
 }
+
+func TestUUIDIndex(t *testing.T) {
+	var x uuidIndex
+	var us []UUID
+	for i := 0; i < 1000; i++ {
+		u := NewUUID()
+		us = append(us, u)
+		x.put(u, int32(i))
+	}
+	used := 0
+	for i := range x.m {
+		if len(x.m[i]) > 0 {
+			used++
+		}
+	}
+	if used < nShards/2 {
+		t.Fatalf("1000 random UUIDs landed in only %d shards", used)
+	}
+	for i, u := range us {
+		if got, ok := x.get(u); !ok || got != int32(i) {
+			t.Fatalf("get(%v) = %d, %v", u, got, ok)
+		}
+	}
+	other := us[0]
+	other[3] ^= 1 // same shard, other UUID
+	if _, ok := x.get(other); ok {
+		t.Fatalf("an unknown UUID was found")
+	}
+	for _, u := range us[:500] {
+		x.del(u)
+	}
+	x.del(other) // absent: a no-op
+	if x.len() != 500 {
+		t.Fatalf("len = %d, want 500", x.len())
+	}
+	if _, ok := x.get(us[10]); ok {
+		t.Fatalf("deleted UUID found")
+	}
+	if got, ok := x.get(us[700]); !ok || got != 700 {
+		t.Fatalf("surviving UUID lost")
+	}
+}
+
+func TestPackKey(t *testing.T) {
+	if packKey(1, "ab", "c") == packKey(1, "a", "bc") || packKey(1, "x") == packKey(2, "x") || packKey(1, "", "x") == packKey(1, "x", "") {
+		t.Fatalf("packed keys are ambiguous")
+	}
+	tag, parts := unpackKey(packKey(7, "game", "", "subject ü", string(make([]byte, 300))))
+	if tag != 7 || len(parts) != 4 || parts[0] != "game" || parts[1] != "" || parts[2] != "subject ü" || len(parts[3]) != 300 {
+		t.Fatalf("round trip = %d %q", tag, parts)
+	}
+}

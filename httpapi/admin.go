@@ -39,7 +39,7 @@ func (a *API) whoami(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	b = append(b, "]}"...)
 	s.b = b
-	writeJSON(ctx, fasthttp.StatusOK, b)
+	sendJSON(ctx, fasthttp.StatusOK, s)
 }
 
 func (a *API) revokeListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
@@ -94,7 +94,7 @@ func (a *API) revokePrincipal(ctx *fasthttp.RequestCtx, p *Principal) {
 	b = appendInt(b, int64(removed))
 	b = append(b, '}')
 	s.b = b
-	writeJSON(ctx, fasthttp.StatusOK, b)
+	sendJSON(ctx, fasthttp.StatusOK, s)
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "principal revoked",
 		slog.String("subject", string(subject)), slog.Int("removed", removed),
 		slog.Uint64("ttl_s", ttl), slog.String("operator", string(p.Subject)))
@@ -137,7 +137,7 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 	b = appendInt(b, int64(st.InFlight))
 	b = append(b, '}')
 	s.b = b
-	writeJSON(ctx, fasthttp.StatusOK, b)
+	sendJSON(ctx, fasthttp.StatusOK, s)
 }
 
 func appendBool(b []byte, v bool) []byte {

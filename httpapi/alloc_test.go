@@ -62,4 +62,3 @@ func TestHandlerAllocations(t *testing.T) {
 		t.Fatalf("get allocates %.1f times per request", n)
 	}
 }
-

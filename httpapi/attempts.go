@@ -68,7 +68,7 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		status = fasthttp.StatusOK
 		ctx.Response.Header.Set("Idempotent-Replay", "true")
 	}
-	writeJSON(ctx, status, b)
+	sendJSON(ctx, status, s)
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "join attempt created",
 		slog.String("attempt_id", v.ID.String()), slog.String("listing_id", v.Listing.String()),
 		slog.String("subject", string(p.Subject)), slog.Bool("replay", r.Replay))

@@ -11,6 +11,7 @@ func TestPrecedence(t *testing.T) {
 	h := newHarness(t, testLimits())
 	l := h.visible(tokPub, listingBody("eu", 7, "public"))
 	big := `{"region":"` + strings.Repeat("a", MaxBodySize) + `"}`
+	var r *response
 	f := func(q req, status int, code string) {
 		t.Helper()
 		h.rejected(q, status, code)
@@ -21,7 +22,7 @@ func TestPrecedence(t *testing.T) {
 	f(req{method: "GET", path: "/v1/whoami", headers: []string{"Authorization", "Bearer"}}, 401, "unauthorized")
 	f(req{method: "GET", path: "/v1/whoami", headers: []string{"Authorization", "Bearer " + tokPub + "x"}}, 401, "unauthorized")
 	f(req{method: "GET", path: "/v1/whoami", headers: []string{"Authorization", "Bearer " + strings.Repeat("t", 600)}}, 401, "unauthorized")
-	r := h.do(req{method: "GET", path: "/v1/whoami"})
+	r = h.do(req{method: "GET", path: "/v1/whoami"})
 	if !strings.HasPrefix(r.header["Www-Authenticate"], "Bearer") {
 		t.Fatalf("401 without WWW-Authenticate: %v", r.header)
 	}
@@ -36,13 +37,21 @@ func TestPrecedence(t *testing.T) {
 		} else {
 			msg = head + "Content-Length: " + strconv.Itoa(len(big)) + "\r\n\r\n" + big
 		}
-		r := h.raw([]byte(msg))
+		r = h.raw([]byte(msg))
 		if r.status != 413 || r.str("code") != "payload_too_large" || r.header["Content-Type"] != "application/problem+json" {
 			t.Fatalf("oversized body (chunked %v): %d %s", chunked, r.status, r.body)
 		}
 	}
 	if h.store.Snapshot() != before {
 		t.Fatal("an oversized body changed the store")
+	}
+	r = h.raw([]byte("GET /v1/whoami HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("h", readBufferSize) + "\r\n\r\n"))
+	if r.status != 431 || r.str("code") != "headers_too_large" {
+		t.Fatalf("oversized headers: %d %s", r.status, r.body)
+	}
+	r = h.raw([]byte("BROKEN\r\n\r\n"))
+	if r.status != 400 || r.str("code") != "invalid_request" {
+		t.Fatalf("malformed request: %d %s", r.status, r.body)
 	}
 	f(req{method: "GET", path: "/nope"}, 401, "unauthorized")
 	f(req{method: "PATCH", path: "/v1/listings"}, 401, "unauthorized")

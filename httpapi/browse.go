@@ -145,7 +145,7 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	b = append(b, '}')
 	s.b = b
-	writeJSON(ctx, fasthttp.StatusOK, b)
+	sendJSON(ctx, fasthttp.StatusOK, s)
 }
 
 // getListing answers GET /v1/listings/{id}: the browse item plus visibility,
@@ -171,5 +171,5 @@ func (a *API) getListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	defer releaseBuf(s)
 	b := appendListingItem(s.b[:0], &v, true)
 	s.b = b
-	writeJSON(ctx, fasthttp.StatusOK, b)
+	sendJSON(ctx, fasthttp.StatusOK, s)
 }

@@ -65,3 +65,22 @@ func TestListingItem(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendTime(t *testing.T) {
+	f := func(tm time.Time) {
+		t.Helper()
+		want := `"` + tm.UTC().Format(timeLayout) + `"`
+		if got := string(appendTime(nil, tm)); got != want {
+			t.Fatalf("appendTime(%v) = %s, want %s", tm, got, want)
+		}
+	}
+	f(time.Date(2026, 7, 16, 0, 1, 0, 0, time.UTC))
+	f(time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, time.UTC))
+	f(time.Date(1, 1, 1, 0, 0, 0, 1e6, time.UTC))
+	f(time.Date(2026, 7, 16, 1, 2, 3, 4e6, time.FixedZone("x", 5*3600+1800)))
+	f(time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC))
+	f(time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC))
+	for i := range 1000 {
+		f(time.Unix(int64(i)*7919*86400+int64(i)*3, int64(i)*1_234_567))
+	}
+}

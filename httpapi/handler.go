@@ -145,9 +145,17 @@ func isJSONContentType(ct []byte) bool {
 	return bytes.EqualFold(mt, []byte("application/json"))
 }
 
-// writeJSON answers status with a JSON body taken from b.
+// writeJSON answers status with a JSON body copied from b.
 func writeJSON(ctx *fasthttp.RequestCtx, status int, b []byte) {
 	ctx.SetStatusCode(status)
 	ctx.Response.Header.SetContentTypeBytes(ctJSON)
 	ctx.SetBody(b)
+}
+
+// sendJSON answers status with the JSON body s.b, copied into the
+// response's own buffer. (Swapping buffers with Response.SwapBody would save
+// the copy but hand our pooled buffers to fasthttp's size-calibrated pool,
+// which drops large ones: browse pages then regrew on every request.)
+func sendJSON(ctx *fasthttp.RequestCtx, status int, s *scratch) {
+	writeJSON(ctx, status, s.b)
 }

@@ -96,7 +96,7 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 		ctx.Response.Header.Set("Idempotent-Replay", "true")
 	}
 	ctx.Response.Header.Set("Location", prefixListing+v.ID.String())
-	writeJSON(ctx, status, b)
+	sendJSON(ctx, status, s)
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "listing created",
 		slog.String("listing_id", v.ID.String()), slog.String("subject", string(p.Subject)),
 		slog.String("game_id", p.Tenant.Game), slog.String("environment_id", p.Tenant.Env),
@@ -160,7 +160,7 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	b = appendInt(b, a.leaseTTLOf(&v))
 	b = append(b, '}')
 	s.b = b
-	writeJSON(ctx, fasthttp.StatusOK, b)
+	sendJSON(ctx, fasthttp.StatusOK, s)
 }
 
 // deleteListing answers DELETE /v1/listings/{id} (headers Lease-Id, Lease-Token).

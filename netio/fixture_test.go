@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -52,6 +54,9 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 		cfg.Sockets = 2
 	}
 	cfg.Metrics = f.set
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	m, err := NewMediator(cfg, st, f.keys)
 	if err != nil {
 		t.Fatal(err)

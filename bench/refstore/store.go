@@ -75,18 +75,18 @@ type presenceEntry struct {
 }
 
 type attemptEntry struct {
-	id                  engine.AttemptID
-	handle              engine.Handle
-	tenant              engine.Tenant
-	listing             engine.ListingID
-	client              engine.Subject
-	protocol            uint32
-	hostKey, clientKey  engine.Fingerprint
-	deadline            time.Duration
-	wallExpiresAt       time.Time
-	host, peer          engine.Binding
-	consumed            bool
-	created             uint64
+	id                 engine.AttemptID
+	handle             engine.Handle
+	tenant             engine.Tenant
+	listing            engine.ListingID
+	client             engine.Subject
+	protocol           uint32
+	hostKey, clientKey engine.Fingerprint
+	deadline           time.Duration
+	wallExpiresAt      time.Time
+	host, peer         engine.Binding
+	consumed           bool
+	created            uint64
 }
 
 type idemEntry struct {

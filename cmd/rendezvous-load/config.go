@@ -18,6 +18,9 @@ import (
 const (
 	ModeLoad = "load" // mixed open-loop traffic over held listings
 	ModeShed = "shed" // fill every pool to its ceiling, then overload and validate
+	// ModeUDPRate measures the highest answered UDP rate: presence refreshes
+	// of held listings, or plain Bindings (any STUN server, e.g. coturn).
+	ModeUDPRate = "udprate"
 )
 
 // Config is one run's scenario. It comes from flags, optionally on top of a
@@ -47,6 +50,7 @@ type Config struct {
 
 	Overload     float64       `yaml:"overload"`
 	ShedP99      time.Duration `yaml:"shed-p99"`
+	MinOffered   float64       `yaml:"min-offered"`
 	SampleRate   float64       `yaml:"sample-rate"`
 	MaxErrorRate float64       `yaml:"max-error-rate"`
 	MaxRSSMiB    int           `yaml:"max-rss-mib"`
@@ -55,6 +59,9 @@ type Config struct {
 	Out      string        `yaml:"out"`
 	Progress time.Duration `yaml:"progress"`
 	Run      string        `yaml:"run-id"`
+
+	Stun   string `yaml:"stun"`
+	Window int    `yaml:"window"`
 }
 
 // RateSet holds requests per second per kind, written kind=rate,... on the
@@ -143,11 +150,11 @@ func (e *ConfigError) Error() string { return "invalid " + e.Setting + ": " + e.
 
 func defaultConfig() Config {
 	return Config{
-		Mode: ModeLoad, HTTPAddr: "127.0.0.1:8080", Duration: 30 * time.Second, Ramp: 5 * time.Second,
+		Mode: ModeLoad, HTTPAddr: "127.0.0.1:8080", Duration: 30 * time.Second,
 		Listings: 1000, Conns: 64, UDPSockets: 4, Timeout: 5 * time.Second, ProtoVer: 7, Region: "eu-central",
 		OwnerQuota: 100, PresenceEvery: 5 * time.Second, RenewEvery: 30 * time.Second,
-		Overload: 2, ShedP99: 5 * time.Millisecond, SampleRate: 200, MaxErrorRate: 0.001,
-		Out: "load-out", Progress: time.Second,
+		Overload: 2, ShedP99: 5 * time.Millisecond, MinOffered: 0.9, SampleRate: 200, MaxErrorRate: 0.001,
+		Out: "load-out", Progress: time.Second, Stun: "presence", Window: 256,
 	}
 }
 
@@ -158,7 +165,7 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs := flag.NewFlagSet("rendezvous-load", flag.ContinueOnError)
 	fs.SetOutput(output)
 	scenario := fs.String("scenario", "", "YAML scenario file; its keys are these flag names, flags given here win")
-	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "load (mixed open-loop traffic) or shed (fill to the ceilings, overload, validate)")
+	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "load (mixed open-loop traffic), shed (fill to the ceilings, overload, validate) or udprate (highest answered UDP rate)")
 	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "server HTTP address host:port")
 	fs.StringVar(&cfg.Mediator, "mediator", cfg.Mediator, "UDP mediator host:port (default: the one the server advertises)")
 	fs.StringVar(&cfg.TokensFile, "tokens", cfg.TokensFile, "JSON tokens file written by 'rendezvous-load principals'")
@@ -180,6 +187,7 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.DurationVar(&cfg.RenewEvery, "renew-every", cfg.RenewEvery, "lease renewal interval per listing")
 	fs.Float64Var(&cfg.Overload, "overload", cfg.Overload, "shed mode: offered work as a multiple of each ceiling (2 = as much again)")
 	fs.DurationVar(&cfg.ShedP99, "shed-p99", cfg.ShedP99, "shed mode: the p99 latency shed answers must stay under (0: report it only)")
+	fs.Float64Var(&cfg.MinOffered, "min-offered", cfg.MinOffered, "shed mode: fraction of the planned over-ceiling work that must actually be sent (0: report only)")
 	fs.Float64Var(&cfg.SampleRate, "sample-rate", cfg.SampleRate, "shed mode: GETs per second of random admitted listings during overload")
 	fs.Float64Var(&cfg.MaxErrorRate, "max-error-rate", cfg.MaxErrorRate, "load mode: largest tolerated fraction of errors (shed answers are not errors)")
 	fs.IntVar(&cfg.MaxRSSMiB, "max-rss-mib", cfg.MaxRSSMiB, "fail when the server's RSS at full fill exceeds this (0: report only)")
@@ -187,6 +195,8 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for result.json and report.html")
 	fs.DurationVar(&cfg.Progress, "progress", cfg.Progress, "progress interval")
 	fs.StringVar(&cfg.Run, "run-id", cfg.Run, "prefix for idempotency keys (default: random)")
+	fs.StringVar(&cfg.Stun, "stun", cfg.Stun, "udprate mode: presence (authenticated refreshes of --listings held listings) or plain (unauthenticated Binding; needs only --mediator)")
+	fs.IntVar(&cfg.Window, "window", cfg.Window, "udprate mode: requests in flight per UDP socket")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -235,11 +245,20 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	return &cfg, nil
 }
 
+// needsHTTP reports whether the run talks to the HTTP API (all but plain udprate).
+func (c *Config) needsHTTP() bool { return !(c.Mode == ModeUDPRate && c.Stun == "plain") }
+
 // Validate reports the first setting out of range.
 func (c *Config) Validate() error {
 	switch {
-	case c.Mode != ModeLoad && c.Mode != ModeShed:
-		return &ConfigError{"mode", fmt.Sprintf("%q is not load or shed", c.Mode)}
+	case c.Mode != ModeLoad && c.Mode != ModeShed && c.Mode != ModeUDPRate:
+		return &ConfigError{"mode", fmt.Sprintf("%q is not load, shed or udprate", c.Mode)}
+	case c.Stun != "presence" && c.Stun != "plain":
+		return &ConfigError{"stun", fmt.Sprintf("%q is not presence or plain", c.Stun)}
+	case c.Window < 1 || c.Window > 8192:
+		return &ConfigError{"window", "must be 1..8192"}
+	case c.Mode == ModeUDPRate && c.Stun == "plain" && c.Mediator == "":
+		return &ConfigError{"mediator", "udprate with --stun plain sends to --mediator host:port"}
 	case c.HTTPAddr == "":
 		return &ConfigError{"http", "must be host:port"}
 	case c.Duration < time.Second || c.Duration > 24*time.Hour:
@@ -266,6 +285,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{"overload", "must be 1..100"}
 	case c.ShedP99 < 0:
 		return &ConfigError{"shed-p99", "must not be negative (0: report only)"}
+	case c.MinOffered < 0 || c.MinOffered > 1:
+		return &ConfigError{"min-offered", "must be 0..1"}
 	case c.SampleRate < 0:
 		return &ConfigError{"sample-rate", "must not be negative"}
 	case c.MaxErrorRate < 0 || c.MaxErrorRate > 1:
@@ -274,7 +295,7 @@ func (c *Config) Validate() error {
 		return &ConfigError{"out", "must name a directory"}
 	case c.Progress < 100*time.Millisecond:
 		return &ConfigError{"progress", "must be at least 100ms"}
-	case c.TokensFile == "" && c.Publisher == "" && c.Client == "":
+	case c.needsHTTP() && c.TokensFile == "" && c.Publisher == "" && c.Client == "":
 		return &ConfigError{"tokens", "give --tokens FILE or --publisher-token/--client-token"}
 	case c.Mode == ModeShed && c.TokensFile == "" && c.Operator == "":
 		return &ConfigError{"operator-token", "shed mode reads the ceilings from /v1/admin/stats and needs an operator token"}

@@ -39,6 +39,7 @@ func TestParseConfigErrors(t *testing.T) {
 	f("operator-token", tok, "--mode=shed")
 	f("arguments", tok, "extra")
 	f("out", tok, "--out=")
+	f("min-offered", tok, "--min-offered=1.5")
 }
 
 func TestParseRates(t *testing.T) {

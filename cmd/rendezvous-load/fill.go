@@ -50,7 +50,9 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 				h.version.Store(l.Lease.Version)
 			}
 		}
-		r.rec.Load().Observe(KindCreate, code, time.Since(sent))
+		rec := r.rec.Load()
+		rec.Observe(KindCreate, code, time.Since(sent))
+		rec.ObserveService(KindCreate, code, time.Since(sent))
 		codes[i] = code
 		slots[i] = h
 	})
@@ -154,21 +156,23 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) Code {
 	}
 	at, rep := r.api.Join(r.tok.Clients[c], h.L.ID, r.idemKey("join"), r.cfg.ProtoVer)
 	code := rep.Code
-	var rec attemptRec
+	var at2 attemptRec
 	if code == CodeOK {
 		var ok1, ok2 bool
-		rec.Handle, ok1 = parseUUID(at.Handle)
-		rec.Client, ok2 = parseToken(at.Token)
+		at2.Handle, ok1 = parseUUID(at.Handle)
+		at2.Client, ok2 = parseToken(at.Token)
 		if !ok1 || !ok2 {
 			code = CodeOtherStatus
 		}
 	}
-	r.rec.Load().Observe(KindJoin, code, time.Since(intended))
+	rec := r.rec.Load()
+	rec.Observe(KindJoin, code, time.Since(intended))
+	rec.ObserveService(KindJoin, code, time.Since(sent))
 	if code == CodeOK && keep {
-		rec.Listing, rec.Created = li, sent
-		rec.Host = hostAttemptCap(&h.PresCap, &rec.Handle)
+		at2.Listing, at2.Created = li, sent
+		at2.Host = hostAttemptCap(&h.PresCap, &at2.Handle)
 		r.attMu.Lock()
-		r.attempts = append(r.attempts, rec)
+		r.attempts = append(r.attempts, at2)
 		r.attMu.Unlock()
 	}
 	return code

@@ -12,10 +12,11 @@ const (
 	KindJoin                 // POST /v1/listings/{id}/join-attempts
 	KindPresence             // UDP presence refresh (Binding, p:)
 	KindBind                 // UDP attempt bind (Binding, h: or c:)
+	KindPlain                // UDP plain Binding without USERNAME (udprate mode)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind"}
+var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind", "plain"}
 
 func (k Kind) String() string {
 	if k < numKinds {

@@ -75,6 +75,8 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	switch cfg.Mode {
 	case ModeShed:
 		err = runShed(ctx, r, res)
+	case ModeUDPRate:
+		err = runUDPRate(ctx, r, res)
 	default:
 		err = runLoad(ctx, r, res)
 	}

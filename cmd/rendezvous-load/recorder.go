@@ -12,6 +12,10 @@ import (
 type Recorder struct {
 	counts [numKinds][numCodes]atomic.Uint64
 	hists  [numKinds][numClasses]Histogram
+	// service holds, for HTTP requests, the time from sending to the answer
+	// (without any wait for a free worker), per (kind, class): the server's
+	// answer time, as opposed to the open-loop latency in hists.
+	service [numKinds][numClasses]Histogram
 	// late counts scheduled requests the generator could not start because
 	// every worker was busy (the open-loop schedule was not met).
 	late [numKinds]atomic.Uint64
@@ -22,6 +26,15 @@ func (r *Recorder) Observe(k Kind, c Code, latency time.Duration) {
 	r.counts[k][c].Add(1)
 	r.hists[k][c.Class()].Record(latency)
 }
+
+// ObserveService records an HTTP request's send-to-answer time; call it in
+// addition to Observe.
+func (r *Recorder) ObserveService(k Kind, c Code, d time.Duration) {
+	r.service[k][c.Class()].Record(d)
+}
+
+// ServiceHist copies the service-time snapshot of (k, cl).
+func (r *Recorder) ServiceHist(k Kind, cl Class, dst *HistSnapshot) { r.service[k][cl].Snapshot(dst) }
 
 // Late records one scheduled request that was not sent in time.
 func (r *Recorder) Late(k Kind) { r.late[k].Add(1) }

@@ -51,6 +51,9 @@ type ShedSummary struct {
 	ShedP50ms          float64 `json:"shed_p50_ms"`
 	ShedP99ms          float64 `json:"shed_p99_ms"`
 	ShedMaxMs          float64 `json:"shed_max_ms"`
+	AnswerP50ms        float64 `json:"shed_answer_p50_ms"`
+	AnswerP99ms        float64 `json:"shed_answer_p99_ms"`
+	AnswerMaxMs        float64 `json:"shed_answer_max_ms"`
 	Admitted           int     `json:"admitted_listings"`
 	AdmittedAttempts   int     `json:"admitted_attempts"`
 	Sampled            uint64  `json:"sampled_gets"`
@@ -75,22 +78,23 @@ type FillSummary struct {
 
 // Result is the whole run, written as result.json and drawn as report.html.
 type Result struct {
-	Mode      string         `json:"mode"`
-	RunID     string         `json:"run_id"`
-	Started   time.Time      `json:"started"`
-	Seconds   float64        `json:"seconds"`
-	HTTP      string         `json:"http"`
-	Mediator  string         `json:"mediator"`
-	Ceilings  map[string]int `json:"ceilings,omitempty"`
-	Config    *Config        `json:"config"`
-	Fill      *FillSummary   `json:"fill,omitempty"`
-	Shed      *ShedSummary   `json:"shed,omitempty"`
-	Phases    []PhaseSummary `json:"phases"`
-	Timeline  []Phase        `json:"timeline"`
-	Series    []SeriesPoint  `json:"series"`
-	ServerCPU *CPUSummary    `json:"server_cpu,omitempty"`
-	Checks    []Check        `json:"checks"`
-	Passed    bool           `json:"passed"`
+	Mode      string          `json:"mode"`
+	RunID     string          `json:"run_id"`
+	Started   time.Time       `json:"started"`
+	Seconds   float64         `json:"seconds"`
+	HTTP      string          `json:"http"`
+	Mediator  string          `json:"mediator"`
+	Ceilings  map[string]int  `json:"ceilings,omitempty"`
+	Config    *Config         `json:"config"`
+	Fill      *FillSummary    `json:"fill,omitempty"`
+	Shed      *ShedSummary    `json:"shed,omitempty"`
+	Phases    []PhaseSummary  `json:"phases"`
+	Timeline  []Phase         `json:"timeline"`
+	Series    []SeriesPoint   `json:"series"`
+	ServerCPU *CPUSummary     `json:"server_cpu,omitempty"`
+	UDPRate   *UDPRateSummary `json:"udp_rate,omitempty"`
+	Checks    []Check         `json:"checks"`
+	Passed    bool            `json:"passed"`
 }
 
 // CPUSummary is the server's CPU time per answered request over the
@@ -100,6 +104,21 @@ type CPUSummary struct {
 	CPUSeconds   float64 `json:"cpu_seconds"`
 	Answers      uint64  `json:"answers"`
 	MicrosPerAns float64 `json:"cpu_us_per_answer"`
+}
+
+// UDPRateSummary is the udprate mode's figure: answers per second at a
+// fixed window of requests in flight, and the server's CPU per answer.
+type UDPRateSummary struct {
+	Kind         string  `json:"kind"`
+	Sockets      int     `json:"sockets"`
+	Window       int     `json:"window_per_socket"`
+	Sent         uint64  `json:"sent"`
+	Answered     uint64  `json:"answered"`
+	OK           uint64  `json:"ok"`
+	Lost         uint64  `json:"lost"`
+	Seconds      float64 `json:"seconds"`
+	PerSecond    float64 `json:"answered_per_s"`
+	CPUPerAnswer float64 `json:"server_cpu_us_per_answer,omitempty"`
 }
 
 // summarize turns one phase's Recorder into its table.

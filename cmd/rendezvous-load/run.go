@@ -85,19 +85,22 @@ func newRunID() string {
 
 // newRun checks the tokens against the server and prepares the HTTP pool.
 func newRun(cfg *Config, out io.Writer) (*Run, error) {
-	tok, err := loadTokens(cfg)
-	if err != nil {
-		return nil, err
-	}
-	r := &Run{cfg: cfg, tok: tok, out: out, runID: cfg.Run, phaseRecs: map[string]*Recorder{}}
+	r := &Run{cfg: cfg, tok: &Tokens{}, out: out, runID: cfg.Run, phaseRecs: map[string]*Recorder{}}
 	if r.runID == "" {
 		r.runID = newRunID()
 	}
-	r.api = NewAPI(cfg.HTTPAddr, cfg.Conns, cfg.Timeout)
-	if _, err := r.api.Whoami(tok.Publishers[0]); err != nil {
-		return nil, fmt.Errorf("cannot reach the server at %s with the first publisher token: %w", cfg.HTTPAddr, err)
-	}
 	r.rec.Store(new(Recorder))
+	r.api = NewAPI(cfg.HTTPAddr, cfg.Conns, cfg.Timeout)
+	if cfg.needsHTTP() {
+		tok, err := loadTokens(cfg)
+		if err != nil {
+			return nil, err
+		}
+		r.tok = tok
+		if _, err := r.api.Whoami(tok.Publishers[0]); err != nil {
+			return nil, fmt.Errorf("cannot reach the server at %s with the first publisher token: %w", cfg.HTTPAddr, err)
+		}
+	}
 	r.start = time.Now()
 	return r, nil
 }
@@ -133,7 +136,7 @@ func (r *Run) close() {
 const refBind = 1 << 30
 
 func (r *Run) onAnswer(ref int32, code Code, a *stunAnswer) {
-	if ref&refBind != 0 {
+	if ref < 0 || ref&refBind != 0 {
 		return
 	}
 	if int(ref) >= len(r.listings) {

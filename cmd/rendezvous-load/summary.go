@@ -32,8 +32,8 @@ func writeSummary(w io.Writer, res *Result) {
 		tw.Flush()
 	}
 	if s := res.Shed; s != nil {
-		fmt.Fprintf(w, "\nshed at %.1fx: %d/%d over-ceiling requests typed (%.3f%%), shed p50 %.3f ms p99 %.3f ms; lost %d (sampled %d/%d, enumerated %d)\n",
-			s.Overload, s.TypedShed, s.OfferedOverCeiling, s.TypedPct, s.ShedP50ms, s.ShedP99ms, s.Lost, s.LostSampled, s.Sampled, s.Enumerated)
+		fmt.Fprintf(w, "\nshed at %.1fx: %d/%d over-ceiling requests typed (%.3f%%); shed answer time p50 %.3f ms p99 %.3f ms (open loop p99 %.3f ms); lost %d (sampled GETs failed %d/%d, enumerated %d)\n",
+			s.Overload, s.TypedShed, s.OfferedOverCeiling, s.TypedPct, s.AnswerP50ms, s.AnswerP99ms, s.ShedP99ms, s.Lost, s.LostSampled, s.Sampled, s.Enumerated)
 	}
 	if c := res.ServerCPU; c != nil {
 		fmt.Fprintf(w, "server CPU over %s: %.2fs for %d answers = %.1f µs per answer\n", c.Phase, c.CPUSeconds, c.Answers, c.MicrosPerAns)

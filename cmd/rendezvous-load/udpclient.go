@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +56,8 @@ type UDPClient struct {
 	spare   [][]byte // buffers to encode into
 	flushCh chan struct{}
 	full    uint64 // sends refused because every slot was pending
+	// inflight mirrors len(slots)-len(free) for lock-free polling.
+	inflight atomic.Int64
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -107,6 +110,16 @@ func (c *UDPClient) LocalAddr() *net.UDPAddr { return c.conn.LocalAddr().(*net.U
 // Send encodes r (its TxID is overwritten) and queues it for the next batch.
 // Its outcome is recorded under kind and reported to the AnswerFunc with ref.
 func (c *UDPClient) Send(kind Kind, ref int32, r *stunRequest, intended time.Time) error {
+	return c.send(kind, ref, r, intended)
+}
+
+// SendPlain queues an unauthenticated Binding request (as any STUN client
+// sends to learn its reflexive address); its outcome is recorded as KindPlain.
+func (c *UDPClient) SendPlain(ref int32, intended time.Time) error {
+	return c.send(KindPlain, ref, nil, intended)
+}
+
+func (c *UDPClient) send(kind Kind, ref int32, r *stunRequest, intended time.Time) error {
 	c.mu.Lock()
 	if len(c.free) == 0 {
 		c.full++
@@ -115,11 +128,13 @@ func (c *UDPClient) Send(kind Kind, ref int32, r *stunRequest, intended time.Tim
 	}
 	idx := c.free[len(c.free)-1]
 	c.free = c.free[:len(c.free)-1]
+	c.inflight.Add(1)
 	s := &c.slots[idx]
 	s.gen++
 	s.inUse, s.kind, s.ref, s.intended = true, kind, ref, intended
-	binary.BigEndian.PutUint32(r.TxID[0:4], idx)
-	binary.BigEndian.PutUint32(r.TxID[4:8], s.gen)
+	var tx [12]byte
+	binary.BigEndian.PutUint32(tx[0:4], idx)
+	binary.BigEndian.PutUint32(tx[4:8], s.gen)
 	var buf []byte
 	if n := len(c.spare); n > 0 {
 		buf = c.spare[n-1][:0]
@@ -127,7 +142,13 @@ func (c *UDPClient) Send(kind Kind, ref int32, r *stunRequest, intended time.Tim
 	} else {
 		buf = make([]byte, 0, udpMaxReq) // only when a flush is far behind
 	}
-	c.out = append(c.out, r.AppendRequest(buf))
+	if r != nil {
+		r.TxID = tx
+		buf = r.AppendRequest(buf)
+	} else {
+		buf = AppendPlainBinding(buf, &tx)
+	}
+	c.out = append(c.out, buf)
 	flushNow := len(c.out) >= udpBatch
 	if flushNow {
 		c.flushLocked()
@@ -221,6 +242,7 @@ func (c *UDPClient) handle(d []byte, a *stunAnswer, now time.Time) {
 	s := c.slots[idx]
 	c.slots[idx].inUse = false
 	c.free = append(c.free, idx)
+	c.inflight.Add(-1)
 	c.mu.Unlock()
 	code := stunCode(a.ErrCode)
 	c.rec.Load().Observe(s.kind, code, now.Sub(s.intended))
@@ -246,6 +268,7 @@ func (c *UDPClient) sweeper() {
 				if s.inUse && now.Sub(s.intended) > c.timeout {
 					s.inUse = false
 					c.free = append(c.free, uint32(i))
+					c.inflight.Add(-1)
 					expired = append(expired, *s)
 				}
 			}
@@ -259,6 +282,9 @@ func (c *UDPClient) sweeper() {
 		}
 	}
 }
+
+// InFlight reports how many requests await an answer without locking.
+func (c *UDPClient) InFlight() int { return int(c.inflight.Load()) }
 
 // Pending reports how many requests await an answer.
 func (c *UDPClient) Pending() int {

@@ -78,7 +78,7 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 				return
 			}
 			sess.addPeer(path.Peer, "joiner "+path.Peer.String())
-			sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(time.Millisecond))
+			sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(10*time.Microsecond))
 		}()
 	}
 }

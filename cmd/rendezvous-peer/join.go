@@ -58,7 +58,7 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	sess := newSession(j.Socket(), stdout, false)
 	sess.addPeer(path.Peer, "host")
-	sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(time.Millisecond))
+	sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(10*time.Microsecond))
 	go sess.loop(ctx)
 	if len(says) > 0 {
 		return joinSay(ctx, sess, path, says, *replies, *wait, stderr)

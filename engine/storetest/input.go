@@ -176,12 +176,17 @@ func runInput(t *testing.T, f Factory) {
 		e := newEnv(t, f)
 		v := e.visible("publisher-1")
 		e.unchanged("invalid presence", func() {
+			// Seq 0: CONTRACT.md §7.7 says "0 is stale: 409" (Conflict);
+			// an InputError naming the sequence is accepted too. Either way
+			// nothing changes.
 			c := e.presenceCmd(v, 0, pub(1))
-			_, _, err := e.s.BindHostPresence(e.ctx, c)
-			e.wantInput("BindHostPresence with seq 0", err, "seq")
+			_, r, err := e.s.BindHostPresence(e.ctx, c)
+			if err != nil || r.Outcome != engine.Conflict {
+				e.wantInput("BindHostPresence with seq 0 (want Conflict or InputError)", err, "seq")
+			}
 			for _, bad := range badEndpoints {
 				c = e.presenceCmd(v, 5, bad)
-				_, _, err = e.s.BindHostPresence(e.ctx, c)
+				_, _, err := e.s.BindHostPresence(e.ctx, c)
 				e.wantInput("BindHostPresence with invalid public endpoint", err, fPublic...)
 			}
 			c = e.presenceCmd(v, 5, pub(1))

@@ -7,7 +7,18 @@
 // A store that also implements engine.Inspector is checked more closely:
 // CheckInvariants runs after every step of the randomized test, and every
 // rejected call is bracketed by Snapshot to prove it changed nothing. Without
-// an Inspector the suite falls back to comparing Stats.
+// an Inspector the suite falls back to comparing Stats. Snapshot must render
+// the state as an operation at the current clock time sees it (after its
+// expiry cleanup), or a rejected call that merely ran cleanup would look
+// like a change.
+//
+// Where the contract leaves a choice open the suite accepts either answer
+// and says so at the assertion (for example, which of two full pools a
+// shed creation names, or whether Seq 0 is a Conflict or an InputError).
+//
+// The suite is deterministic except for the race cases (goroutines
+// contending on the store; their assertions hold for every interleaving)
+// and makes no timing assertions. Run it with -race.
 package storetest
 
 import (

@@ -190,7 +190,9 @@ func (b *Builder) AddIntegritySHA256(key []byte) {
 	if d == nil {
 		return
 	}
-	sum := integrityOf(b.buf[:off], key)
+	// add set the header length to end after this attribute, exactly as
+	// RFC 8489 §14.6 wants it for the HMAC input.
+	sum := engine.HMACSHA256(key, b.buf[:off])
 	copy(d, sum[:])
 }
 

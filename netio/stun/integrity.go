@@ -17,15 +17,11 @@ func (m *Message) CheckIntegrity(key []byte) bool {
 		return false
 	}
 	got := m.raw[m.integrity+4 : m.integrity+4+IntegritySize]
-	want := integrityOf(m.raw[:m.integrity], key)
+	// The HMAC input is the message up to the attribute with the header
+	// length adjusted; it is assembled in m's scratch space, so the datagram
+	// is never written to.
+	n := copy(m.scratch[:], m.raw[:m.integrity])
+	binary.BigEndian.PutUint16(m.scratch[2:4], uint16(n-HeaderSize+4+IntegritySize))
+	want := engine.HMACSHA256(key, m.scratch[:n])
 	return subtle.ConstantTimeCompare(got, want[:]) == 1
-}
-
-// integrityOf computes the MESSAGE-INTEGRITY-SHA256 value for an attribute
-// that would start at len(prefix).
-func integrityOf(prefix, key []byte) [32]byte {
-	var buf [MaxDatagram]byte
-	n := copy(buf[:], prefix)
-	binary.BigEndian.PutUint16(buf[2:4], uint16(n-HeaderSize+4+IntegritySize))
-	return engine.HMACSHA256(key, buf[:n])
 }

@@ -32,6 +32,7 @@ type Message struct {
 	fingerprint int // offset of the FINGERPRINT attribute header, 0 = absent
 	unknown     [maxUnknown]uint16
 	nunknown    int
+	scratch     [MaxDatagram]byte // CheckIntegrity's HMAC input
 }
 
 // Parse decodes b into m. It enforces CONTRACT.md §7.8: b is at most

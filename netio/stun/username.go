@@ -25,14 +25,38 @@ func ParseUsername(b []byte) (kind byte, h engine.Handle, ok bool) {
 	default:
 		return 0, h, false
 	}
-	for _, c := range b[2:] {
-		if 'A' <= c && c <= 'F' {
+	var u engine.UUID
+	j := 0
+	for i := 2; i < UsernameLen; {
+		if i == 10 || i == 15 || i == 20 || i == 25 {
+			if b[i] != '-' {
+				return 0, h, false
+			}
+			i++
+			continue
+		}
+		hi, lo := lowerHex[b[i]], lowerHex[b[i+1]]
+		if hi|lo == 0xFF {
 			return 0, h, false
 		}
-	}
-	u, ok := engine.ParseUUID(b[2:])
-	if !ok {
-		return 0, h, false
+		u[j] = hi<<4 | lo
+		j++
+		i += 2
 	}
 	return b[0], engine.Handle{UUID: u}, true
 }
+
+// lowerHex maps '0'-'9' and 'a'-'f' to their values and everything else,
+// upper case included, to 0xFF.
+var lowerHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xFF
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+	}
+	return t
+}()

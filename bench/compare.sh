@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# make bench-compare: measures, in one run and with the same UDP load
+# generator (rendezvous-load --mode udprate), our authenticated presence
+# refresh rate and coturn's plain STUN Binding rate on loopback, and writes
+# the ratio into docs/benchmarks.md. Needs turnserver (coturn) on the PATH
+# (Debian/Ubuntu: apt-get install coturn). Expected: ratio 1.0 or more.
+#
+# Environment (all optional): DURATION (default 5s), WINDOW (requests in
+# flight per socket, default 256), SOCKETS (default 4), COTURN_PORT
+# (default 34780), OUT (default bench/out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+DURATION=${DURATION:-5s}
+WINDOW=${WINDOW:-256}
+SOCKETS=${SOCKETS:-4}
+COTURN_PORT=${COTURN_PORT:-34780}
+OUT=${OUT:-bench/out}
+
+# build_bins DIR: builds rendezvous and rendezvous-load into DIR.
+build_bins() {
+	mkdir -p "$1"
+	$GO build -o "$1/" ./cmd/rendezvous ./cmd/rendezvous-load
+}
+
+# start_server BIN LOG [FLAGS...]: starts the server, waits for its first log
+# line and sets SERVER_PID, SERVER_HTTP and SERVER_UDP.
+start_server() {
+	local bin=$1 log=$2
+	shift 2
+	"$bin" --http-addr 127.0.0.1:0 --udp-addr 127.0.0.1:0 --log-format json --drain-window 1s "$@" 2>"$log" &
+	SERVER_PID=$!
+	for _ in $(seq 1 100); do
+		if grep -q '"msg":"listening"' "$log" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	local first
+	first=$(head -1 "$log")
+	SERVER_HTTP=$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' <<<"$first")
+	SERVER_UDP=$(sed -n 's/.*"udp":"\([^"]*\)".*/\1/p' <<<"$first")
+	if [ -z "$SERVER_HTTP" ] || [ -z "$SERVER_UDP" ]; then
+		echo "the server did not start; its log:" >&2
+		cat "$log" >&2
+		return 1
+	fi
+}
+
+# stop_server: SIGTERM (drain) and wait.
+stop_server() {
+	if [ -n "${SERVER_PID:-}" ]; then
+		kill -TERM "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+		SERVER_PID=
+	fi
+}
+
+if ! command -v turnserver >/dev/null; then
+	echo "bench-compare needs coturn's turnserver on the PATH (apt-get install coturn); nothing measured" >&2
+	exit 1
+fi
+mkdir -p "$OUT/compare"
+COTURN_PID=
+cleanup() {
+	stop_server
+	if [ -n "$COTURN_PID" ]; then
+		kill "$COTURN_PID" 2>/dev/null || true
+		wait "$COTURN_PID" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+build_bins "$OUT/bin"
+load="$OUT/bin/rendezvous-load"
+"$load" principals --publishers 60 --clients 1 --principals-out "$OUT/compare/principals.json" --tokens-out "$OUT/compare/tokens.json"
+common=(--mode udprate --duration "$DURATION" --window "$WINDOW" --udp-sockets "$SOCKETS" --progress 1s)
+
+# coturn: STUN only, no TLS/DTLS, no CLI, logging to a file, loopback only.
+turnserver -n --stun-only --no-tls --no-dtls --no-cli --listening-ip 127.0.0.1 \
+	--listening-port "$COTURN_PORT" --log-file "$OUT/compare/coturn.log" --simple-log \
+	--pidfile "$OUT/compare/coturn.pid" >/dev/null 2>&1 &
+COTURN_PID=$!
+for _ in $(seq 1 50); do
+	if "$load" "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --duration 1s --window 1 --udp-sockets 1 \
+		--out "$OUT/compare/probe" >/dev/null 2>&1; then
+		break
+	fi
+	sleep 0.2
+done
+"$load" "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --server-pid "$COTURN_PID" --out "$OUT/compare/coturn"
+kill "$COTURN_PID" 2>/dev/null || true
+wait "$COTURN_PID" 2>/dev/null || true
+COTURN_PID=
+
+start_server "$OUT/bin/rendezvous" "$OUT/compare/server.log" --principals "$OUT/compare/principals.json"
+"$load" "${common[@]}" --stun presence --listings 5000 --http "$SERVER_HTTP" --tokens "$OUT/compare/tokens.json" \
+	--server-pid "$SERVER_PID" --out "$OUT/compare/ours"
+"$load" "${common[@]}" --stun plain --mediator "$SERVER_UDP" --server-pid "$SERVER_PID" --out "$OUT/compare/ours-plain"
+stop_server
+
+$GO run ./bench/cmd/benchreport -in "$OUT" -docs docs/benchmarks -out docs/benchmarks.md
+rates=$(sed -n 's/.*"answered_per_s": *\([0-9.e+]*\).*/\1/p' "$OUT/compare/ours/result.json" "$OUT/compare/coturn/result.json" | paste -sd' ')
+echo "presence (ours) and plain Binding (coturn) answered/s: $rates; see docs/benchmarks.md" >&2

@@ -1,0 +1,107 @@
+package refstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+func (s *Store) ConsumeReplay(ctx context.Context, cmd engine.ConsumeReplay) (engine.Result, error) {
+	life, err := validateReplay(&cmd, s.lim.ReplayTTL)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	now, err := s.atomic(ctx)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	defer s.gate.Unlock()
+	if !s.available {
+		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	key := strconv.Itoa(len(cmd.Namespace)) + ":" + cmd.Namespace + ":" + cmd.Key
+	if _, ok := s.replay[key]; ok {
+		return engine.Result{Outcome: engine.ReplayRejected}, nil
+	}
+	if len(s.replay) >= s.lim.MaxReplay {
+		return engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolReplay}, nil
+	}
+	s.replay[key] = now + life
+	return engine.Result{}, nil
+}
+
+func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (engine.Result, error) {
+	if !cmd.AnyTenant {
+		if err := cmd.Tenant.Validate(); err != nil {
+			return engine.Result{}, err
+		}
+	}
+	if _, err := s.atomic(ctx); err != nil {
+		return engine.Result{}, err
+	}
+	defer s.gate.Unlock()
+	if !s.available {
+		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	l, ok := s.listings[cmd.Listing]
+	if !ok || (!cmd.AnyTenant && l.tenant != cmd.Tenant) {
+		return engine.Result{Outcome: engine.NotFound}, nil
+	}
+	s.removeListing(l.id)
+	return engine.Result{}, nil
+}
+
+// RevokePrincipal scans every listing and every attempt for the subject.
+func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
+	if err := subject.Validate(); err != nil {
+		return 0, engine.Result{}, err
+	}
+	if ttl < time.Second || ttl > engine.MaxRevocationTTL {
+		return 0, engine.Result{}, inputErr("ttl_s", "must be 1..600 seconds")
+	}
+	now, err := s.atomic(ctx)
+	if err != nil {
+		return 0, engine.Result{}, err
+	}
+	defer s.gate.Unlock()
+	if !s.available {
+		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	if _, ok := s.revocations[subject]; !ok && len(s.revocations) >= s.lim.MaxRevocations {
+		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil
+	}
+	s.revocations[subject] = now + ttl
+	var listings []engine.ListingID
+	for id, l := range s.listings {
+		if l.owner == subject {
+			listings = append(listings, id)
+		}
+	}
+	var attempts []engine.AttemptID
+	for id, a := range s.attempts {
+		if a.client == subject {
+			attempts = append(attempts, id)
+		}
+	}
+	for _, id := range listings {
+		s.removeListing(id)
+	}
+	for _, id := range attempts {
+		s.removeAttempt(id)
+	}
+	return len(listings) + len(attempts), engine.Result{}, nil
+}
+
+func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, error) {
+	if err := subject.Validate(); err != nil {
+		return false, err
+	}
+	if _, err := s.atomic(ctx); err != nil {
+		return false, err
+	}
+	defer s.gate.Unlock()
+	_, ok := s.revocations[subject]
+	return ok, nil
+}

@@ -1,0 +1,29 @@
+package refstore_test
+
+import (
+	"testing"
+
+	"github.com/rendezvous/rendezvous/bench/refstore"
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/storetest"
+)
+
+func newContractRefStore(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store {
+	t.Helper()
+	s, err := refstore.New(l, c, k)
+	if err != nil {
+		t.Fatalf("refstore.New: %v", err)
+	}
+	return s
+}
+
+// TestRefStoreContract proves the baseline has the same semantics as
+// MemStore, so the benchmarks compare like with like.
+func TestRefStoreContract(t *testing.T) {
+	storetest.Run(t, newContractRefStore)
+}
+
+// FuzzRefStoreOps: go test -run '^$' -fuzz FuzzRefStoreOps -fuzztime 30s ./bench/refstore/
+func FuzzRefStoreOps(f *testing.F) {
+	storetest.Fuzz(f, newContractRefStore)
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# make bench: runs the store, UDP and HTTP benchmark suites with -count
+# enough for benchstat, the load tester's ceiling proof (fill to the default
+# ceilings, 2x overload) and its UDP rate, then writes docs/benchmarks.md
+# from the results with bench/cmd/benchreport.
+#
+# Environment (all optional):
+#   COUNT      runs of each benchmark (default 6, what benchstat wants)
+#   BENCHTIME  -benchtime per run (default 300ms)
+#   BENCH      benchmark regexp (default .)
+#   AREAS      subset of "store udp http load" (default all)
+#   OUT        raw results directory (default bench/out, git-ignored)
+# Raw outputs stay in $OUT: compare two runs with `benchstat old.txt new.txt`.
+# About 10-15 minutes on a 2-core machine with the defaults.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+COUNT=${COUNT:-6}
+BENCHTIME=${BENCHTIME:-300ms}
+BENCH=${BENCH:-.}
+AREAS=${AREAS:-store udp http load}
+OUT=${OUT:-bench/out}
+
+# build_bins DIR: builds rendezvous and rendezvous-load into DIR.
+build_bins() {
+	mkdir -p "$1"
+	$GO build -o "$1/" ./cmd/rendezvous ./cmd/rendezvous-load
+}
+
+# start_server BIN LOG [FLAGS...]: starts the server, waits for its first log
+# line and sets SERVER_PID, SERVER_HTTP and SERVER_UDP.
+start_server() {
+	local bin=$1 log=$2
+	shift 2
+	"$bin" --http-addr 127.0.0.1:0 --udp-addr 127.0.0.1:0 --log-format json --drain-window 1s "$@" 2>"$log" &
+	SERVER_PID=$!
+	for _ in $(seq 1 100); do
+		if grep -q '"msg":"listening"' "$log" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	local first
+	first=$(head -1 "$log")
+	SERVER_HTTP=$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' <<<"$first")
+	SERVER_UDP=$(sed -n 's/.*"udp":"\([^"]*\)".*/\1/p' <<<"$first")
+	if [ -z "$SERVER_HTTP" ] || [ -z "$SERVER_UDP" ]; then
+		echo "the server did not start; its log:" >&2
+		cat "$log" >&2
+		return 1
+	fi
+}
+
+# stop_server: SIGTERM (drain) and wait.
+stop_server() {
+	if [ -n "${SERVER_PID:-}" ]; then
+		kill -TERM "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+		SERVER_PID=
+	fi
+}
+
+mkdir -p "$OUT"
+export PATH="$PATH:$($GO env GOPATH)/bin"
+if ! command -v benchstat >/dev/null; then
+	echo "installing benchstat (golang.org/x/perf/cmd/benchstat)" >&2
+	$GO install golang.org/x/perf/cmd/benchstat@latest
+fi
+
+declare -A PKGS=(
+	[store]="./bench/ ./engine/"
+	[udp]="./netio/..."
+	[http]="./httpapi/ ./cmd/rendezvous/"
+)
+
+{
+	echo "date:        $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "go:          $($GO version)"
+	echo "cpu:         $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
+	echo "load avg:    $(cut -d' ' -f1-3 /proc/loadavg) (at start; other work on the machine skews latency)"
+	echo "benchmarks:  go test -run '^\$' -bench '$BENCH' -benchmem -count $COUNT -benchtime $BENCHTIME <packages>"
+} >"$OUT/meta.txt"
+
+failed=0
+trap stop_server EXIT
+for area in $AREAS; do
+	case $area in
+	store | udp | http)
+		echo "== $area: ${PKGS[$area]}" >&2
+		# shellcheck disable=SC2086 # the package list is split on purpose
+		$GO test -run '^$' -bench "$BENCH" -benchmem -count "$COUNT" -benchtime "$BENCHTIME" -timeout 30m ${PKGS[$area]} | tee "$OUT/$area.txt"
+		benchstat "$OUT/$area.txt" >"$OUT/$area.benchstat.txt"
+		echo "$(printf '%-12s' "$area:") ${PKGS[$area]}" >>"$OUT/meta.txt"
+		;;
+	load)
+		echo "== load: ceiling proof and UDP rate" >&2
+		build_bins "$OUT/bin"
+		"$OUT/bin/rendezvous-load" principals --publishers 260 --clients 4 \
+			--principals-out "$OUT/principals.json" --tokens-out "$OUT/tokens.json"
+		start_server "$OUT/bin/rendezvous" "$OUT/server-shed.log" --principals "$OUT/principals.json"
+		shed=("$OUT/bin/rendezvous-load" --mode shed --http "$SERVER_HTTP" --tokens "$OUT/tokens.json"
+			--overload 2 --duration 10s --progress 2s --server-pid "$SERVER_PID" --out "$OUT/load")
+		"${shed[@]}" || failed=1
+		stop_server
+		# A fresh server for the rate, so nothing of the fill is left in it.
+		start_server "$OUT/bin/rendezvous" "$OUT/server-udprate.log" --principals "$OUT/principals.json"
+		rate=("$OUT/bin/rendezvous-load" --mode udprate --stun presence --listings 5000 --http "$SERVER_HTTP"
+			--tokens "$OUT/tokens.json" --duration 5s --progress 2s --server-pid "$SERVER_PID" --out "$OUT/udprate")
+		"${rate[@]}" || failed=1
+		stop_server
+		{
+			echo "load:        rendezvous --principals principals.json   (default ceilings; principals from 'rendezvous-load principals --publishers 260')"
+			echo "             ${shed[*]##*/}" | sed "s#$OUT/##g"
+			echo "             ${rate[*]##*/}" | sed "s#$OUT/##g"
+		} >>"$OUT/meta.txt"
+		;;
+	*)
+		echo "unknown area $area (want store, udp, http or load)" >&2
+		exit 2
+		;;
+	esac
+done
+
+$GO run ./bench/cmd/benchreport -in "$OUT" -docs docs/benchmarks -out docs/benchmarks.md
+echo "wrote docs/benchmarks.md (raw results in $OUT)" >&2
+if [ "$failed" != 0 ]; then
+	echo "a load validation failed: see $OUT/load/result.json and $OUT/load/report.html" >&2
+	exit 1
+fi

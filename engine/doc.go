@@ -1,0 +1,23 @@
+// Package engine is the rendezvous domain: IDs, listings, attempts,
+// outcomes, quotas, capability derivation, the Store interface and its
+// in-memory implementation, MemStore.
+//
+// Where to find the parts of MemStore:
+//
+//	memstore.go        the type, constructor, lock-free flags
+//	commit.go          the commit lock (begin/end), cleanup, clearActive
+//	expiry.go, heap.go the expiry schedules: an ordered intrusive list per
+//	                   constant-lifetime pool, a heap for revocations and replay
+//	list.go, slab.go   intrusive lists and pooled record slabs
+//	index.go           seeded hashing, sharded hash and UUID indexes
+//	ordered.go         the chunked sorted set behind browse
+//	browse_index.go    per-(tenant, protocol[, region]) visible-listing indexes
+//	subjects.go, tenants.go, idempotency.go, replay.go   keyed records
+//	records.go, endpoint.go   pointer-free listing and attempt records
+//	listing_create.go, listing_ops.go, browse.go, presence_ops.go,
+//	attempt_create.go, attempt_ops.go, revoke.go, drain.go, batch.go
+//	                   the transitions, one concern per file
+//	remove.go          cascading removal (listing -> presence, attempts)
+//	views.go           rendering views for callers
+//	invariants*.go, snapshot.go   Inspector, for tests
+package engine

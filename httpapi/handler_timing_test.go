@@ -1,0 +1,230 @@
+package httpapi
+
+import (
+	"net"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
+)
+
+// Sink keeps benchmark results alive.
+var Sink atomic.Int64
+
+// bigLimits lets creation benchmarks run for any b.N without hitting a ceiling.
+func bigLimits() engine.Limits {
+	l := engine.DefaultLimits()
+	l.MaxListings, l.MaxPresence, l.MaxAttempts, l.MaxIdempotency = 1<<24, 1<<24, 1<<24, 1<<24
+	l.OwnerListingQuota, l.TenantAttemptQuota = 1<<24, 1<<24
+	return l
+}
+
+// serve runs handler on a fasthttp server over an in-memory listener and
+// returns a client for it.
+func serve(b *testing.B, handler fasthttp.RequestHandler) *fasthttp.HostClient {
+	ln := fasthttputil.NewInmemoryListener()
+	srv := &fasthttp.Server{Handler: handler, MaxRequestBodySize: MaxBodySize}
+	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown below
+	b.Cleanup(func() { _ = srv.Shutdown() })
+	return &fasthttp.HostClient{Addr: "bench", Dial: func(string) (net.Conn, error) { return ln.Dial() }, MaxConns: 64}
+}
+
+// runHTTP sends requests made by prep in parallel and checks each status.
+func runHTTP(b *testing.B, c *fasthttp.HostClient, want int, prep func(rq *fasthttp.Request, i int64)) {
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rq := fasthttp.AcquireRequest()
+		rs := fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(rq)
+		defer fasthttp.ReleaseResponse(rs)
+		var n int64
+		for pb.Next() {
+			prep(rq, seq.Add(1))
+			if err := c.Do(rq, rs); err != nil {
+				b.Fatal(err)
+			}
+			if rs.StatusCode() != want {
+				b.Fatalf("status %d: %s", rs.StatusCode(), rs.Body())
+			}
+			n += int64(len(rs.Body()))
+		}
+		Sink.Add(n)
+	})
+}
+
+var fixedBody = []byte(`{"status":"ok"}`)
+
+// pageBody is a real 100-item browse answer, for a bare handler that sends
+// the same bytes as browse does.
+func pageBody(b *testing.B) []byte {
+	d := newDirect(b, engine.DefaultLimits())
+	d.fill(b, 100, 100)
+	ctx := newCtx("GET", "/v1/listings?protocol_version=7&limit=100", tokCli)
+	d.api.Handler(ctx)
+	if ctx.Response.StatusCode() != 200 {
+		b.Fatalf("status %d", ctx.Response.StatusCode())
+	}
+	return append([]byte(nil), ctx.Response.Body()...)
+}
+
+// BenchmarkHTTP compares, in one run and through the same client and
+// in-memory transport, a bare fasthttp handler (the ceiling) with our
+// browse of a 100-item page (store at its listing ceiling, 25,000), create
+// listing and create join attempt.
+func BenchmarkHTTP(b *testing.B) {
+	b.Run("bare", func(b *testing.B) {
+		c := serve(b, func(ctx *fasthttp.RequestCtx) {
+			ctx.SetContentType("application/json")
+			ctx.SetBody(fixedBody)
+		})
+		runHTTP(b, c, 200, func(rq *fasthttp.Request, _ int64) {
+			rq.Header.SetMethod("GET")
+			rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
+			rq.Header.Set("Authorization", "Bearer "+tokCli)
+		})
+	})
+	b.Run("bare_page", func(b *testing.B) {
+		page := pageBody(b)
+		c := serve(b, func(ctx *fasthttp.RequestCtx) {
+			ctx.SetContentType("application/json")
+			ctx.SetBody(page)
+		})
+		runHTTP(b, c, 200, func(rq *fasthttp.Request, _ int64) {
+			rq.Header.SetMethod("GET")
+			rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
+			rq.Header.Set("Authorization", "Bearer "+tokCli)
+		})
+	})
+	b.Run("browse100", func(b *testing.B) {
+		d := newDirect(b, engine.DefaultLimits())
+		d.fill(b, engine.DefaultMaxListings, 100)
+		c := serve(b, d.api.Handler)
+		runHTTP(b, c, 200, func(rq *fasthttp.Request, _ int64) {
+			rq.Header.SetMethod("GET")
+			rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
+			rq.Header.Set("Authorization", "Bearer "+tokCli)
+		})
+	})
+	b.Run("create_listing", func(b *testing.B) {
+		d := newDirect(b, bigLimits())
+		c := serve(b, d.api.Handler)
+		body := []byte(validCreateBody)
+		runHTTP(b, c, 201, func(rq *fasthttp.Request, i int64) {
+			rq.Header.SetMethod("POST")
+			rq.SetRequestURI("http://bench/v1/listings")
+			rq.Header.Set("Authorization", "Bearer "+tokPub)
+			rq.Header.SetContentType("application/json")
+			rq.Header.Set("Idempotency-Key", "k"+strconv.FormatInt(i, 10))
+			rq.SetBody(body)
+		})
+	})
+	b.Run("create_join_attempt", func(b *testing.B) {
+		d := newDirect(b, bigLimits())
+		v := d.fill(b, 1, 1)[0]
+		c := serve(b, d.api.Handler)
+		uri := "http://bench/v1/listings/" + v.ID.String() + "/join-attempts"
+		body := []byte(`{"protocol_version":7}`)
+		runHTTP(b, c, 201, func(rq *fasthttp.Request, i int64) {
+			rq.Header.SetMethod("POST")
+			rq.SetRequestURI(uri)
+			rq.Header.Set("Authorization", "Bearer "+tokCli)
+			rq.Header.SetContentType("application/json")
+			rq.Header.Set("Idempotency-Key", "k"+strconv.FormatInt(i, 10))
+			rq.SetBody(body)
+		})
+	})
+}
+
+// BenchmarkHandler measures the handler path alone (no client, no
+// transport): what one request costs the server beyond fasthttp's parsing.
+func BenchmarkHandler(b *testing.B) {
+	b.Run("bare", func(b *testing.B) {
+		ctx := newCtx("GET", "/v1/listings?protocol_version=7&limit=100", tokCli)
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx.Response.Reset()
+			ctx.SetContentType("application/json")
+			ctx.SetBody(fixedBody)
+		}
+		Sink.Add(int64(len(ctx.Response.Body())))
+	})
+	b.Run("browse100", func(b *testing.B) {
+		d := newDirect(b, engine.DefaultLimits())
+		d.fill(b, engine.DefaultMaxListings, 100)
+		ctx := newCtx("GET", "/v1/listings?protocol_version=7&limit=100", tokCli)
+		b.ReportAllocs()
+		for b.Loop() {
+			ctx.Response.Reset()
+			d.api.Handler(ctx)
+		}
+		if ctx.Response.StatusCode() != 200 {
+			b.Fatalf("status %d", ctx.Response.StatusCode())
+		}
+		Sink.Add(int64(len(ctx.Response.Body())))
+	})
+	b.Run("renew", func(b *testing.B) {
+		d := newDirect(b, engine.DefaultLimits())
+		v := d.fill(b, 1, 1)[0]
+		lc := d.keys.Lease(v.Lease)
+		tok := lc.AppendToken(nil)
+		ctx := newCtx("PUT", "/v1/listings/"+v.ID.String()+"/lease", tokPub)
+		ctx.Request.Header.SetContentType("application/json")
+		var body []byte
+		version := uint64(1)
+		b.ReportAllocs()
+		for b.Loop() {
+			body = renewBody(body, &v, tok, version)
+			ctx.Request.SetBody(body)
+			ctx.Response.Reset()
+			d.api.Handler(ctx)
+			version++
+		}
+		if ctx.Response.StatusCode() != 200 {
+			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	})
+	b.Run("create_listing", func(b *testing.B) {
+		d := newDirect(b, bigLimits())
+		ctx := newCtx("POST", "/v1/listings", tokPub)
+		ctx.Request.Header.SetContentType("application/json")
+		ctx.Request.SetBody([]byte(validCreateBody))
+		var key []byte
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			key = strconv.AppendInt(append(key[:0], 'k'), int64(i), 10)
+			ctx.Request.Header.SetBytesV("Idempotency-Key", key)
+			ctx.Response.Reset()
+			d.api.Handler(ctx)
+			i++
+		}
+		if ctx.Response.StatusCode() != 201 {
+			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	})
+	b.Run("create_join_attempt", func(b *testing.B) {
+		d := newDirect(b, bigLimits())
+		v := d.fill(b, 1, 1)[0]
+		ctx := newCtx("POST", "/v1/listings/"+v.ID.String()+"/join-attempts", tokCli)
+		ctx.Request.Header.SetContentType("application/json")
+		ctx.Request.SetBody([]byte(`{"protocol_version":7}`))
+		var key []byte
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			key = strconv.AppendInt(append(key[:0], 'k'), int64(i), 10)
+			ctx.Request.Header.SetBytesV("Idempotency-Key", key)
+			ctx.Response.Reset()
+			d.api.Handler(ctx)
+			i++
+		}
+		if ctx.Response.StatusCode() != 201 {
+			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	})
+}
