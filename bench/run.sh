@@ -87,23 +87,37 @@ for area in $AREAS; do
 	case $area in
 	store | udp | http)
 		echo "== $area: ${PKGS[$area]}" >&2
+		# A failing suite is reported and the others still run; the page is
+		# written from whatever results there are.
 		# shellcheck disable=SC2086 # the package list is split on purpose
-		$GO test -run '^$' -bench "$BENCH" -benchmem -count "$COUNT" -benchtime "$BENCHTIME" -timeout 30m ${PKGS[$area]} | tee "$OUT/$area.txt"
-		benchstat "$OUT/$area.txt" >"$OUT/$area.benchstat.txt"
+		if ! $GO test -run '^$' -bench "$BENCH" -benchmem -count "$COUNT" -benchtime "$BENCHTIME" -timeout 30m ${PKGS[$area]} | tee "$OUT/$area.txt"; then
+			echo "$area benchmarks FAILED (partial results)" >>"$OUT/meta.txt"
+			failed=1
+		fi
+		benchstat "$OUT/$area.txt" >"$OUT/$area.benchstat.txt" || true
 		echo "$(printf '%-12s' "$area:") ${PKGS[$area]}" >>"$OUT/meta.txt"
 		;;
 	load)
 		echo "== load: ceiling proof and UDP rate" >&2
-		build_bins "$OUT/bin"
+		if ! build_bins "$OUT/bin"; then
+			failed=1
+			continue
+		fi
 		"$OUT/bin/rendezvous-load" principals --publishers 260 --clients 4 \
 			--principals-out "$OUT/principals.json" --tokens-out "$OUT/tokens.json"
-		start_server "$OUT/bin/rendezvous" "$OUT/server-shed.log" --principals "$OUT/principals.json"
+		if ! start_server "$OUT/bin/rendezvous" "$OUT/server-shed.log" --principals "$OUT/principals.json"; then
+			failed=1
+			continue
+		fi
 		shed=("$OUT/bin/rendezvous-load" --mode shed --http "$SERVER_HTTP" --tokens "$OUT/tokens.json"
 			--overload 2 --duration 10s --progress 2s --server-pid "$SERVER_PID" --out "$OUT/load")
 		"${shed[@]}" || failed=1
 		stop_server
 		# A fresh server for the rate, so nothing of the fill is left in it.
-		start_server "$OUT/bin/rendezvous" "$OUT/server-udprate.log" --principals "$OUT/principals.json"
+		if ! start_server "$OUT/bin/rendezvous" "$OUT/server-udprate.log" --principals "$OUT/principals.json"; then
+			failed=1
+			continue
+		fi
 		rate=("$OUT/bin/rendezvous-load" --mode udprate --stun presence --listings 5000 --http "$SERVER_HTTP"
 			--tokens "$OUT/tokens.json" --duration 5s --progress 2s --server-pid "$SERVER_PID" --out "$OUT/udprate")
 		"${rate[@]}" || failed=1
@@ -124,6 +138,6 @@ done
 $GO run ./bench/cmd/benchreport -in "$OUT" -docs docs/benchmarks -out docs/benchmarks.md
 echo "wrote docs/benchmarks.md (raw results in $OUT)" >&2
 if [ "$failed" != 0 ]; then
-	echo "a load validation failed: see $OUT/load/result.json and $OUT/load/report.html" >&2
+	echo "a benchmark suite or a load validation failed: see $OUT/meta.txt, $OUT/load/result.json and $OUT/load/report.html" >&2
 	exit 1
 fi

@@ -46,10 +46,12 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 		a.writeInputError(ctx, err)
 		return
 	}
-	// The spec outlives the request in the store: give it its own memory.
+	// The spec outlives the request in the store. Its strings and metadata
+	// slice were freshly allocated by the decoder (the scratch spec is reset
+	// before each decode), so a copy of the struct owns them; the region is
+	// interned so browse filters can find it without allocating.
 	owned := *spec
 	owned.Region = a.regions.add(spec.Region)
-	owned.Metadata = append([]engine.MetaEntry(nil), spec.Metadata...)
 	cmd := engine.CreateListing{
 		Tenant: p.Tenant, Owner: p.Subject, IdempotencyKey: key, Spec: owned,
 		Doc: listingDoc(&owned),

@@ -36,7 +36,6 @@ func (a *API) NewServer() *fasthttp.Server {
 		WriteTimeout:                 writeTimeout,
 		IdleTimeout:                  idleTimeout,
 		DisablePreParseMultipartForm: true,
-		NoDefaultDate:                false,
 		Logger:                       slogAdapter{a.log},
 	}
 }

@@ -85,7 +85,7 @@ func TestCeilingProof(t *testing.T) {
 	srv, httpAddr := startServer(t, server, "--principals", principals, "--drain-window", "1s")
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(load, "--mode", "shed", "--http", httpAddr, "--tokens", tokens, "--overload", "2",
-		"--duration", "8s", "--shed-p99", "0", "--min-offered", "0", "--progress", "2s",
+		"--duration", "8s", "--shed-p99", "0", "--min-offered", "0", "--progress", "2s", "--timeout", "20s",
 		"--server-pid", strconv.Itoa(srv.Process.Pid), "--out", out)
 	b, err := cmd.CombinedOutput()
 	if err != nil {

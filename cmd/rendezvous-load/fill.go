@@ -147,8 +147,9 @@ func (r *Run) liveIndexes() []int {
 }
 
 // join creates one attempt on live listing li with client token c and, on
-// success, keeps it. It returns the code.
-func (r *Run) join(li, c int, intended time.Time, keep bool) Code {
+// success with keep set, appends it to r.attempts. It returns the code and
+// the kept attempt's index (-1 when not kept).
+func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 	h := r.listings[li]
 	sent := time.Now()
 	if intended.IsZero() {
@@ -168,14 +169,23 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) Code {
 	rec := r.rec.Load()
 	rec.Observe(KindJoin, code, time.Since(intended))
 	rec.ObserveService(KindJoin, code, time.Since(sent))
+	idx := -1
 	if code == CodeOK && keep {
 		at2.Listing, at2.Created = li, sent
 		at2.Host = hostAttemptCap(&h.PresCap, &at2.Handle)
 		r.attMu.Lock()
 		r.attempts = append(r.attempts, at2)
+		idx = len(r.attempts) - 1
 		r.attMu.Unlock()
 	}
-	return code
+	return code, idx
+}
+
+// attemptCount is len(r.attempts) under its lock.
+func (r *Run) attemptCount() int {
+	r.attMu.Lock()
+	defer r.attMu.Unlock()
+	return len(r.attempts)
 }
 
 // fillAttempts creates n attempts spread over the live listings and clients.
@@ -189,7 +199,7 @@ func (r *Run) fillAttempts(ctx context.Context, n int) fillResult {
 	}
 	codes := make([]Code, n)
 	parallel(ctx, n, r.cfg.Conns, func(i int) {
-		codes[i] = r.join(live[i%len(live)], i%len(r.tok.Clients), time.Time{}, true)
+		codes[i], _ = r.join(live[i%len(live)], i%len(r.tok.Clients), time.Time{}, true)
 	})
 	for _, c := range codes {
 		switch c.Class() {

@@ -61,10 +61,7 @@ func runLoad(ctx context.Context, r *Run, res *Result) error {
 			}},
 			Stream{Kind: KindJoin, Rate: cfg.Rates[KindJoin], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
 				n := int(jcur.Add(1))
-				if r.join(live[rand.IntN(len(live))], n%nc, intended, true) == CodeOK {
-					r.attMu.Lock()
-					a := len(r.attempts) - 1
-					r.attMu.Unlock()
+				if code, a := r.join(live[rand.IntN(len(live))], n%nc, intended, true); code == CodeOK {
 					r.bindAttempt(a, time.Now())
 				}
 			}})

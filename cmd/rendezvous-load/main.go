@@ -69,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 		return exitError
 	}
 	defer r.close()
+	r.tty = tty
 	res := &Result{Mode: cfg.Mode, RunID: r.runID, Started: r.start.UTC(), HTTP: cfg.HTTPAddr, Config: cfg}
 	progStop, progDone := make(chan struct{}), make(chan struct{})
 	go r.progress(cfg.Progress, tty, progStop, progDone)

@@ -54,6 +54,7 @@ type Run struct {
 	runID    string
 	start    time.Time
 	out      io.Writer // progress output
+	tty      bool      // out is a terminal: the progress line is redrawn in place
 
 	listings []*held
 	attMu    sync.Mutex
@@ -183,6 +184,9 @@ func (r *Run) phase(name string, fn func() error) error {
 	r.phases = append(r.phases, Phase{Name: name, Start: r.since(t0)})
 	i := len(r.phases) - 1
 	r.phaseMu.Unlock()
+	if r.tty {
+		fmt.Fprint(r.out, "\r\x1b[K") // replace the live progress line
+	}
 	fmt.Fprintf(r.out, "phase %s\n", name)
 	err := fn()
 	r.phaseMu.Lock()

@@ -80,7 +80,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		return fmt.Errorf("filling attempts took too long: no time is left to overload before the first attempt could expire")
 	}
 	extra := cfg.Overload - 1
-	sh := &ShedSummary{Overload: cfg.Overload, Admitted: len(r.listings), AdmittedAttempts: len(r.attempts)}
+	sh := &ShedSummary{Overload: cfg.Overload, Admitted: len(r.listings), AdmittedAttempts: r.attemptCount()}
 	res.Shed = sh
 	live := r.liveIndexes()
 	planned := uint64(extra*float64(lp.Ceiling)) + uint64(extra*float64(ap.Ceiling))
@@ -124,7 +124,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 			r.rec.Load().Observe(KindBrowse, rep.Code, time.Since(intended))
 		}},
 		{Kind: KindBind, Rate: bindRate / 2, Workers: 2, Do: func(ctx context.Context, intended time.Time) {
-			if a := int(bcur.Add(1) - 1); a < len(r.attempts) {
+			if a := int(bcur.Add(1) - 1); a < r.attemptCount() {
 				r.bindAttempt(a, intended)
 			}
 		}},
@@ -210,8 +210,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	add("fill.attempts", fill.Attempts.Admitted == wantA, "%d of %d attempts admitted (%d shed, %d failed) in %.1fs",
 		fill.Attempts.Admitted, wantA, fill.Attempts.Shed, fill.Attempts.Failed, fill.Attempts.Seconds)
 	add("fill.pools_full", st2.Pools["listings"].Used == lp.Ceiling && st2.Pools["attempts"].Used == ap.Ceiling,
-		"stats after fill: listings %d/%d, presence %d/%d, attempts %d/%d",
-		st2.Pools["listings"].Used, lp.Ceiling, st2.Pools["presence"].Used, pp.Ceiling, st2.Pools["attempts"].Used, ap.Ceiling)
+		"stats after fill: %s", poolsLine(&st2))
 	sent := oc.Total(KindCreate) + oc.Total(KindJoin)
 	sentPct := 0.0
 	if planned > 0 {
@@ -240,13 +239,29 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		add("evict.enumerated", sh.LostEnumerated == 0, "%d of %d live admitted listings missing from the full enumeration (%d listed)",
 			sh.LostEnumerated, len(live), sh.Enumerated)
 	}
-	add("evict.stats", st3.Pools["listings"].Used == lp.Ceiling, "stats after overload: listings %d/%d, presence %d/%d, attempts %d/%d",
-		st3.Pools["listings"].Used, lp.Ceiling, st3.Pools["presence"].Used, pp.Ceiling, st3.Pools["attempts"].Used, ap.Ceiling)
+	add("evict.stats", st3.Pools["listings"].Used == lp.Ceiling, "stats after overload: %s", poolsLine(&st3))
 	if cfg.MaxRSSMiB > 0 {
 		add("server.rss", fill.UsageAtFull != nil && fill.RSSMiB <= float64(cfg.MaxRSSMiB),
 			"server RSS at full fill %.1f MiB (limit %d MiB)", fill.RSSMiB, cfg.MaxRSSMiB)
 	}
 	return nil
+}
+
+// poolsLine renders the pools of a stats answer as "name used/ceiling, ...".
+func poolsLine(st *ServerStats) string {
+	s := ""
+	for _, name := range []string{"listings", "presence", "attempts", "idempotency", "replay", "revocations"} {
+		if p, ok := st.Pools[name]; ok {
+			if s != "" {
+				s += ", "
+			}
+			s += fmt.Sprintf("%s %d/%d", name, p.Used, p.Ceiling)
+		}
+	}
+	if s == "" {
+		return "no pools (stats unavailable)"
+	}
+	return s
 }
 
 // codesOf renders kind k's non-zero codes as "code=n ...".

@@ -216,3 +216,32 @@ func TestUDPClientReceiveAllocs(t *testing.T) {
 		t.Fatalf("%d answers matched, %d pending", answered, c.Pending())
 	}
 }
+
+// A keeper's presence refresh (build, sign, queue) allocates nothing.
+func TestSendPresenceAllocs(t *testing.T) {
+	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	cfg := defaultConfig()
+	r := &Run{cfg: &cfg}
+	r.rec.Store(new(Recorder))
+	h := &held{}
+	h.Handle, _ = parseUUID("0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0")
+	r.listings = []*held{h}
+	c, err := NewUDPClient(silent.LocalAddr().String(), 4096, time.Minute, &r.rec, r.onAnswer, r.onIndication)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r.udp = []*UDPClient{c}
+	now := time.Now()
+	n := testing.AllocsPerRun(1000, func() { r.sendPresence(0, now) })
+	if n != 0 {
+		t.Fatalf("sendPresence allocates %v times per refresh", n)
+	}
+	if h.seq.Load() < 1000 {
+		t.Fatalf("sequence %d after 1000 refreshes", h.seq.Load())
+	}
+}

@@ -21,6 +21,8 @@ func runUDPRate(ctx context.Context, r *Run, res *Result) error {
 		kind = KindPresence
 		fill := &FillSummary{}
 		res.Fill = fill
+		t0 := time.Now()
+		defer func() { fill.TotalSeconds = time.Since(t0).Seconds() }()
 		var err error
 		if err := r.phase("setup", func() error {
 			if fill.Listings, err = r.fillListings(ctx, cfg.Listings); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 )
 
 // loadResult is the part of rendezvous-load's result.json the report uses
@@ -11,6 +12,7 @@ import (
 // report reads older result files too).
 type loadResult struct {
 	Mode     string         `json:"mode"`
+	Started  time.Time      `json:"started"`
 	Seconds  float64        `json:"seconds"`
 	Ceilings map[string]int `json:"ceilings"`
 	Config   struct {
@@ -49,6 +51,8 @@ type loadResult struct {
 	} `json:"server_cpu"`
 	UDPRate *struct {
 		Kind         string  `json:"kind"`
+		Sockets      int     `json:"sockets"`
+		Window       int     `json:"window_per_socket"`
 		PerSecond    float64 `json:"answered_per_s"`
 		Answered     uint64  `json:"answered"`
 		Lost         uint64  `json:"lost"`

@@ -74,11 +74,10 @@ func Render(w io.Writer, in, docs string, now time.Time) error {
 		}
 	}
 	shed, _ := readLoad(filepath.Join(in, "load", "result.json"))
+	rate, _ := readLoad(filepath.Join(in, "udprate", "result.json"))
 	ours, _ := readLoad(filepath.Join(in, "compare", "ours", "result.json"))
 	coturn, _ := readLoad(filepath.Join(in, "compare", "coturn", "result.json"))
-	if ours == nil {
-		ours, _ = readLoad(filepath.Join(in, "udprate", "result.json"))
-	}
+	oursPlain, _ := readLoad(filepath.Join(in, "compare", "ours-plain", "result.json"))
 
 	fmt.Fprintln(w, "# Benchmarks")
 	fmt.Fprintln(w)
@@ -94,7 +93,9 @@ func Render(w io.Writer, in, docs string, now time.Time) error {
 	fmt.Fprintln(w)
 	loadTable(w, "rendezvous-load --mode shed --overload 2", shed)
 	fmt.Fprintln(w)
-	compareTable(w, ours, coturn)
+	rateLine(w, rate)
+	fmt.Fprintln(w)
+	compareTable(w, ours, coturn, oursPlain)
 
 	for _, a := range areas {
 		var bs string
@@ -110,7 +111,9 @@ func Render(w io.Writer, in, docs string, now time.Time) error {
 	section(w, "Load: ceiling proof, shedding and the coturn comparison", readDoc(filepath.Join(docs, "load.md")), func(w io.Writer) {
 		loadTable(w, "shed", shed)
 		fmt.Fprintln(w)
-		compareTable(w, ours, coturn)
+		rateLine(w, rate)
+		fmt.Fprintln(w)
+		compareTable(w, ours, coturn, oursPlain)
 	}, "")
 	return nil
 }

@@ -139,7 +139,7 @@ func TestRender(t *testing.T) {
 	for _, want := range []string{
 		"# Benchmarks", "**510.00×**", "`bench Store/impl=ref/op=renew/listings=25000`", "Prose before.", "Prose after.", "benchstat says hi",
 		"No marker here.", "_No benchmark results for this area in this run._", "70.5 MiB",
-		"35000 (100.000 %)", "**0.750**", "FAILED `shed.p99`: too slow", "# not a heading", "Not measured in this run",
+		"35000 (100.000 %)", "**0.750**", "FAILED `shed.p99`: too slow", "# not a heading", "coturn comparison not measured", "_No UDP rate result in this run._",
 	} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("page lacks %q:\n%s", want, page)
@@ -150,6 +150,18 @@ func TestRender(t *testing.T) {
 	}
 	if strings.Contains(page, "\n## Store\n") || strings.Contains(page, "\n# Store\n") {
 		t.Fatal("area title not demoted or not dropped")
+	}
+	// With the comparison results the ratio is computed.
+	write(filepath.Join(in, "compare", "ours", "result.json"), `{"mode":"udprate","udp_rate":{"kind":"presence","sockets":4,"window_per_socket":256,"answered_per_s":150000,"server_cpu_us_per_answer":3}}`)
+	write(filepath.Join(in, "compare", "coturn", "result.json"), `{"mode":"udprate","udp_rate":{"kind":"plain","answered_per_s":100000,"server_cpu_us_per_answer":6}}`)
+	b.Reset()
+	if err := Render(&b, in, docs, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Rate ratio rendezvous ÷ coturn: **1.50**", "CPU per answer coturn ÷ rendezvous: **2.00**", "| coturn | plain Binding | 100000 |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("page lacks %q", want)
+		}
 	}
 	// Bad benchmark output is an error naming the file.
 	write(filepath.Join(in, "udp.txt"), "BenchmarkX-2 100 1 ns/op 2\n")

@@ -180,16 +180,34 @@ func loadTable(w io.Writer, name string, r *loadResult) {
 	}
 }
 
-// compareTable renders the coturn comparison.
-func compareTable(w io.Writer, ours, coturn *loadResult) {
+// rateLine renders a udprate result in one sentence.
+func rateLine(w io.Writer, r *loadResult) {
+	if r == nil || r.UDPRate == nil {
+		fmt.Fprintln(w, "_No UDP rate result in this run._")
+		return
+	}
+	u := r.UDPRate
+	fmt.Fprintf(w, "UDP %s rate (`rendezvous-load --mode udprate`, %d sockets × %d in flight, %.0f s): **%.0f answered/s**, %d lost, server CPU **%.2f µs per answer**.\n",
+		u.Kind, u.Sockets, u.Window, u.Seconds, u.PerSecond, u.Lost, u.CPUPerAnswer)
+}
+
+// compareTable renders the coturn comparison; oursPlain (may be nil) is our
+// plain Binding rate from the same run.
+func compareTable(w io.Writer, ours, coturn, oursPlain *loadResult) {
 	if ours == nil || coturn == nil || ours.UDPRate == nil || coturn.UDPRate == nil {
-		fmt.Fprintln(w, "_Not measured in this run: `make bench-compare` needs `turnserver` (coturn) on the PATH._")
+		fmt.Fprintln(w, "_coturn comparison not measured: run `make bench-compare` (needs `turnserver`, e.g. `apt-get install coturn`)._")
 		return
 	}
 	o, c := ours.UDPRate, coturn.UDPRate
+	fmt.Fprintf(w, "coturn comparison (`make bench-compare`, measured %s; same generator, %d sockets × %d in flight, one server at a time):\n\n",
+		ours.Started.UTC().Format("2006-01-02 15:04 UTC"), o.Sockets, o.Window)
 	fmt.Fprintln(w, "| server | request | answered/s | lost | server CPU µs/answer |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|")
 	fmt.Fprintf(w, "| rendezvous | authenticated presence refresh | %.0f | %d | %.2f |\n", o.PerSecond, o.Lost, o.CPUPerAnswer)
+	if oursPlain != nil && oursPlain.UDPRate != nil {
+		p := oursPlain.UDPRate
+		fmt.Fprintf(w, "| rendezvous | plain Binding | %.0f | %d | %.2f |\n", p.PerSecond, p.Lost, p.CPUPerAnswer)
+	}
 	fmt.Fprintf(w, "| coturn | plain Binding | %.0f | %d | %.2f |\n", c.PerSecond, c.Lost, c.CPUPerAnswer)
 	if c.PerSecond > 0 {
 		fmt.Fprintf(w, "\nRate ratio rendezvous ÷ coturn: **%.2f** (expected ≥ 1.0).", o.PerSecond/c.PerSecond)
