@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -102,6 +103,7 @@ func fixture(b *testing.B, c storeCase) *storeFixture {
 		b.Fatal(err)
 	}
 	fixtureCache[c.name()] = f
+	runtime.GC() // measure from a quiet heap, not during the fill's last GC cycle
 	return f
 }
 

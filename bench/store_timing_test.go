@@ -46,6 +46,36 @@ func BenchmarkStorePresenceRefresh(b *testing.B) {
 	})
 }
 
+// BenchmarkStorePresenceRefreshHotSet is BenchmarkStorePresenceRefresh
+// cycling over 1,000 listings only, whatever the fill: it separates the
+// store's algorithmic cost (flat) from the cache misses of touching a
+// working set of 250,000 records round robin.
+func BenchmarkStorePresenceRefreshHotSet(b *testing.B) {
+	for _, c := range storeCases {
+		if c.impl != "mem" {
+			continue
+		}
+		b.Run(c.name()+"/hot=1000", func(b *testing.B) {
+			f := fixture(b, c)
+			b.ReportAllocs()
+			ctx := context.Background()
+			pub := hostAddr(7)
+			i := 0
+			for b.Loop() {
+				i++
+				if i == 1000 {
+					i = 0
+				}
+				f.seq[i]++
+				_, r, err := f.s.BindHostPresence(ctx, engine.BindPresence{Handle: f.ls[i].Presence, Key: f.presKeys[i], Seq: f.seq[i], Public: pub})
+				if err != nil || !r.OK() {
+					b.Fatalf("presence: %v %v", r.Outcome, err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkStoreLeaseRenew is one CAS lease renewal, round robin.
 func BenchmarkStoreLeaseRenew(b *testing.B) {
 	runStoreCases(b, func(b *testing.B, f *storeFixture) {

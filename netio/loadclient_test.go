@@ -71,9 +71,8 @@ func TestHelperLoadClient(t *testing.T) {
 	}
 }
 
-// runLoad sends datagrams in windows: each flow keeps Window requests in
-// flight and sends one more per answer (or a new window after a quiet
-// 20 ms, so losses cannot stall it).
+// runLoad sends datagrams in bursts of Window per flow until Count answers
+// arrived.
 func runLoad(s loadSpec) loadResult {
 	if s.Mode == "flood" {
 		return runFlood(s)
@@ -125,24 +124,29 @@ func runLoad(s loadSpec) loadResult {
 					atomic.AddInt64(&res.Sent, int64(k))
 				}
 			}
-			send(s.Window)
+			// Burst mode: send a window, collect its answers (or give up
+			// after a quiet 20 ms: loss), send the next. Both servers then
+			// see the same bursts, whatever their speed.
+			var m stun.Message
 			for answered.Load() < int64(s.Count) {
-				c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-				n, err := pc.ReadBatch(in, 0)
-				if err != nil {
-					send(s.Window) // quiet: assume loss, refill the window
-					continue
-				}
-				ok := 0
-				var m stun.Message
-				for i := 0; i < n; i++ {
-					if s.Mode == "echo" || (stun.Parse(in[i].Buffers[0][:in[i].N], &m) == nil && m.Type() == stun.BindingSuccess) {
-						ok++
+				send(s.Window)
+				got := 0
+				for got < s.Window {
+					c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+					n, err := pc.ReadBatch(in, 0)
+					if err != nil {
+						break
 					}
+					ok := 0
+					for i := 0; i < n; i++ {
+						if s.Mode == "echo" || (stun.Parse(in[i].Buffers[0][:in[i].N], &m) == nil && m.Type() == stun.BindingSuccess) {
+							ok++
+						}
+					}
+					got += n
+					answered.Add(int64(n))
+					atomic.AddInt64(&res.OK, int64(ok))
 				}
-				answered.Add(int64(n))
-				atomic.AddInt64(&res.OK, int64(ok))
-				send(n)
 			}
 		}()
 	}
@@ -237,13 +241,16 @@ func runFlood(s loadSpec) loadResult {
 type echoServer struct {
 	addr     netip.AddrPort
 	answered atomic.Int64
+	reads    atomic.Int64
 }
 
 func startEcho(t testing.TB, sockets int) *echoServer {
 	t.Helper()
-	cfg := Config{Sockets: sockets}
-	cfg, _, _ = cfg.normalize()
-	conns, _, _, err := listen(netip.MustParseAddrPort("127.0.0.1:0"), sockets, &cfg)
+	cfg, addrs, err := Config{Addrs: []string{"127.0.0.1:0"}, Sockets: sockets}.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns, _, _, err := listen(addrs[0], sockets, &cfg) // same sockets and buffers as the mediator
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,6 +268,7 @@ func startEcho(t testing.TB, sockets int) *echoServer {
 				}
 				sent, _, _ := c.WriteBatch(in[:n])
 				e.answered.Add(int64(sent))
+				e.reads.Add(1)
 			}
 		}()
 	}

@@ -68,6 +68,7 @@ var resultNames = [numResults]string{
 // takes a mutex), never per datagram.
 type mediatorMetrics struct {
 	in, out   *metrics.Counter
+	batches   *metrics.Counter
 	drops     [numDrops]*metrics.Counter
 	answers   [numMethods][numResults]*metrics.Counter
 	batchSize *metrics.Histogram
@@ -77,6 +78,7 @@ func newMediatorMetrics(s *metrics.Set) *mediatorMetrics {
 	m := &mediatorMetrics{
 		in:        s.GetOrCreateCounter("rdv_udp_datagrams_in_total"),
 		out:       s.GetOrCreateCounter("rdv_udp_datagrams_out_total"),
+		batches:   s.GetOrCreateCounter("rdv_udp_read_batches_total"),
 		batchSize: s.GetOrCreateHistogram("rdv_udp_batch_size"),
 	}
 	for i := range m.drops {
@@ -101,6 +103,7 @@ type batchStats struct {
 
 func (s *batchStats) flush(m *mediatorMetrics, batch int) {
 	if batch > 0 {
+		m.batches.Inc()
 		m.batchSize.Update(float64(batch))
 	}
 	if s.in > 0 {

@@ -23,7 +23,7 @@ func TestRefStoreContract(t *testing.T) {
 	storetest.Run(t, newContractRefStore)
 }
 
-// FuzzRefStoreOps: go test -run '^$' -fuzz FuzzRefStoreOps -fuzztime 30s ./bench/refstore/
+// FuzzRefStoreOps: go test -run '^$' -fuzz FuzzRefStoreOps -fuzztime 30s -fuzzminimizetime 2s ./bench/refstore/
 func FuzzRefStoreOps(f *testing.F) {
 	storetest.Fuzz(f, newContractRefStore)
 }

@@ -98,11 +98,15 @@ func timeChart(title, yl string, t []float64, names []string, colors []string, y
 		c.Empty, c.EmptyMessage = true, "no samples"
 		return c
 	}
-	tMax := t[len(t)-1]
-	if len(phases) > 0 && phases[len(phases)-1].End > tMax {
-		tMax = phases[len(phases)-1].End
+	// The x axis spans the phases shown (or the samples).
+	t0, tMax := 0.0, t[len(t)-1]
+	if len(phases) > 0 {
+		t0 = math.Min(phases[0].Start, t[0])
+		tMax = math.Max(tMax, phases[len(phases)-1].End)
 	}
-	tMax = math.Max(tMax, 1)
+	if tMax-t0 < 1 {
+		tMax = t0 + 1
+	}
 	yMax := 0.0
 	for _, s := range ys {
 		for _, v := range s {
@@ -110,7 +114,7 @@ func timeChart(title, yl string, t []float64, names []string, colors []string, y
 		}
 	}
 	yMax = niceMax(yMax)
-	x := func(v float64) float64 { return c.PlotX + v/tMax*c.PlotW }
+	x := func(v float64) float64 { return c.PlotX + (v-t0)/(tMax-t0)*c.PlotW }
 	y := func(v float64) float64 { return c.PlotY + c.PlotH - v/yMax*c.PlotH }
 	for i, p := range phases {
 		b := chartBand{X: x(p.Start), W: math.Max(x(p.End)-x(p.Start), 0.5), Name: p.Name, Shade: i%2 == 0}
@@ -132,7 +136,7 @@ func timeChart(title, yl string, t []float64, names []string, colors []string, y
 	for i := 0; i <= 4; i++ {
 		v := yMax * float64(i) / 4
 		c.YTicks = append(c.YTicks, chartTick{Pos: y(v), Label: fmtNum(v)})
-		tv := tMax * float64(i) / 4
+		tv := t0 + (tMax-t0)*float64(i)/4
 		c.XTicks = append(c.XTicks, chartTick{Pos: x(tv), Label: fmt.Sprintf("%.0f", tv)})
 	}
 	if len(c.Lines) == 0 {

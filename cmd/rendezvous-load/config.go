@@ -38,6 +38,8 @@ type Config struct {
 	Ramp       time.Duration `yaml:"ramp"`
 	Rates      RateSet       `yaml:"rate"`
 	Listings   int           `yaml:"listings"`
+	Publishers int           `yaml:"publishers"`
+	Joiners    int           `yaml:"joiners"`
 	Conns      int           `yaml:"conns"`
 	UDPSockets int           `yaml:"udp-sockets"`
 	Timeout    time.Duration `yaml:"timeout"`
@@ -46,6 +48,7 @@ type Config struct {
 
 	OwnerQuota    int           `yaml:"owner-quota"`
 	PresenceEvery time.Duration `yaml:"presence-every"`
+	AttemptTTL    time.Duration `yaml:"attempt-ttl"`
 	RenewEvery    time.Duration `yaml:"renew-every"`
 
 	Overload     float64       `yaml:"overload"`
@@ -62,6 +65,8 @@ type Config struct {
 
 	Stun   string `yaml:"stun"`
 	Window int    `yaml:"window"`
+
+	CPUProfile string `yaml:"cpuprofile"`
 }
 
 // RateSet holds requests per second per kind, written kind=rate,... on the
@@ -152,7 +157,7 @@ func defaultConfig() Config {
 	return Config{
 		Mode: ModeLoad, HTTPAddr: "127.0.0.1:8080", Duration: 30 * time.Second,
 		Listings: 1000, Conns: 64, UDPSockets: 4, Timeout: 5 * time.Second, ProtoVer: 7, Region: "eu-central",
-		OwnerQuota: 100, PresenceEvery: 5 * time.Second, RenewEvery: 30 * time.Second,
+		OwnerQuota: 100, PresenceEvery: 5 * time.Second, AttemptTTL: 30 * time.Second, RenewEvery: 30 * time.Second,
 		Overload: 2, ShedP99: 5 * time.Millisecond, MinOffered: 0.9, SampleRate: 200, MaxErrorRate: 0.001,
 		Out: "load-out", Progress: time.Second, Stun: "presence", Window: 256,
 	}
@@ -176,6 +181,8 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.DurationVar(&cfg.Ramp, "ramp", cfg.Ramp, "time over which every rate rises linearly to its target")
 	fs.Var(&cfg.Rates, "rate", "open-loop rates per kind, e.g. browse=200,get=100,join=50,create=20 (kinds: "+strings.Join(kindNames[:], ", ")+")")
 	fs.IntVar(&cfg.Listings, "listings", cfg.Listings, "load mode: listings held with live presence and renewed leases")
+	fs.IntVar(&cfg.Publishers, "publishers", cfg.Publishers, "use the first N publisher tokens (0: all); listings are spread round-robin over them")
+	fs.IntVar(&cfg.Joiners, "joiners", cfg.Joiners, "use the first M client tokens as joiners (0: all)")
 	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "HTTP keep-alive connections (and concurrent HTTP workers)")
 	fs.IntVar(&cfg.UDPSockets, "udp-sockets", cfg.UDPSockets, "UDP sockets for presence and binds")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per-request timeout (HTTP and UDP)")
@@ -183,6 +190,7 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.UintVar(&u, "protocol-version", u, "protocol_version of created listings and joins")
 	fs.StringVar(&cfg.Region, "region", cfg.Region, "region of created listings")
 	fs.IntVar(&cfg.OwnerQuota, "owner-quota", cfg.OwnerQuota, "listings per publisher the server allows (--owner-listing-quota)")
+	fs.DurationVar(&cfg.AttemptTTL, "attempt-ttl", cfg.AttemptTTL, "shed mode: the server's --attempt-ttl; the overload ends before the first filled attempt could expire")
 	fs.DurationVar(&cfg.PresenceEvery, "presence-every", cfg.PresenceEvery, "presence refresh interval per listing")
 	fs.DurationVar(&cfg.RenewEvery, "renew-every", cfg.RenewEvery, "lease renewal interval per listing")
 	fs.Float64Var(&cfg.Overload, "overload", cfg.Overload, "shed mode: offered work as a multiple of each ceiling (2 = as much again)")
@@ -195,6 +203,7 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for result.json and report.html")
 	fs.DurationVar(&cfg.Progress, "progress", cfg.Progress, "progress interval")
 	fs.StringVar(&cfg.Run, "run-id", cfg.Run, "prefix for idempotency keys (default: random)")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", cfg.CPUProfile, "write the load tester's own CPU profile to this file (to see what the generator costs)")
 	fs.StringVar(&cfg.Stun, "stun", cfg.Stun, "udprate mode: presence (authenticated refreshes of --listings held listings) or plain (unauthenticated Binding; needs only --mediator)")
 	fs.IntVar(&cfg.Window, "window", cfg.Window, "udprate mode: requests in flight per UDP socket")
 	if err := fs.Parse(args); err != nil {
@@ -267,6 +276,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{"ramp", "must be 0..duration"}
 	case c.Listings < 0 || c.Listings > 1<<20:
 		return &ConfigError{"listings", "must be 0..1048576"}
+	case c.Publishers < 0 || c.Joiners < 0:
+		return &ConfigError{"publishers/joiners", "must not be negative"}
 	case c.Conns < 1 || c.Conns > 4096:
 		return &ConfigError{"conns", "must be 1..4096"}
 	case c.UDPSockets < 1 || c.UDPSockets > 256:
@@ -279,6 +290,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{"owner-quota", "must be at least 1"}
 	case c.PresenceEvery < 100*time.Millisecond || c.PresenceEvery > 20*time.Second:
 		return &ConfigError{"presence-every", "must be 100ms..20s (presence lives 20s)"}
+	case c.AttemptTTL < 5*time.Second || c.AttemptTTL > 30*time.Second:
+		return &ConfigError{"attempt-ttl", "must be 5s..30s (shed mode needs time to overload before attempts expire)"}
 	case c.RenewEvery < time.Second || c.RenewEvery > 60*time.Second:
 		return &ConfigError{"renew-every", "must be 1s..60s (a lease lives 60s)"}
 	case c.Overload < 1 || c.Overload > 100:

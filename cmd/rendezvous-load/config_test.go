@@ -40,6 +40,7 @@ func TestParseConfigErrors(t *testing.T) {
 	f("arguments", tok, "extra")
 	f("out", tok, "--out=")
 	f("min-offered", tok, "--min-offered=1.5")
+	f("attempt-ttl", tok, "--attempt-ttl=31s")
 }
 
 func TestParseRates(t *testing.T) {

@@ -55,13 +55,14 @@ const (
 	CodeOtherStatus       // any other status or STUN error
 	CodeTimeout           // no answer in time
 	CodeTransport         // connection or socket error
+	CodeBadSignature      // a STUN answer that must be signed is not, or its integrity fails
 	numCodes
 )
 
 var codeNames = [numCodes]string{
 	"ok", "capacity_exceeded", "quota_exceeded", "stun_508", "not_found", "expired",
 	"conflict", "revoked", "draining", "service_unavailable", "bad_request",
-	"unauthorized", "forbidden", "other_status", "timeout", "transport",
+	"unauthorized", "forbidden", "other_status", "timeout", "transport", "bad_signature",
 }
 
 func (c Code) String() string {

@@ -6,6 +6,7 @@
 // Usage:
 //
 //	rendezvous-load principals [--publishers 260] [--principals-out F] [--tokens-out F]
+//	rendezvous-load report --in result.json --out report.html
 //	rendezvous-load --mode shed --http 127.0.0.1:8080 --tokens tokens.json
 //	rendezvous-load --mode load --http 127.0.0.1:8080 --tokens tokens.json --rate browse=200,join=20
 //
@@ -21,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -48,6 +50,16 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 		}
 		return exitOK
 	}
+	if len(args) > 0 && args[0] == "report" {
+		if err := runReport(args[1:], stderr); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "rendezvous-load report: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
+	}
 	cfg, err := parseConfig(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -55,6 +67,19 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 		}
 		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
 		return exitUsage
+	}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "rendezvous-load: cannot create CPU profile: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "rendezvous-load: cannot start CPU profile: %v\n", err)
+			return exitError
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -51,6 +51,18 @@ func loadTokens(cfg *Config) (*Tokens, error) {
 	if cfg.Operator != "" {
 		t.Operator = cfg.Operator
 	}
+	if cfg.Publishers > 0 {
+		if cfg.Publishers > len(t.Publishers) {
+			return nil, &ConfigError{"publishers", fmt.Sprintf("%d wanted, the tokens hold %d", cfg.Publishers, len(t.Publishers))}
+		}
+		t.Publishers = t.Publishers[:cfg.Publishers]
+	}
+	if cfg.Joiners > 0 {
+		if cfg.Joiners > len(t.Clients) {
+			return nil, &ConfigError{"joiners", fmt.Sprintf("%d wanted, the tokens hold %d", cfg.Joiners, len(t.Clients))}
+		}
+		t.Clients = t.Clients[:cfg.Joiners]
+	}
 	if len(t.Publishers) == 0 {
 		return nil, &ConfigError{"tokens", "no publisher token"}
 	}

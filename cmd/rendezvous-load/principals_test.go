@@ -68,7 +68,20 @@ func TestRunPrincipalsAndLoadTokens(t *testing.T) {
 	if err != nil || len(tok.Publishers) != 2 || len(tok.Clients) != 1 {
 		t.Fatalf("loadTokens: %+v %v", tok, err)
 	}
+	cfg.Publishers, cfg.Joiners = 1, 1
+	if tok, err := loadTokens(&cfg); err != nil || len(tok.Publishers) != 1 || len(tok.Clients) != 1 {
+		t.Fatalf("--publishers 1 --joiners 1: %+v %v", tok, err)
+	}
 	var ce *ConfigError
+	cfg.Publishers = 3
+	if _, err := loadTokens(&cfg); !errors.As(err, &ce) || ce.Setting != "publishers" {
+		t.Fatalf("3 publishers of 2: %v", err)
+	}
+	cfg.Publishers, cfg.Joiners = 0, 2
+	if _, err := loadTokens(&cfg); !errors.As(err, &ce) || ce.Setting != "joiners" {
+		t.Fatalf("2 joiners of 1: %v", err)
+	}
+	cfg.Joiners = 0
 	if err := runPrincipals([]string{"--publishers", "0"}, io.Discard); !errors.As(err, &ce) {
 		t.Fatalf("0 publishers: %v", err)
 	}

@@ -26,17 +26,57 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// progress samples the current Recorder every interval until stop is
-// closed, prints one line per sample and appends a SeriesPoint. It runs on
-// its own goroutine; done is closed when it returns.
+// seriesEvery is the charts' time resolution: fine enough to show a fill
+// that lasts a second or two, independent of the progress interval.
+const seriesEvery = 250 * time.Millisecond
+
+// window accumulates what a Recorder counted since its last reset.
+type window struct {
+	rec   *Recorder
+	start time.Time
+	count Counts
+	hist  [numKinds]HistSnapshot
+}
+
+// point returns the window's rates and quantiles up to now (cur and curH
+// are the Recorder's totals at now) and restarts the window there. A
+// Recorder switch (a new phase) restarts the counts from zero and the clock
+// from switched, the last sample before the switch was seen.
+func (w *window) point(rec *Recorder, now, switched time.Time, cur *Counts, curH *[numKinds]HistSnapshot) SeriesPoint {
+	if rec != w.rec {
+		*w = window{rec: rec, start: switched}
+	}
+	dt := now.Sub(w.start).Seconds()
+	if dt <= 0 {
+		dt = 1e-9
+	}
+	d := cur.Sub(&w.count)
+	var p SeriesPoint
+	for k := Kind(0); k < numKinds; k++ {
+		diff := curH[k]
+		sub(&diff, &w.hist[k])
+		p.P50ms[k] = ms(diff.Quantile(0.50))
+		p.P99ms[k] = ms(diff.Quantile(0.99))
+		for c := Class(0); c < numClasses; c++ {
+			p.Rate[k][c] = float64(d.Class(k, c)) / dt
+		}
+	}
+	w.start, w.count, w.hist = now, *cur, *curH
+	return p
+}
+
+// progress samples the current Recorder every seriesEvery (a SeriesPoint
+// for the charts) and prints a line every interval, until stop is closed.
+// It runs on its own goroutine; done is closed when it returns.
 func (r *Run) progress(interval time.Duration, tty bool, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(interval)
+	every := min(seriesEvery, interval)
+	t := time.NewTicker(every)
 	defer t.Stop()
-	var prevRec *Recorder
-	var prev, cur Counts
-	var prevH, curH [numKinds]HistSnapshot
-	last := time.Now()
+	var cur Counts
+	var curH [numKinds]HistSnapshot
+	now0 := time.Now()
+	sample, print := window{start: now0}, window{start: now0}
 	for {
 		select {
 		case <-stop:
@@ -46,29 +86,22 @@ func (r *Run) progress(interval time.Duration, tty bool, stop <-chan struct{}, d
 			return
 		case now := <-t.C:
 			rec := r.rec.Load()
-			if rec != prevRec {
-				prev, prevH, prevRec = Counts{}, [numKinds]HistSnapshot{}, rec
-			}
 			rec.Load(&cur)
-			dt := now.Sub(last).Seconds()
-			last = now
-			d := cur.Sub(&prev)
-			p := SeriesPoint{T: r.since(now), Phase: r.currentPhase()}
 			for k := Kind(0); k < numKinds; k++ {
 				rec.KindHist(k, 0, true, &curH[k])
-				diff := curH[k]
-				sub(&diff, &prevH[k])
-				p.P50ms[k] = ms(diff.Quantile(0.50))
-				p.P99ms[k] = ms(diff.Quantile(0.99))
-				for c := Class(0); c < numClasses; c++ {
-					p.Rate[k][c] = float64(d.Class(k, c)) / dt
-				}
 			}
-			prev, prevH = cur, curH
+			lastSample := sample.start
+			p := sample.point(rec, now, lastSample, &cur, &curH)
+			p.T, p.Phase = r.since(now), r.currentPhase()
 			r.phaseMu.Lock()
 			r.series = append(r.series, p)
 			r.phaseMu.Unlock()
-			line := formatProgress(&p, &cur)
+			if now.Sub(print.start) < interval-every/2 {
+				continue
+			}
+			pp := print.point(rec, now, lastSample, &cur, &curH)
+			pp.T, pp.Phase = p.T, p.Phase
+			line := formatProgress(&pp, &cur)
 			if tty {
 				fmt.Fprintf(r.out, "\r\x1b[K%s", line)
 			} else {

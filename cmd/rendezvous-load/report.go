@@ -2,8 +2,12 @@ package main
 
 import (
 	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
 	"html/template"
 	"io"
+	"os"
 )
 
 //go:embed report.html.tmpl
@@ -20,20 +24,53 @@ func fmtFloat(v float64, prec int) string {
 
 // reportView is what the template renders.
 type reportView struct {
-	R          *Result
-	Throughput *Chart
-	Shed       *Chart
-	Latency    *Chart
-	Hists      []*Chart
+	R *Result
+	// Whole is the whole run; Measured the measured phase alone (overload,
+	// load or udprate), whose rates the fill would otherwise dwarf.
+	Whole, Measured *timeCharts
+	MeasuredName    string
+	Hists           []*Chart
 }
 
+// timeCharts are the over-time charts of one stretch of the run.
+type timeCharts struct {
+	Throughput, Shed, Latency *Chart
+}
+
+// measuredPhases are the phases whose traffic is the run's subject.
+var measuredPhases = map[string]bool{"overload": true, "load": true, "udprate": true}
+
 // writeHTML renders the report: headline checks, tables, and SVG charts of
-// throughput, shed and errors over time and one latency histogram per kind
-// and phase. Standard library only; the file is self-contained.
+// throughput, shed and errors over time (for the whole run and for the
+// measured phase) and one latency histogram per kind and phase. Standard
+// library only; the file is self-contained.
 func writeHTML(w io.Writer, res *Result) error {
-	v := reportView{R: res}
-	t := make([]float64, len(res.Series))
-	for i, p := range res.Series {
+	v := reportView{R: res, Whole: makeTimeCharts(res.Series, res.Timeline, "")}
+	for _, ph := range res.Timeline {
+		if !measuredPhases[ph.Name] {
+			continue
+		}
+		var pts []SeriesPoint
+		for _, p := range res.Series {
+			if p.Phase == ph.Name {
+				pts = append(pts, p)
+			}
+		}
+		v.MeasuredName = ph.Name
+		v.Measured = makeTimeCharts(pts, []Phase{ph}, " during "+ph.Name)
+	}
+	for _, ph := range res.Phases {
+		for _, k := range ph.Kinds {
+			kk, _ := parseKind(k.Kind)
+			v.Hists = append(v.Hists, histChart("Latency, "+k.Kind+" in "+ph.Name, kindColors[kk], k.Hist))
+		}
+	}
+	return reportTmpl.Execute(w, v)
+}
+
+func makeTimeCharts(series []SeriesPoint, timeline []Phase, suffix string) *timeCharts {
+	t := make([]float64, len(series))
+	for i, p := range series {
 		t[i] = p.T
 	}
 	var names, colors []string
@@ -42,29 +79,54 @@ func writeHTML(w io.Writer, res *Result) error {
 		names = append(names, k.String())
 		colors = append(colors, kindColors[k])
 		s, q := make([]float64, len(t)), make([]float64, len(t))
-		for i, p := range res.Series {
+		for i, p := range series {
 			s[i] = p.Rate[k][ClassOK] + p.Rate[k][ClassShed] + p.Rate[k][ClassError]
 			q[i] = p.P99ms[k]
 		}
 		tput, p99 = append(tput, s), append(p99, q)
 	}
-	v.Throughput = timeChart("Throughput per kind (answers per second)", "per second", t, names, colors, tput, res.Timeline)
 	ok, shed, errs := make([]float64, len(t)), make([]float64, len(t)), make([]float64, len(t))
-	for i, p := range res.Series {
+	for i, p := range series {
 		for k := Kind(0); k < numKinds; k++ {
 			ok[i] += p.Rate[k][ClassOK]
 			shed[i] += p.Rate[k][ClassShed]
 			errs[i] += p.Rate[k][ClassError]
 		}
 	}
-	v.Shed = timeChart("Success, typed shed and errors over time (all kinds)", "per second", t,
-		[]string{"ok", "shed", "error"}, []string{"#2ca02c", "#ff7f0e", "#d62728"}, [][]float64{ok, shed, errs}, res.Timeline)
-	v.Latency = timeChart("p99 latency per kind over time (ms)", "ms", t, names, colors, p99, res.Timeline)
-	for _, ph := range res.Phases {
-		for _, k := range ph.Kinds {
-			kk, _ := parseKind(k.Kind)
-			v.Hists = append(v.Hists, histChart("Latency, "+k.Kind+" in "+ph.Name, kindColors[kk], k.Hist))
-		}
+	return &timeCharts{
+		Throughput: timeChart("Throughput per kind (answers per second)"+suffix, "per second", t, names, colors, tput, timeline),
+		Shed: timeChart("Success, typed shed and errors (all kinds, per second)"+suffix, "per second", t,
+			[]string{"ok", "shed", "error"}, []string{"#2ca02c", "#ff7f0e", "#d62728"}, [][]float64{ok, shed, errs}, timeline),
+		Latency: timeChart("p99 latency per kind (ms)"+suffix, "ms", t, names, colors, p99, timeline),
 	}
-	return reportTmpl.Execute(w, v)
+}
+
+// runReport implements "rendezvous-load report": it renders report.html
+// again from a result.json (after an upgrade of the report, or to compare
+// runs side by side).
+func runReport(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("rendezvous-load report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	in := fs.String("in", "result.json", "result file written by a run")
+	out := fs.String("out", "report.html", "HTML report to write")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(*in)
+	if err != nil {
+		return fmt.Errorf("cannot read result: %w", err)
+	}
+	var res Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return fmt.Errorf("cannot decode %s: %w", *in, err)
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return fmt.Errorf("cannot write report: %w", err)
+	}
+	if err := writeHTML(f, &res); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot render report: %w", err)
+	}
+	return f.Close()
 }

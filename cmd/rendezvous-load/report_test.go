@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +109,25 @@ func TestMetricsUsage(t *testing.T) {
 	}
 	if u, err := procUsage(os.Getpid()); err != nil || u.RSSBytes == 0 {
 		t.Fatalf("procUsage(self): %+v %v", u, err)
+	}
+}
+
+func TestReportSubcommand(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeOutputs(dir, testResult()); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "again.html")
+	if code := run([]string{"report", "--in", filepath.Join(dir, "result.json"), "--out", out}, io.Discard, io.Discard, false); code != exitOK {
+		t.Fatalf("report exited %d", code)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	b, _ := os.ReadFile(out)
+	if len(a) == 0 || string(a) != string(b) {
+		t.Fatal("the report rendered from result.json differs from the run's")
+	}
+	var stderr strings.Builder
+	if code := run([]string{"report", "--in", filepath.Join(dir, "missing.json")}, io.Discard, &stderr, false); code != exitUsage || !strings.Contains(stderr.String(), "cannot read result") {
+		t.Fatalf("missing input: %d %q", code, stderr.String())
 	}
 }

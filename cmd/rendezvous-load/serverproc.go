@@ -25,6 +25,10 @@ func (r *Run) serverUsage() (ServerUsage, error) {
 	if r.cfg.ServerPID > 0 {
 		return procUsage(r.cfg.ServerPID)
 	}
+	if !r.cfg.needsHTTP() {
+		// A plain STUN server (coturn) has no /metrics to ask.
+		return ServerUsage{}, fmt.Errorf("no --server-pid for the STUN server")
+	}
 	body, err := r.api.Metrics()
 	if err != nil {
 		return ServerUsage{}, err

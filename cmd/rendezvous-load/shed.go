@@ -8,11 +8,10 @@ import (
 	"time"
 )
 
-// attemptTTL is the longest an attempt lives (CONTRACT.md §1). The overload
-// phase ends before the first filled attempt could expire, so every join
+// The overload phase ends overloadMargin before the first filled attempt
+// could expire (cfg.AttemptTTL after it was requested), so every join
 // admitted during overload would be a ceiling breach, not a freed slot.
-const attemptTTL = 30 * time.Second
-
+//
 // overloadMargin is kept between the end of the overload phase and the
 // first possible attempt expiry.
 const overloadMargin = 3 * time.Second
@@ -73,7 +72,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 
 	// Overload: offered over-ceiling work plus accepted work, open loop.
 	d := cfg.Duration
-	if limit := time.Until(attemptsStart.Add(attemptTTL - overloadMargin)); d > limit {
+	if limit := time.Until(attemptsStart.Add(cfg.AttemptTTL - overloadMargin)); d > limit {
 		d = limit
 	}
 	if d < time.Second {

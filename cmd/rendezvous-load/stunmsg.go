@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/subtle"
 	"encoding/binary"
 	"hash/crc32"
 	"net/netip"
@@ -139,6 +140,9 @@ type stunAnswer struct {
 	NAttempts int
 	Username  []byte
 	HasPeer   bool
+	// IntegrityOff is the offset of MESSAGE-INTEGRITY-SHA256 in the
+	// datagram, or -1 when the answer is unsigned.
+	IntegrityOff int
 }
 
 // parseAnswer decodes the header and the attributes the load tester reads.
@@ -153,7 +157,7 @@ func parseAnswer(b []byte, a *stunAnswer) bool {
 	}
 	a.Type = binary.BigEndian.Uint16(b[0:2])
 	copy(a.TxID[:], b[8:20])
-	a.ErrCode, a.NAttempts, a.Username, a.HasPeer = 0, 0, nil, false
+	a.ErrCode, a.NAttempts, a.Username, a.HasPeer, a.IntegrityOff = 0, 0, nil, false, -1
 	p := b[stunHeaderLen:]
 	for len(p) >= 4 {
 		typ := binary.BigEndian.Uint16(p[0:2])
@@ -177,8 +181,26 @@ func parseAnswer(b []byte, a *stunAnswer) bool {
 			a.Username = v
 		case attrXorPeer:
 			a.HasPeer = true
+		case attrIntegrity:
+			if l == 32 && a.IntegrityOff < 0 {
+				a.IntegrityOff = len(b) - len(p)
+			}
 		}
 		p = p[4+padded:]
 	}
 	return len(p) == 0
+}
+
+// verifyIntegrity checks a signed answer's MESSAGE-INTEGRITY-SHA256 (RFC
+// 8489 §14.6) with key. It patches the length field of b while computing and
+// restores it, so b must not be read concurrently; it does not allocate.
+func verifyIntegrity(b []byte, off int, key *Capability) bool {
+	if off < stunHeaderLen || off+4+32 > len(b) {
+		return false
+	}
+	saved := binary.BigEndian.Uint16(b[2:4])
+	setLen(b, off-stunHeaderLen+4+32)
+	mac := hmacSHA256(key[:], b[:off])
+	binary.BigEndian.PutUint16(b[2:4], saved)
+	return subtle.ConstantTimeCompare(mac[:], b[off+4:off+4+32]) == 1
 }

@@ -34,6 +34,7 @@ type udpSlot struct {
 	kind     Kind
 	ref      int32
 	intended time.Time
+	key      *Capability // the request's signing key; nil for plain Bindings
 }
 
 // UDPClient sends authenticated STUN requests over one connected socket in
@@ -63,6 +64,10 @@ type UDPClient struct {
 	wg   sync.WaitGroup
 	// Unmatched counts answers matching no pending slot (late or duplicate).
 	Unmatched, Indications uint64
+	// Verify makes the client check the MESSAGE-INTEGRITY-SHA256 of every
+	// answer to an authenticated request; one that fails is recorded as
+	// CodeBadSignature. Set it before the first Send.
+	Verify bool
 }
 
 // ErrTableFull is returned by Send when maxPending requests are in flight.
@@ -131,7 +136,10 @@ func (c *UDPClient) send(kind Kind, ref int32, r *stunRequest, intended time.Tim
 	c.inflight.Add(1)
 	s := &c.slots[idx]
 	s.gen++
-	s.inUse, s.kind, s.ref, s.intended = true, kind, ref, intended
+	s.inUse, s.kind, s.ref, s.intended, s.key = true, kind, ref, intended, nil
+	if r != nil && c.Verify {
+		s.key = r.Key
+	}
 	var tx [12]byte
 	binary.BigEndian.PutUint32(tx[0:4], idx)
 	binary.BigEndian.PutUint32(tx[4:8], s.gen)
@@ -245,6 +253,11 @@ func (c *UDPClient) handle(d []byte, a *stunAnswer, now time.Time) {
 	c.inflight.Add(-1)
 	c.mu.Unlock()
 	code := stunCode(a.ErrCode)
+	// Every answer to an authenticated request but 401 is signed with the
+	// request's capability (CONTRACT.md §4, §7.2).
+	if s.key != nil && a.ErrCode != 401 && !verifyIntegrity(d, a.IntegrityOff, s.key) {
+		code = CodeBadSignature
+	}
 	c.rec.Load().Observe(s.kind, code, now.Sub(s.intended))
 	if c.onAns != nil {
 		c.onAns(s.ref, code, a)

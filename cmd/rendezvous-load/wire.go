@@ -69,8 +69,9 @@ func hostAttemptCap(presence *Capability, attempt *UUID) Capability {
 	return Capability(hmacSHA256(presence[:], msg[:]))
 }
 
-// maxHMACMsg bounds hmacSHA256's message; every request we sign fits.
-const maxHMACMsg = 512
+// maxHMACMsg bounds hmacSHA256's message: every request we sign and every
+// signed answer (at most 548 bytes, CONTRACT.md §7.5) fits.
+const maxHMACMsg = 1200
 
 // hmacSHA256 computes HMAC-SHA256 for a key of at most 64 bytes without
 // allocating (crypto/hmac allocates its state on every New).

@@ -26,6 +26,16 @@ func runLease(t *testing.T, f Factory) {
 		if v.Spec == nil || v.Spec.Hash() != cmd.Spec.Hash() || !bytes.Equal(v.Doc, cmd.Doc) {
 			t.Fatalf("created view does not carry the spec and doc")
 		}
+		// The store keeps its own copy: the caller reusing its buffers
+		// afterwards changes nothing stored.
+		docCopy, metaCopy := string(cmd.Doc), cmd.Spec.Metadata[0].Value
+		cmd.Doc[0] = 'X'
+		cmd.Spec.Metadata[0].Value = "mutated"
+		if g := e.wantGet(v.ID, false, engine.Success); string(g.Doc) != docCopy || g.Spec.Metadata[0].Value != metaCopy {
+			t.Fatalf("the store aliases the caller's Doc or Metadata")
+		}
+		cmd.Doc[0] = docCopy[0]
+		cmd.Spec.Metadata[0].Value = metaCopy
 		if v.PresenceFresh || v.HostPublic.IsValid() {
 			t.Fatalf("a new listing reports fresh presence before any heartbeat")
 		}

@@ -106,7 +106,8 @@ func Render(w io.Writer, in, docs string, now time.Time) error {
 		if r == nil {
 			r = &Run{}
 		}
-		section(w, a[1], readDoc(filepath.Join(docs, a[0]+".md")), func(w io.Writer) { Table(w, r) }, bs)
+		doc := readDoc(filepath.Join(docs, a[0]+".md"))
+		section(w, a[1], doc, func(w io.Writer) { Table(w, r, parseOverrides(doc)) }, bs)
 	}
 	section(w, "Load: ceiling proof, shedding and the coturn comparison", readDoc(filepath.Join(docs, "load.md")), func(w io.Writer) {
 		loadTable(w, "shed", shed)

@@ -7,7 +7,7 @@ import "strings"
 // A benchmark is compared with the baseline whose name differs from its own
 // in exactly one '/'-separated element, where the baseline's element is
 // one of these (alone, as the value of key=value with the same key, or as
-// the first word of a dashed element whose rest both share).
+// the first word of a dashed or underscored element whose rest both share).
 var baselineMarkers = map[string]bool{
 	"bare": true, "echo": true, "raw": true, "rawecho": true, "raw-echo": true,
 	"ref": true, "reference": true, "refstore": true, "baseline": true,
@@ -25,8 +25,8 @@ func markerSuffix(elem string) (string, bool) {
 	if baselineMarkers[elem] {
 		return "", true
 	}
-	if word, _, ok := strings.Cut(elem, "-"); ok && baselineMarkers[word] {
-		return elem[len(word):], true
+	if i := strings.IndexAny(elem, "-_"); i > 0 && baselineMarkers[elem[:i]] {
+		return elem[i:], true
 	}
 	return "", false
 }
@@ -86,4 +86,41 @@ func FindBaseline(s *Sample, all []*Sample) *Sample {
 		return b
 	}
 	return nil
+}
+
+// Overrides are explicit pairs an area document declares with lines
+// `<!-- baseline: HTTP/browse100 = HTTP/bare_page -->` (benchmark names as
+// in the table, without the Benchmark prefix); they win over the rule.
+type Overrides map[string]string
+
+// parseOverrides reads the baseline declarations of an area document.
+func parseOverrides(doc string) Overrides {
+	o := Overrides{}
+	for _, line := range strings.Split(doc, "\n") {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "<!-- baseline:")
+		if !ok {
+			continue
+		}
+		rest, ok = strings.CutSuffix(rest, "-->")
+		if !ok {
+			continue
+		}
+		if a, b, ok := strings.Cut(rest, "="); ok {
+			o[strings.TrimSpace(a)] = strings.TrimSpace(b)
+		}
+	}
+	return o
+}
+
+// Baseline returns s's baseline: a declared one if present, else the rule's.
+func (o Overrides) Baseline(s *Sample, all []*Sample) *Sample {
+	if name, ok := o[s.Name]; ok {
+		for _, b := range all {
+			if b.Name == name {
+				return b
+			}
+		}
+	}
+	return FindBaseline(s, all)
 }

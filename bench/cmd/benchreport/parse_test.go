@@ -92,7 +92,8 @@ func TestFindBaseline(t *testing.T) {
 	f("Store/impl=ref/op=renew/listings=25000", "") // a baseline has none
 	f("HTTP/browse100", "HTTP/bare")
 	f("Solo", "")
-	udp := []*Sample{{Name: "UDP/echo-20B"}, {Name: "UDP/echo-120B"}, {Name: "UDP/presence-120B"}, {Name: "UDP/plain-binding-20B"}}
+	udp := []*Sample{{Name: "UDP/echo-20B"}, {Name: "UDP/echo-120B"}, {Name: "UDP/presence-120B"}, {Name: "UDP/plain-binding-20B"},
+		{Name: "HTTP/bare_page"}, {Name: "HTTP/browse_page"}}
 	g := func(s *Sample, want string) {
 		t.Helper()
 		got := ""
@@ -105,6 +106,8 @@ func TestFindBaseline(t *testing.T) {
 	}
 	g(udp[2], "UDP/echo-120B")
 	g(udp[3], "UDP/echo-20B")
+	g(udp[5], "HTTP/bare_page")
+	g(udp[4], "")
 	// Keys must match: op=ref is no baseline for impl=mem.
 	odd := &Sample{Name: "Store/op=ref/op=renew/listings=25000"}
 	if FindBaseline(by["Store/impl=mem/op=renew/listings=25000"], []*Sample{odd}) != nil {
@@ -127,6 +130,7 @@ func TestRender(t *testing.T) {
 	write(filepath.Join(in, "store.benchstat.txt"), "benchstat says hi\n")
 	write(filepath.Join(docs, "store.md"), "# Store\n\nProse before.\n\n"+marker+"\n\nProse after.\n```\n# not a heading\n```\n")
 	write(filepath.Join(docs, "http.md"), "# HTTP\n\nNo marker here.\n")
+	write(filepath.Join(in, "http.txt"), "pkg: x/httpapi\nBenchmarkH/bare-2 10 100 ns/op\nBenchmarkH/bare_page-2 10 400 ns/op\nBenchmarkH/browse-2 10 800 ns/op\n")
 	write(filepath.Join(in, "load", "result.json"), `{"mode":"shed","seconds":30,"ceilings":{"listings":25000,"presence":25000,"attempts":10000},
 		"fill":{"listings":{"admitted":25000,"seconds":1.2},"presence":{"admitted":25000,"seconds":0.3},"attempts":{"admitted":10000,"seconds":0.5},"total_seconds":2,"server_rss_mib":70.5},
 		"shed":{"overload_factor":2,"offered_over_ceiling":35000,"typed_shed":35000,"typed_shed_pct":100,"shed_p99_ms":1.5,"shed_answer_p99_ms":0.75},
@@ -158,7 +162,15 @@ func TestRender(t *testing.T) {
 	if err := Render(&b, in, docs, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Rate ratio rendezvous ÷ coturn: **1.50**", "CPU per answer coturn ÷ rendezvous: **2.00**", "| coturn | plain Binding | 100000 |"} {
+	if !strings.Contains(b.String(), "`x/httpapi H/bare` | 100 ns | **0.12×**") {
+		t.Fatalf("rule baseline missing:\n%s", b.String())
+	}
+	write(filepath.Join(docs, "http.md"), "# HTTP\n\n<!-- baseline: H/browse = H/bare_page -->\n")
+	b.Reset()
+	if err := Render(&b, in, docs, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Rate ratio rendezvous ÷ coturn: **1.50**", "`x/httpapi H/bare_page` | 400 ns | **0.50×**", "CPU per answer coturn ÷ rendezvous: **2.00**", "| coturn | plain Binding | 100000 |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Fatalf("page lacks %q", want)
 		}

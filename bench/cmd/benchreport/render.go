@@ -9,7 +9,8 @@ import (
 )
 
 // marker in an area document is replaced by the measured tables; without
-// it the tables follow the document.
+// it the tables follow the document. Other HTML comments (such as baseline
+// declarations, see Overrides) stay in the page, invisible.
 const marker = "<!-- results -->"
 
 // fmtVal prints v with three significant digits and a thousands-friendly form.
@@ -39,7 +40,7 @@ func fmtSpread(s Stat) string {
 
 // Table renders one area's samples as a markdown table with each
 // benchmark's baseline and the time ratio baseline ÷ ours (>1: ours faster).
-func Table(w io.Writer, run *Run) {
+func Table(w io.Writer, run *Run, o Overrides) {
 	if len(run.Samples) == 0 {
 		fmt.Fprintln(w, "_No benchmark results for this area in this run._")
 		return
@@ -58,11 +59,20 @@ func Table(w io.Writer, run *Run) {
 		}
 		row := fmt.Sprintf("| `%s` | %s ns %s | %s | %s | %s |", shortName(s), fmtVal(t.Median), fmtSpread(t),
 			fmtVal(summarize(s.Values["B/op"]).Median), fmtVal(summarize(s.Values["allocs/op"]).Median), strings.Join(other, ", "))
-		if b := FindBaseline(s, run.Samples); b != nil {
+		if b := o.Baseline(s, run.Samples); b != nil {
 			bt := summarize(b.Values["ns/op"])
 			ratio := ""
 			if t.Median > 0 {
 				ratio = fmt.Sprintf("**%.2f×**", bt.Median/t.Median)
+			}
+			// CPU-per-answer metrics are what the UDP claims are made on:
+			// give their ratio too (baseline ÷ ours, above 1: ours cheaper).
+			for _, u := range s.Units {
+				if strings.Contains(u, "cpu") && len(b.Values[u]) > 0 {
+					if o := summarize(s.Values[u]).Median; o > 0 {
+						ratio += fmt.Sprintf(", %s **%.2f×**", u, summarize(b.Values[u]).Median/o)
+					}
+				}
 			}
 			row += fmt.Sprintf(" `%s` | %s ns | %s |", shortName(b), fmtVal(bt.Median), ratio)
 		} else {

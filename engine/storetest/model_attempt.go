@@ -1,0 +1,172 @@
+package storetest
+
+// Attempt-side operations of the randomized test.
+
+import (
+	"fmt"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+func (m *model) opCreateAttempt(in *stream) {
+	client := opsClients[in.n(len(opsClients))]
+	key := fmt.Sprintf("j%d", in.n(4))
+	l := m.pickListing(in)
+	if l == nil {
+		return
+	}
+	pv := uint32(7)
+	if in.n(8) == 0 {
+		pv = 8
+	}
+	cmd := engine.CreateAttempt{Tenant: tenant, Client: client, IdempotencyKey: key, Listing: l.v.ID, ProtocolVersion: pv}
+	ik := "A|" + string(client) + "|" + key
+	rec := m.idem[ik]
+	request := fmt.Sprint(l.v.ID, pv)
+	_, _, na, _ := m.counts()
+	var full []engine.Pool
+	if na >= m.e.l.MaxAttempts {
+		full = append(full, engine.PoolAttempts)
+	}
+	if len(m.idem) >= m.e.l.MaxIdempotency {
+		full = append(full, engine.PoolIdempotency)
+	}
+	m.guarded("CreateJoinAttempt", func() bool {
+		a, r, err := m.e.s.CreateJoinAttempt(m.e.ctx, cmd)
+		switch {
+		case m.draining:
+			m.expect("CreateJoinAttempt", r, err, engine.Draining)
+		case m.revoked[client] != 0:
+			m.expect("CreateJoinAttempt", r, err, engine.Revoked)
+		case rec != nil && rec.request != request:
+			m.expect("CreateJoinAttempt", r, err, engine.Conflict)
+		case rec != nil && rec.attempt.alive:
+			m.expect("CreateJoinAttempt", r, err, engine.Success)
+			if !r.Replay || a.ID != rec.attempt.a.ID || a.Handle != rec.attempt.a.Handle {
+				m.e.t.Fatalf("attempt replay: replay=%v", r.Replay)
+			}
+			return true
+		case rec != nil:
+			m.expect("CreateJoinAttempt", r, err, engine.Expired)
+		case !l.fresh(m.now) || pv != l.v.Spec.ProtocolVersion:
+			m.expect("CreateJoinAttempt", r, err, engine.NotFound)
+		case len(full) > 0:
+			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
+			m.shed("CreateJoinAttempt", r, full)
+		case na >= m.e.l.TenantAttemptQuota:
+			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
+			m.shed("CreateJoinAttempt", r, []engine.Pool{engine.QuotaTenantAttempts})
+		default:
+			m.expect("CreateJoinAttempt", r, err, engine.Success)
+			if r.Replay || a.HostPresence != l.v.Presence || a.HostPresencePublic != l.public || a.Listing != l.v.ID {
+				m.e.t.Fatalf("fresh attempt view wrong: replay=%v", r.Replay)
+			}
+			m.order++
+			ma := &mAttempt{a: a, l: l, alive: true, at: m.now + m.e.l.AttemptTTL, order: m.order}
+			m.attempts = append(m.attempts, ma)
+			m.idem[ik] = &mIdem{request: request, attempt: ma, at: m.now + m.e.l.IdempotencyTTL}
+			return false
+		}
+		return true
+	})
+}
+
+// bindOp builds a bind of a random role and endpoint for a.
+func (m *model) bindOp(in *stream, a *mAttempt) engine.Op {
+	role := engine.RoleHost
+	if in.n(2) == 0 {
+		role = engine.RoleClient
+	}
+	ep := opsEndpoint(in.n(4))
+	cmd := m.e.bindCmd(a.a, role, ep.Public, ep.Local)
+	if in.n(12) == 0 {
+		cmd.Key = m.e.clientKey(engine.Handle{UUID: a.a.ID.UUID})
+	}
+	return engine.Op{Kind: engine.OpBindAttempt, Bind: cmd}
+}
+
+func (m *model) opBind(in *stream) {
+	a := m.pickAttempt(in)
+	if a == nil {
+		return
+	}
+	op := m.bindOp(in, a)
+	m.guarded("BindAttemptEndpoint", func() bool {
+		op.Attempt, op.Result, op.Err = m.e.s.BindAttemptEndpoint(m.e.ctx, op.Bind)
+		return m.checkBind(&op, a, false)
+	})
+}
+
+// checkBind predicts a bind (direct, or batched with the introduction step),
+// updates the model and reports whether it was rejected.
+func (m *model) checkBind(op *engine.Op, a *mAttempt, batched bool) bool {
+	cmd, r, err := &op.Bind, op.Result, op.Err
+	rightKey := m.e.clientKey(a.a.Handle)
+	cur := &a.peer
+	if cmd.Role == engine.RoleHost {
+		rightKey, cur = m.e.hostKey(a.a.HostPresence, a.a.Handle), &a.host
+	}
+	b := engine.Binding{Public: cmd.Public, Local: cmd.Local}
+	switch {
+	case !a.alive || cmd.Key != rightKey:
+		m.expect("BindAttemptEndpoint", r, err, engine.NotFound)
+	case cur.Bound() && *cur != b:
+		m.expect("BindAttemptEndpoint", r, err, engine.ReplayRejected)
+	default:
+		m.expect("BindAttemptEndpoint", r, err, engine.Success)
+		if r.Replay != cur.Bound() {
+			m.e.t.Fatalf("bind: Replay=%v, model already bound=%v", r.Replay, cur.Bound())
+		}
+		*cur = b
+		if op.Attempt.Host != a.host || op.Attempt.Peer != a.peer || op.Attempt.Handle != a.a.Handle {
+			m.e.t.Fatalf("bind view endpoints differ from the model")
+		}
+		if batched {
+			ready := a.host.Bound() && a.peer.Bound()
+			first := ready && !a.consumed
+			if op.IntroReady != ready || op.FirstIntro != first {
+				m.e.t.Fatalf("batched bind: ready=%v first=%v, model %v %v", op.IntroReady, op.FirstIntro, ready, first)
+			}
+			if ready {
+				a.consumed = true
+				want := engine.Introduction{Attempt: a.a.ID, Handle: a.a.Handle, Host: a.host, Client: a.peer}
+				if op.Intro != want {
+					m.e.t.Fatalf("batched introduction differs from the model")
+				}
+			}
+		} else if op.Attempt.Consumed != a.consumed {
+			m.e.t.Fatalf("bind view consumed=%v, model %v", op.Attempt.Consumed, a.consumed)
+		}
+		return r.Replay
+	}
+	if batched && (op.IntroReady || op.FirstIntro) {
+		m.e.t.Fatalf("rejected batched bind set an introduction")
+	}
+	return true
+}
+
+func (m *model) opConsume(in *stream) {
+	a := m.pickAttempt(in)
+	if a == nil {
+		return
+	}
+	m.guarded("ConsumeIntroduction", func() bool {
+		intro, r, err := m.e.s.ConsumeIntroduction(m.e.ctx, a.a.Handle)
+		switch {
+		case !a.alive:
+			m.expect("ConsumeIntroduction", r, err, engine.NotFound)
+		case a.consumed:
+			m.expect("ConsumeIntroduction", r, err, engine.ReplayRejected)
+		case !a.host.Bound() || !a.peer.Bound():
+			m.expect("ConsumeIntroduction", r, err, engine.Conflict)
+		default:
+			m.expect("ConsumeIntroduction", r, err, engine.Success)
+			a.consumed = true
+			if intro.Host != a.host || intro.Client != a.peer || intro.Attempt != a.a.ID {
+				m.e.t.Fatalf("introduction differs from the model")
+			}
+			return false
+		}
+		return true
+	})
+}

@@ -1,0 +1,57 @@
+package netio
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// TestRawPathZeroAllocs: one datagram through the raw recvmmsg/sendmmsg path
+// (read, answer, send) allocates nothing, with and without PKTINFO.
+func TestRawPathZeroAllocs(t *testing.T) {
+	for _, listenOn := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
+		cfg, addrs, err := Config{Addrs: []string{listenOn}, Sockets: 1}.normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns, _, _, err := listen(addrs[0], 1, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := conns[0]
+		defer srv.Close()
+		cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		cl.SetReadDeadline(time.Now().Add(waitBound))
+		in := newPackets(batchSize, readSlot)
+		msg := plainBinding(t)
+		buf := make([]byte, 64)
+		dst := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), srv.LocalAddr().Port())
+		from := netip.MustParseAddrPort(cl.LocalAddr().String())
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, err := cl.WriteToUDPAddrPort(msg, dst); err != nil {
+				t.Fatal(err)
+			}
+			n, err := srv.ReadBatch(in)
+			if err != nil || n != 1 || in[0].addr != from {
+				t.Fatalf("ReadBatch: %d %v %v", n, err, in[0].addr)
+			}
+			if listenOn == "0.0.0.0:0" && in[0].local != dst.Addr() {
+				t.Fatalf("PKTINFO destination %v, want %v", in[0].local, dst.Addr())
+			}
+			if sent, failed, err := srv.WriteBatch(in[:1]); sent != 1 || failed != 0 || err != nil {
+				t.Fatalf("WriteBatch: %d %d %v", sent, failed, err)
+			}
+			if _, _, err := cl.ReadFromUDPAddrPort(buf); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Fatalf("raw path on %s: %v allocations per datagram", listenOn, allocs)
+		}
+	}
+}
