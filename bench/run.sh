@@ -74,12 +74,18 @@ declare -A PKGS=(
 )
 
 {
-	echo "date:        $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "go:          $($GO version)"
 	echo "cpu:         $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
-	echo "load avg:    $(cut -d' ' -f1-3 /proc/loadavg) (at start; other work on the machine skews latency)"
-	echo "benchmarks:  go test -run '^\$' -bench '$BENCH' -benchmem -count $COUNT -benchtime $BENCHTIME <packages>"
 } >"$OUT/meta.txt"
+
+# meta AREA LINE...: the area's own record (meta-AREA.txt), rewritten when
+# the area runs again, so `AREAS=load ./bench/run.sh` keeps the others'.
+meta() {
+	local area=$1
+	shift
+	printf '%s\n' "$@" >>"$OUT/meta-$area.txt"
+}
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 failed=0
 trap stop_server EXIT
@@ -87,18 +93,24 @@ for area in $AREAS; do
 	case $area in
 	store | udp | http)
 		echo "== $area: ${PKGS[$area]}" >&2
+		rm -f "$OUT/meta-$area.txt"
+		meta "$area" "$area: $(date -u '+%Y-%m-%d %H:%M UTC'), load avg $(loadavg) at start" \
+			"  go test -run '^\$' -bench '$BENCH' -benchmem -count $COUNT -benchtime $BENCHTIME ${PKGS[$area]}"
 		# A failing suite is reported and the others still run; the page is
 		# written from whatever results there are.
 		# shellcheck disable=SC2086 # the package list is split on purpose
 		if ! $GO test -run '^$' -bench "$BENCH" -benchmem -count "$COUNT" -benchtime "$BENCHTIME" -timeout 30m ${PKGS[$area]} | tee "$OUT/$area.txt"; then
-			echo "$area benchmarks FAILED (partial results)" >>"$OUT/meta.txt"
+			meta "$area" "  FAILED (partial results)"
 			failed=1
 		fi
 		benchstat "$OUT/$area.txt" >"$OUT/$area.benchstat.txt" || true
-		echo "$(printf '%-12s' "$area:") ${PKGS[$area]}" >>"$OUT/meta.txt"
+		meta "$area" "  load avg $(loadavg) at the end"
 		;;
 	load)
 		echo "== load: ceiling proof and UDP rate" >&2
+		rm -f "$OUT/meta-load.txt"
+		meta load "load: $(date -u '+%Y-%m-%d %H:%M UTC'), load avg $(loadavg) at start" \
+			"  rendezvous --principals principals.json   (default ceilings; 'rendezvous-load principals --publishers 260')"
 		if ! build_bins "$OUT/bin"; then
 			failed=1
 			continue
@@ -113,6 +125,7 @@ for area in $AREAS; do
 			--overload 2 --duration 10s --progress 2s --server-pid "$SERVER_PID" --out "$OUT/load")
 		"${shed[@]}" || failed=1
 		stop_server
+		meta load "  ${shed[*]##*/}" "  load avg $(loadavg) after the shed run"
 		# A fresh server for the rate, so nothing of the fill is left in it.
 		if ! start_server "$OUT/bin/rendezvous" "$OUT/server-udprate.log" --principals "$OUT/principals.json"; then
 			failed=1
@@ -122,11 +135,7 @@ for area in $AREAS; do
 			--tokens "$OUT/tokens.json" --duration 5s --progress 2s --server-pid "$SERVER_PID" --out "$OUT/udprate")
 		"${rate[@]}" || failed=1
 		stop_server
-		{
-			echo "load:        rendezvous --principals principals.json   (default ceilings; principals from 'rendezvous-load principals --publishers 260')"
-			echo "             ${shed[*]##*/}" | sed "s#$OUT/##g"
-			echo "             ${rate[*]##*/}" | sed "s#$OUT/##g"
-		} >>"$OUT/meta.txt"
+		meta load "  ${rate[*]##*/}"
 		;;
 	*)
 		echo "unknown area $area (want store, udp, http or load)" >&2
@@ -138,6 +147,6 @@ done
 $GO run ./bench/cmd/benchreport -in "$OUT" -docs docs/benchmarks -out docs/benchmarks.md
 echo "wrote docs/benchmarks.md (raw results in $OUT)" >&2
 if [ "$failed" != 0 ]; then
-	echo "a benchmark suite or a load validation failed: see $OUT/meta.txt, $OUT/load/result.json and $OUT/load/report.html" >&2
+	echo "a benchmark suite or a load validation failed: see $OUT/meta-*.txt, $OUT/load/result.json and $OUT/load/report.html" >&2
 	exit 1
 fi

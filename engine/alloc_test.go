@@ -117,3 +117,28 @@ func TestAllocsApplyBatch(t *testing.T) {
 	})
 	f.check()
 }
+
+func TestAllocsBrowse(t *testing.T) {
+	f := newFx(t, nil)
+	for i := 0; i < 30; i++ {
+		cmd := f.listingCmd("pub")
+		cmd.Doc = []byte(`{"region":"eu-central"}`)
+		v := f.create(cmd)
+		f.presence(v, 1)
+	}
+	q := Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: "eu-central", Limit: 20}
+	views := make([]ListingView, 0, BrowsePageMax)
+	items := make([]BrowseItem, 0, BrowsePageMax)
+	wantNoAllocs(t, "BrowseVisible", 100, func() {
+		got, more, r, err := f.s.BrowseVisible(f.ctx, q, views[:0])
+		if err != nil || r.Outcome != Success || len(got) != 20 || !more {
+			t.Fatalf("browse = %d %v %v %v", len(got), more, r, err)
+		}
+	})
+	wantNoAllocs(t, "BrowseItems", 100, func() {
+		got, more, r, err := f.s.BrowseItems(f.ctx, q, items[:0])
+		if err != nil || r.Outcome != Success || len(got) != 20 || !more {
+			t.Fatalf("browse items = %d %v %v %v", len(got), more, r, err)
+		}
+	})
+}

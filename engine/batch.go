@@ -21,10 +21,43 @@ func (s *MemStore) ApplyBatch(ctx context.Context, ops []Op) error {
 		return err
 	}
 	defer s.end()
+	s.warm(ops)
 	for i := range ops {
 		s.applyOp(&ops[i], now)
 	}
 	return nil
+}
+
+// warm is a read-only first pass over a batch: it resolves each op's index
+// lookup and reads the record and schedule node the op will touch. The
+// lookups of different ops are independent, so the CPU overlaps their cache
+// misses (at 250,000 listings every op misses); the mutating pass that
+// follows then finds its lines in cache and runs at the cost of a small
+// store. It changes nothing; s.warmSink only keeps the loads from being
+// optimised away.
+func (s *MemStore) warm(ops []Op) {
+	var sink uint64
+	for i := range ops {
+		op := &ops[i]
+		switch op.Kind {
+		case OpPresence:
+			if li, ok := s.listingByPresence.get(op.Presence.Handle.UUID); ok {
+				l := s.listings.at(li)
+				sink += l.lastSeq
+				if l.pending.head != 0 {
+					sink += uint64(s.attempts.at(l.pending.head - 1).handle.UUID[0])
+				}
+				if int(li) < len(s.presExp.nd) {
+					sink += uint64(s.presExp.nd[li].next)
+				}
+			}
+		case OpBindAttempt:
+			if ai, ok := s.attemptByHandle.get(op.Bind.Handle.UUID); ok {
+				sink += uint64(s.attempts.at(ai).listing)
+			}
+		}
+	}
+	s.warmSink = sink
 }
 
 func (s *MemStore) applyOp(op *Op, now time.Duration) {

@@ -10,62 +10,105 @@ import "time"
 // expired record. A deadline earlier than the tail's (a clock that stepped
 // back) is still placed in order by walking back from the tail.
 //
+// A slot's deadline and both links are one 16-byte node in one array (four
+// to a cache line), so a refresh reads one line for the slot itself and one
+// for each neighbour, not separate link and deadline arrays.
+//
 // Not safe for concurrent use: the store's commit lock guards it; readers
 // holding the read lock may call deadline.
 type expiryList struct {
-	c  chain
-	dl []time.Duration // deadline by slot, valid while on the list
-	h  listHead
+	nd         []expNode // by slot
+	head, tail int32     // slot+1; 0 = none
+	n          int32
 }
+
+// expNode is one slot's place in the schedule. prev and next hold slot+1
+// (0 = none); prev is -1 while the slot is not scheduled, so a node
+// appended by ensure starts unscheduled.
+type expNode struct {
+	dl         time.Duration // valid while scheduled
+	prev, next int32
+}
+
+var unscheduled = expNode{prev: -1}
 
 func (e *expiryList) ensure(i int32) {
-	e.c.ensure(i)
-	for int(i) >= len(e.dl) {
-		e.dl = append(e.dl, 0)
+	for int(i) >= len(e.nd) {
+		e.nd = append(e.nd, unscheduled)
 	}
 }
 
-// push schedules slot i to expire at d.
+// push schedules slot i (which must not be scheduled) to expire at d.
 func (e *expiryList) push(i int32, d time.Duration) {
 	e.ensure(i)
-	e.dl[i] = d
-	at := e.h.tail - 1
-	if at < 0 || e.dl[at] <= d {
-		e.c.pushBack(&e.h, i)
-		return
+	if e.nd[i].prev >= 0 {
+		panic("BUG: expiry push of a scheduled slot")
 	}
-	for at >= 0 && e.dl[at] > d {
-		p := e.c.ln[at].prev - 1
-		if p < 0 || e.dl[p] <= d {
-			break
-		}
-		at = p
+	// Find the slot to insert after: the last one whose deadline is <= d.
+	at := e.tail
+	for at != 0 && e.nd[at-1].dl > d {
+		at = e.nd[at-1].prev
 	}
-	e.c.insertBefore(&e.h, i, at)
+	n := &e.nd[i]
+	n.dl, n.prev = d, at
+	if at == 0 {
+		n.next = e.head
+		e.head = i + 1
+	} else {
+		n.next = e.nd[at-1].next
+		e.nd[at-1].next = i + 1
+	}
+	if n.next == 0 {
+		e.tail = i + 1
+	} else {
+		e.nd[n.next-1].prev = i + 1
+	}
+	e.n++
 }
 
 // refresh moves slot i (which must be scheduled) to deadline d.
 func (e *expiryList) refresh(i int32, d time.Duration) {
-	e.c.remove(&e.h, i)
+	if e.tail == i+1 && d >= e.nd[i].dl {
+		e.nd[i].dl = d // already last, and stays last
+		return
+	}
+	e.remove(i)
 	e.push(i, d)
 }
 
-// remove unschedules slot i.
-func (e *expiryList) remove(i int32) { e.c.remove(&e.h, i) }
+// remove unschedules slot i (which must be scheduled).
+func (e *expiryList) remove(i int32) {
+	n := &e.nd[i]
+	if n.prev < 0 {
+		panic("BUG: expiry remove of an unscheduled slot")
+	}
+	if n.prev != 0 {
+		e.nd[n.prev-1].next = n.next
+	} else {
+		e.head = n.next
+	}
+	if n.next != 0 {
+		e.nd[n.next-1].prev = n.prev
+	} else {
+		e.tail = n.prev
+	}
+	*n = unscheduled
+	e.n--
+}
 
 // has reports whether slot i is scheduled.
-func (e *expiryList) has(i int32) bool { return e.c.has(i) }
+func (e *expiryList) has(i int32) bool { return int(i) < len(e.nd) && e.nd[i].prev >= 0 }
 
 // deadline returns slot i's deadline (valid only if has(i)).
-func (e *expiryList) deadline(i int32) time.Duration { return e.dl[i] }
+func (e *expiryList) deadline(i int32) time.Duration { return e.nd[i].dl }
 
 // due returns the earliest scheduled slot if its deadline is <= now, else -1.
 func (e *expiryList) due(now time.Duration) int32 {
-	i := e.h.head - 1
-	if i >= 0 && e.dl[i] <= now {
+	i := e.head - 1
+	if i >= 0 && e.nd[i].dl <= now {
 		return i
 	}
 	return -1
 }
 
-func (e *expiryList) len() int { return int(e.h.n) }
+func (e *expiryList) len() int { return int(e.n) }

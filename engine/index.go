@@ -119,33 +119,3 @@ func chainRemove[T any, P hashedRec[T]](x *hashIndex, s *slab[T], i int32) {
 	}
 	panic("BUG: chainRemove of a slot not on its chain")
 }
-
-// uuidIndex maps store-generated UUIDs (random already, so no seed is
-// needed) to slots, sharded by a random byte of the UUID. Not safe for
-// concurrent use; concurrent readers are fine while no writer runs.
-type uuidIndex struct{ m [nShards]map[UUID]int32 }
-
-func uuidShard(u UUID) int { return int(u[15] % nShards) }
-
-func (x *uuidIndex) get(u UUID) (int32, bool) {
-	v, ok := x.m[uuidShard(u)][u]
-	return v, ok
-}
-
-func (x *uuidIndex) put(u UUID, i int32) {
-	s := &x.m[uuidShard(u)]
-	if *s == nil {
-		*s = make(map[UUID]int32)
-	}
-	(*s)[u] = i
-}
-
-func (x *uuidIndex) del(u UUID) { delete(x.m[uuidShard(u)], u) }
-
-func (x *uuidIndex) len() int {
-	n := 0
-	for i := range x.m {
-		n += len(x.m[i])
-	}
-	return n
-}

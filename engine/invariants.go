@@ -139,7 +139,7 @@ func (s *MemStore) verifyListings() error {
 func (s *MemStore) verifyListingBrowse(li int32) error {
 	l := s.listings.at(li)
 	sp := s.docs[li].spec
-	if l.public != (sp.Visibility == Public) || l.proto != sp.ProtocolVersion || l.maxPlayers != sp.MaxPlayers {
+	if l.public != (sp.Visibility == Public) || l.proto != sp.ProtocolVersion || int(l.maxPlayers) != sp.MaxPlayers {
 		return errors.New("record disagrees with its spec")
 	}
 	if !l.public {
@@ -347,6 +347,11 @@ func (s *MemStore) verifyCounts() error {
 		{PoolListings, s.listings.n, s.lim.MaxListings}, {PoolPresence, s.nPresence, s.lim.MaxPresence},
 		{PoolAttempts, s.attempts.n, s.lim.MaxAttempts}, {PoolReplay, s.replay.n, s.lim.MaxReplay},
 		{PoolRevocations, s.revocations.len(), s.lim.MaxRevocations}, {PoolIdempotency, s.idem.n, s.lim.MaxIdempotency},
+	}
+	for _, x := range []*uuidIndex{&s.listingByID, &s.listingByLease, &s.listingByPresence, &s.attemptByID, &s.attemptByHandle} {
+		if err := x.check(); err != nil {
+			return err
+		}
 	}
 	for _, p := range pools {
 		if p.used > p.max {

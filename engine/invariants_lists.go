@@ -41,23 +41,76 @@ func (c *chain) check(h *listHead, ok func(int32) error) error {
 	return nil
 }
 
-// check verifies the schedule: a well-formed list in non-decreasing
-// deadline order whose slots all satisfy live, and (if now >= 0) none due.
+// check verifies the schedule: links agree both ways, the count is right,
+// there is no cycle, deadlines are non-decreasing, every scheduled slot
+// satisfies live, no unscheduled node is linked, and (if now >= 0) none is due.
 func (e *expiryList) check(live func(int32) bool, now time.Duration) error {
 	last := time.Duration(-1 << 63)
-	return e.c.check(&e.h, func(i int32) error {
+	var prev int32 // slot+1
+	n := int32(0)
+	for cur := e.head; cur != 0; {
+		i := cur - 1
+		if int(i) >= len(e.nd) || e.nd[i].prev < 0 {
+			return fmt.Errorf("slot %d on the schedule but not linked", i)
+		}
+		nd := &e.nd[i]
+		if nd.prev != prev {
+			return fmt.Errorf("slot %d: prev %d, want %d", i, nd.prev-1, prev-1)
+		}
+		if n++; n > e.n {
+			return fmt.Errorf("schedule longer than its count %d (cycle?)", e.n)
+		}
 		if !live(i) {
 			return fmt.Errorf("free slot %d scheduled", i)
 		}
-		if e.dl[i] < last {
-			return fmt.Errorf("slot %d deadline %v before its predecessor's %v", i, e.dl[i], last)
+		if nd.dl < last {
+			return fmt.Errorf("slot %d deadline %v before its predecessor's %v", i, nd.dl, last)
 		}
-		if now >= 0 && e.dl[i] <= now {
-			return fmt.Errorf("slot %d past its deadline %v at %v", i, e.dl[i], now)
+		if now >= 0 && nd.dl <= now {
+			return fmt.Errorf("slot %d past its deadline %v at %v", i, nd.dl, now)
 		}
-		last = e.dl[i]
-		return nil
-	})
+		last = nd.dl
+		prev = cur
+		cur = nd.next
+	}
+	if n != e.n {
+		return fmt.Errorf("schedule has %d slots, count says %d", n, e.n)
+	}
+	if e.tail != prev {
+		return fmt.Errorf("tail %d, want %d", e.tail-1, prev-1)
+	}
+	scheduled := int32(0)
+	for i := range e.nd {
+		if e.nd[i].prev >= 0 {
+			scheduled++
+		}
+	}
+	if scheduled != n {
+		return fmt.Errorf("%d nodes marked scheduled, %d on the schedule", scheduled, n)
+	}
+	return nil
+}
+
+// check verifies that the count is right and every key is reachable from
+// its home cell: no empty cell lies between a key's home and its cell.
+func (x *uuidIndex) check() error {
+	n := 0
+	mask := len(x.tab) - 1
+	for j := range x.tab {
+		if x.tab[j].slot == 0 {
+			continue
+		}
+		n++
+		for k := x.home(&x.tab[j].key); k != j; k = (k + 1) & mask {
+			if x.tab[k].slot == 0 {
+				return fmt.Errorf("uuid index: key in cell %d unreachable from its home", j)
+			}
+		}
+	}
+	if n != x.n {
+		return fmt.Errorf("uuid index holds %d keys, count says %d", n, x.n)
+	}
+	return nil
 }
 
 // check verifies the heap property and the position index.

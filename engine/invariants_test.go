@@ -29,12 +29,21 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 		s.byOwner.remove(&s.subjects.at(s.listings.at(li).owner).listings, li)
 	})
 	f("tenant count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).attempts++ })
-	f("schedule order", func(s *MemStore, li, ai int32) { s.attemptExp.dl[ai] = 1 << 50 }) // the first attempt now expires after the second
-	f("deadline passed", func(s *MemStore, li, ai int32) {
-		// Scheduled in the past but never expired (cleanup would fix it; a
-		// stale read of it must still be caught before cleanup runs).
-		s.leaseExp.dl[li] = -1
-		s.leaseExp.c.remove(&s.leaseExp.h, li)
+	f("schedule order", func(s *MemStore, li, ai int32) { s.attemptExp.nd[ai].dl = 1 << 50 }) // the first attempt now expires after the second
+	// A live listing off its lease schedule would never expire (cleanup
+	// cannot find it); it must be caught before cleanup runs.
+	f("lease unscheduled", func(s *MemStore, li, ai int32) { s.leaseExp.remove(li) })
+	f("uuid index cell", func(s *MemStore, li, ai int32) {
+		// Move the listing's presence handle one cell back: the count is
+		// right but a key may sit before its home (or be unreachable).
+		x := &s.listingByPresence
+		u := s.listings.at(li).presence.UUID
+		k := x.home(&u)
+		for x.tab[k].key != u {
+			k = (k + 1) & (len(x.tab) - 1)
+		}
+		prev := (k - 1) & (len(x.tab) - 1)
+		x.tab[k], x.tab[prev] = x.tab[prev], x.tab[k]
 	})
 	f("free list", func(s *MemStore, li, ai int32) { s.attempts.free = append(s.attempts.free, ai) })
 	f("binding", func(s *MemStore, li, ai int32) { s.attempts.at(ai).consumed = true; s.inFlight-- })

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"time"
 )
 
@@ -92,17 +91,7 @@ type listingDraft struct {
 }
 
 func (s *MemStore) draftListing(cmd *CreateListing) *listingDraft {
-	spec := new(ListingSpec)
-	*spec = cmd.Spec
-	spec.Region = cloneString(spec.Region)
-	spec.BuildVersion = cloneString(spec.BuildVersion)
-	spec.DisplayName = cloneString(spec.DisplayName)
-	spec.Metadata = slices.Clone(spec.Metadata)
-	for i := range spec.Metadata {
-		spec.Metadata[i].Key = cloneString(spec.Metadata[i].Key)
-		spec.Metadata[i].Value = cloneString(spec.Metadata[i].Value)
-	}
-	d := &listingDraft{doc: listingDoc{spec: spec, doc: slices.Clone(cmd.Doc)}}
+	d := &listingDraft{doc: packListingDoc(&cmd.Spec, cmd.Doc)}
 	s.newListingIDs(d)
 	return d
 }
@@ -130,8 +119,8 @@ func (s *MemStore) insertListing(d *listingDraft, tk tenantKey, ok subjectKey, n
 		id: d.id, lease: d.lease, presence: d.presence,
 		leaseKey: d.leaseKey, presenceKey: d.presenceKey,
 		tenant: tenant, owner: owner, browseAll: -1, browseRegion: -1,
-		players: spec.CurrentPlayers, version: 1,
-		proto: spec.ProtocolVersion, public: spec.Visibility == Public, maxPlayers: spec.MaxPlayers,
+		players: int32(spec.CurrentPlayers), version: 1,
+		proto: spec.ProtocolVersion, public: spec.Visibility == Public, maxPlayers: int32(spec.MaxPlayers),
 	}
 	for int(li) >= len(s.docs) {
 		s.docs = append(s.docs, listingDoc{})

@@ -24,7 +24,7 @@ func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView,
 	li := s.ownedListing(cmd.Tenant, cmd.Owner, cmd.Listing)
 	// Field validation comes before any store outcome (CONTRACT.md §7.16a);
 	// only the owner's own listing is compared, so nothing leaks.
-	if li >= 0 && cmd.CurrentPlayers > s.listings.at(li).maxPlayers {
+	if li >= 0 && cmd.CurrentPlayers > int(s.listings.at(li).maxPlayers) {
 		return ListingView{}, Result{}, errPlayers
 	}
 	if !s.available.Load() {
@@ -42,7 +42,7 @@ func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView,
 	}
 	l.version++
 	if cmd.CurrentPlayers >= 0 {
-		l.players = cmd.CurrentPlayers
+		l.players = int32(cmd.CurrentPlayers) // <= MaxPlayers, checked above
 	}
 	s.leaseExp.refresh(li, now+s.lim.LeaseTTL)
 	return s.listingView(li, now), Result{}, nil

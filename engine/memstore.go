@@ -30,6 +30,9 @@ type MemStore struct {
 	// moving the wall clock never expires or prolongs anything.
 	wallOrigin time.Time
 	monoOrigin time.Duration
+	// wallNanos is wallOrigin in Unix nanoseconds minus monoOrigin: a
+	// deadline's wall time in Unix nanoseconds is wallNanos+d (see wallMilli).
+	wallNanos int64
 
 	available     atomic.Bool
 	draining      atomic.Bool
@@ -68,6 +71,8 @@ type MemStore struct {
 	replay     slab[replayRec]
 	replayIdx  hashIndex
 	replayHeap deadlineHeap
+
+	warmSink uint64 // see warm (batch.go)
 }
 
 var (
@@ -88,6 +93,7 @@ func NewMemStore(l Limits, c Clock, k *Keyring) (*MemStore, error) {
 		lim: l, clock: c, keys: k, id: NewUUID(), seed: newSeed(),
 		wallOrigin: c.Wall(), monoOrigin: c.Now(),
 	}
+	s.wallNanos = s.wallOrigin.UnixNano() - int64(s.monoOrigin)
 	s.available.Store(true)
 	return s, nil
 }
@@ -102,3 +108,15 @@ func (s *MemStore) Draining() bool { return s.draining.Load() }
 
 // wall converts a monotonic deadline to informational wall time.
 func (s *MemStore) wall(d time.Duration) time.Time { return s.wallOrigin.Add(d - s.monoOrigin) }
+
+// wallMilli is s.wall(d).UnixMilli() without building a time.Time (browse
+// renders one per item). Valid for wall times between 1678 and 2262, which
+// UnixNano covers.
+func (s *MemStore) wallMilli(d time.Duration) int64 {
+	ns := s.wallNanos + int64(d)
+	ms := ns / 1e6
+	if ns%1e6 < 0 {
+		ms-- // round toward minus infinity, as UnixMilli does
+	}
+	return ms
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -122,6 +123,9 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 		if i%7 == 0 {
 			cmd.Spec.Visibility = Unlisted
 		}
+		if i%2 == 0 {
+			cmd.Doc = []byte("doc " + strconv.Itoa(i) + " of eu-central")
+		}
 		v := f.create(cmd)
 		if i%3 != 0 || i%7 == 0 {
 			f.presence(v, 1)
@@ -138,6 +142,7 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 			if err != nil || r.Outcome != Success {
 				t.Fatalf("browse = %v %v", r, err)
 			}
+			sameBrowseItems(t, f, q, items, more)
 			for _, it := range items {
 				got = append(got, it.ID)
 			}
@@ -171,6 +176,24 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 	}
 	if items, more, _, _ := f.s.BrowseVisible(f.ctx, Browse{Tenant: Tenant{Game: "x", Env: "y"}, ProtocolVersion: 7, Limit: 5}, nil); len(items) != 0 || more {
 		t.Fatalf("other tenant sees listings")
+	}
+}
+
+// sameBrowseItems checks that BrowseItems answers q exactly as
+// BrowseVisible did: the same listings in order, the same more flag, and
+// items that agree with the views.
+func sameBrowseItems(t *testing.T, f *fx, q Browse, views []ListingView, more bool) {
+	t.Helper()
+	items, imore, r, err := f.s.BrowseItems(f.ctx, q, nil)
+	if err != nil || r.Outcome != Success || imore != more || len(items) != len(views) {
+		t.Fatalf("BrowseItems = %d items, more %v, %v %v; BrowseVisible gave %d, %v", len(items), imore, r, err, len(views), more)
+	}
+	for i, it := range items {
+		v := &views[i]
+		if it.ID != v.ID || it.Spec != v.Spec || int(it.CurrentPlayers) != v.CurrentPlayers ||
+			it.LeaseExpiresAt != v.LeaseExpiresAt.UnixMilli() || string(it.Doc) != string(v.Doc) {
+			t.Fatalf("item %d = %+v, view %+v", i, it, *v)
+		}
 	}
 }
 
@@ -244,6 +267,12 @@ func TestMemStoreRejectionsChangeNothing(t *testing.T) {
 	wantSame("revocation ttl", err, r, true, 0)
 	_, _, r, err = f.s.BrowseVisible(f.ctx, Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 101}, nil)
 	wantSame("browse limit", err, r, true, 0)
+	_, _, r, err = f.s.BrowseItems(f.ctx, Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 0}, nil)
+	wantSame("browse items limit", err, r, true, 0)
+	_, _, r, err = f.s.BrowseItems(f.ctx, Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: "EU", Limit: 5}, nil)
+	wantSame("browse items region", err, r, true, 0)
+	_, _, r, err = f.s.BrowseItems(cancelled, Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 5}, nil)
+	wantSame("cancelled browse items", err, r, true, 0)
 	r, err = f.s.ConsumeReplay(f.ctx, ConsumeReplay{Namespace: "n", Key: "k", Lifetime: time.Hour})
 	wantSame("replay lifetime", err, r, true, 0)
 	ops := []Op{{Kind: 9}, {Kind: OpPresence, Presence: BindPresence{Handle: v.Presence}}}

@@ -149,6 +149,7 @@ func checkBrowse(t *testing.T, f *fx, known []ListingView, tenant Tenant, proto 
 		if err != nil {
 			t.Fatal(err)
 		}
+		sameBrowseItems(t, f, q, items, more)
 		for _, it := range items {
 			got = append(got, it.ID)
 		}

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 // The listing and attempt slabs must stay pointer-free so the GC never scans
@@ -27,11 +29,28 @@ func TestRecordsPointerFree(t *testing.T) {
 		}
 		return true
 	}
-	for _, v := range []any{listingRec{}, attemptRec{}, link{}, heapItem{}, setEntry{}} {
+	for _, v := range []any{listingRec{}, attemptRec{}, link{}, heapItem{}, setEntry{}, expNode{}, uuidEntry{}} {
 		if !walk(reflect.TypeOf(v)) {
 			t.Errorf("%T holds pointers", v)
 		}
 	}
+}
+
+// listingRec's fields are placed by cache line (see its comment); a field
+// added in the wrong place would silently spread a heartbeat over more lines.
+func TestListingRecordLayout(t *testing.T) {
+	var l listingRec
+	f := func(name string, got, want uintptr) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %d, want %d", name, got, want)
+		}
+	}
+	f("size", unsafe.Sizeof(l), 192)
+	f("offset of fresh (line 1)", unsafe.Offsetof(l.fresh), 64)
+	f("end of proto (line 1)", unsafe.Offsetof(l.proto)+unsafe.Sizeof(l.proto), 128)
+	f("offset of leaseKey (line 2)", unsafe.Offsetof(l.leaseKey), 128)
+	f("expiry node size", unsafe.Sizeof(expNode{}), 16)
 }
 
 func TestEndpointPacking(t *testing.T) {
@@ -62,4 +81,23 @@ func mustAddrPort(t *testing.T, s string) netip.AddrPort {
 		t.Fatal(err)
 	}
 	return ap
+}
+
+// wallMilli agrees with wall(d).UnixMilli() on both sides of the origins.
+func TestWallMilli(t *testing.T) {
+	f := newFx(t, nil)
+	s := f.s
+	for _, d := range []time.Duration{0, 1, 999_999, 1_000_000, -1, -999_999, -1_000_000, -1_000_001,
+		s.monoOrigin, s.monoOrigin - 1, 60 * time.Second, 90*time.Hour + 123_456_789, -90*time.Hour - 7} {
+		if got, want := s.wallMilli(d), s.wall(d).UnixMilli(); got != want {
+			t.Errorf("wallMilli(%v) = %d, want %d", d, got, want)
+		}
+	}
+	s.wallOrigin = time.Unix(0, 500_000) // wall times just after and before 1970
+	s.wallNanos = s.wallOrigin.UnixNano() - int64(s.monoOrigin)
+	for _, d := range []time.Duration{s.monoOrigin, s.monoOrigin - 1, s.monoOrigin - 500_000, s.monoOrigin - 500_001, s.monoOrigin - 3_000_001} {
+		if got, want := s.wallMilli(d), s.wall(d).UnixMilli(); got != want {
+			t.Errorf("near 1970: wallMilli(%v) = %d, want %d", d, got, want)
+		}
+	}
 }

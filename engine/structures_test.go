@@ -366,14 +366,8 @@ func TestUUIDIndex(t *testing.T) {
 		us = append(us, u)
 		x.put(u, int32(i))
 	}
-	used := 0
-	for i := range x.m {
-		if len(x.m[i]) > 0 {
-			used++
-		}
-	}
-	if used < nShards/2 {
-		t.Fatalf("1000 random UUIDs landed in only %d shards", used)
+	if err := x.check(); err != nil {
+		t.Fatal(err)
 	}
 	for i, u := range us {
 		if got, ok := x.get(u); !ok || got != int32(i) {
@@ -381,7 +375,7 @@ func TestUUIDIndex(t *testing.T) {
 		}
 	}
 	other := us[0]
-	other[3] ^= 1 // same shard, other UUID
+	other[3] ^= 1 // another UUID
 	if _, ok := x.get(other); ok {
 		t.Fatalf("an unknown UUID was found")
 	}
@@ -397,6 +391,42 @@ func TestUUIDIndex(t *testing.T) {
 	}
 	if got, ok := x.get(us[700]); !ok || got != 700 {
 		t.Fatalf("surviving UUID lost")
+	}
+}
+
+// TestUUIDIndexRandom drives the open-addressing table against a map with
+// a small key pool, so probe runs wrap around the table's end and
+// deletions shift runs back across it.
+func TestUUIDIndexRandom(t *testing.T) {
+	var x uuidIndex
+	r := rand.New(rand.NewPCG(3, 4))
+	pool := make([]UUID, 40)
+	for i := range pool {
+		pool[i] = NewUUID()
+	}
+	want := map[UUID]int32{}
+	for step := 0; step < 20000; step++ {
+		u := pool[r.IntN(len(pool))]
+		if _, ok := want[u]; ok && r.IntN(2) == 0 {
+			x.del(u)
+			delete(want, u)
+		} else {
+			v := int32(r.IntN(1000))
+			x.put(u, v)
+			want[u] = v
+		}
+		if err := x.check(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for _, p := range pool {
+			got, ok := x.get(p)
+			if w, wok := want[p]; ok != wok || got != w {
+				t.Fatalf("step %d: get = %d, %v; want %d, %v", step, got, ok, w, wok)
+			}
+		}
+	}
+	if x.len() != len(want) || len(x.tab) > 64 {
+		t.Fatalf("len %d (want %d), table %d cells for at most 40 keys", x.len(), len(want), len(x.tab))
 	}
 }
 

@@ -11,7 +11,7 @@ func (s *MemStore) listingView(li int32, now time.Duration) ListingView {
 		ID: l.id, Lease: l.lease, Presence: l.presence,
 		Tenant: s.tenants.at(l.tenant).t, Owner: s.subjects.at(l.owner).name,
 		Spec: s.docs[li].spec, Doc: s.docs[li].doc,
-		CurrentPlayers: l.players, Version: l.version,
+		CurrentPlayers: int(l.players), Version: l.version,
 		LeaseExpiresAt: s.wall(d), LeaseTTL: d - now,
 		PresenceFresh: l.fresh,
 	}
@@ -44,9 +44,13 @@ func (s *MemStore) attemptView(ai int32, now time.Duration) AttemptView {
 func (s *MemStore) presenceView(li int32, now time.Duration) PresenceView {
 	l := s.listings.at(li)
 	v := PresenceView{Listing: l.id, TTL: s.presExp.deadline(li) - now}
-	for ai := s.pending.first(&l.pending); ai >= 0 && v.NPending < PendingOffersMax; ai = s.pending.next(ai) {
-		v.Pending[v.NPending] = s.attempts.at(ai).handle
-		v.NPending++
+	v.NPending = min(int(l.pending.n), PendingOffersMax)
+	ai := s.pending.first(&l.pending)
+	for k := 0; k < v.NPending; k++ {
+		if k > 0 {
+			ai = s.pending.next(ai) // not read past the last one needed: one cache miss less
+		}
+		v.Pending[k] = s.attempts.at(ai).handle
 	}
 	return v
 }

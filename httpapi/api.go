@@ -38,6 +38,7 @@ type Config struct {
 // for concurrent use by any number of fasthttp workers.
 type API struct {
 	store     engine.Store
+	items     engine.ItemBrowser // the store, if it implements it; else nil
 	keys      *engine.Keyring
 	limits    engine.Limits
 	ps        *Principals
@@ -91,6 +92,7 @@ func New(cfg Config) (*API, error) {
 	if a.writeProm == nil {
 		a.writeProm = func(w io.Writer) { metrics.WritePrometheus(w, true) }
 	}
+	a.items, _ = cfg.Store.(engine.ItemBrowser)
 	a.metrics = newHTTPMetrics(set, cfg.Store, cfg.Limits)
 	return a, nil
 }

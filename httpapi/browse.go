@@ -119,6 +119,10 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)
+	if a.items != nil {
+		a.browseItems(ctx, &q, s)
+		return
+	}
 	items, more, r, err := a.store.BrowseVisible(context.Background(), q, s.views[:0])
 	s.views = items
 	if err != nil {
@@ -137,15 +141,53 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 		b = appendListingItem(b, &items[i], false)
 	}
+	var last engine.UUID
+	if len(items) > 0 {
+		last = items[len(items)-1].ID.UUID
+	}
+	s.b = appendNextAfter(b, more && len(items) > 0, last)
+	sendJSON(ctx, fasthttp.StatusOK, s)
+}
+
+// browseItems is browse through engine.ItemBrowser: the store copies out
+// only what a page shows, and encoding reads it from one small array.
+func (a *API) browseItems(ctx *fasthttp.RequestCtx, q *engine.Browse, s *scratch) {
+	items, more, r, err := a.items.BrowseItems(context.Background(), *q, s.items[:0])
+	s.items = items
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	a.metrics.outcome(opBrowse, r.Outcome)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	b := append(s.b[:0], `{"items":[`...)
+	for i := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendBrowseItem(b, &items[i], &s.times)
+	}
+	var last engine.UUID
+	if len(items) > 0 {
+		last = items[len(items)-1].ID.UUID
+	}
+	s.b = appendNextAfter(b, more && len(items) > 0, last)
+	sendJSON(ctx, fasthttp.StatusOK, s)
+}
+
+// appendNextAfter ends a page: the last item's ID as next_after when more
+// follow, else null.
+func appendNextAfter(b []byte, more bool, last engine.UUID) []byte {
 	b = append(b, `],"next_after":`...)
-	if more && len(items) > 0 {
-		b = appendUUID(b, items[len(items)-1].ID.UUID)
+	if more {
+		b = appendUUID(b, last)
 	} else {
 		b = append(b, "null"...)
 	}
-	b = append(b, '}')
-	s.b = b
-	sendJSON(ctx, fasthttp.StatusOK, s)
+	return append(b, '}')
 }
 
 // getListing answers GET /v1/listings/{id}: the browse item plus visibility,

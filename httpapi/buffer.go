@@ -12,6 +12,8 @@ import (
 type scratch struct {
 	b     []byte
 	views []engine.ListingView
+	items []engine.BrowseItem // for stores that implement engine.ItemBrowser
+	times minuteCache
 	dec   decoder
 	spec  engine.ListingSpec
 	renew renewRequest
@@ -21,7 +23,8 @@ type scratch struct {
 const maxPooledBuf = 64 << 10
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{b: make([]byte, 0, 4096), views: make([]engine.ListingView, 0, engine.BrowsePageMax)}
+	return &scratch{b: make([]byte, 0, 4096), views: make([]engine.ListingView, 0, engine.BrowsePageMax),
+		items: make([]engine.BrowseItem, 0, engine.BrowsePageMax)}
 }}
 
 func acquireBuf() *scratch { return scratchPool.Get().(*scratch) }
@@ -33,6 +36,8 @@ func releaseBuf(s *scratch) {
 	s.b = s.b[:0]
 	clear(s.views) // drop references to specs and documents (callers keep len = items used)
 	s.views = s.views[:0]
+	clear(s.items)
+	s.items = s.items[:0]
 	s.dec.reset(nil)
 	if cap(s.dec.scratch) > maxPooledBuf {
 		s.dec.scratch = nil

@@ -64,3 +64,22 @@ func appendListingItem(dst []byte, v *engine.ListingView, withVisibility bool) [
 	}
 	return append(dst, '}')
 }
+
+// appendBrowseItem appends one browse item from a store's light item: the
+// same bytes as appendListingItem(dst, v, false) for the listing's view.
+// tc formats lease_expires_at.
+func appendBrowseItem(dst []byte, it *engine.BrowseItem, tc *minuteCache) []byte {
+	dst = append(dst, `{"listing_id":`...)
+	dst = appendUUID(dst, it.ID.UUID)
+	dst = append(dst, ',')
+	if len(it.Doc) > 0 {
+		dst = append(dst, it.Doc...)
+	} else {
+		dst = appendListingDoc(dst, it.Spec)
+	}
+	dst = append(dst, `,"current_players":`...)
+	dst = appendInt(dst, int64(it.CurrentPlayers))
+	dst = append(dst, `,"lease_expires_at":`...)
+	dst = tc.append(dst, it.LeaseExpiresAt)
+	return append(dst, '}')
+}

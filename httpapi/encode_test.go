@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,5 +83,27 @@ func TestAppendTime(t *testing.T) {
 	f(time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC))
 	for i := range 1000 {
 		f(time.Unix(int64(i)*7919*86400+int64(i)*3, int64(i)*1_234_567))
+	}
+}
+
+func TestAppendUUIDAndInt(t *testing.T) {
+	for range 1000 {
+		u := engine.NewUUID()
+		if got, want := string(appendUUID(nil, u)), `"`+u.String()+`"`; got != want {
+			t.Fatalf("appendUUID = %s, want %s", got, want)
+		}
+	}
+	var zero, ones engine.UUID
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	if string(appendUUID([]byte("x"), zero)) != `x"00000000-0000-0000-0000-000000000000"` ||
+		string(appendUUID(nil, ones)) != `"ffffffff-ffff-ffff-ffff-ffffffffffff"` {
+		t.Fatalf("appendUUID edge cases")
+	}
+	for _, v := range []int64{0, 1, 9, 10, 42, 99, 100, 1024, -1, -10, -99, 1 << 40} {
+		if got, want := string(appendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("appendInt(%d) = %s", v, got)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package netio
 
 import (
+	"time"
+
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
@@ -93,7 +95,7 @@ func (p *processor) signedError(r *request, meth method, code int, unknown []uin
 	if code == stun.CodeUnknownAttribute {
 		b.AddUnknownAttributes(unknown)
 	}
-	b.AddIntegritySHA256(r.cap[:])
+	b.AddIntegritySHA256(r.key[:])
 	b.AddFingerprint()
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[meth][res]++
@@ -101,10 +103,9 @@ func (p *processor) signedError(r *request, meth method, code int, unknown []uin
 }
 
 // lifetimeSeconds is whole seconds left, rounded down (CONTRACT.md §7.6).
-func lifetimeSeconds(v interface{ Seconds() float64 }) uint32 {
-	s := v.Seconds()
-	if s <= 0 {
+func lifetimeSeconds(d time.Duration) uint32 {
+	if d <= 0 {
 		return 0
 	}
-	return uint32(s)
+	return uint32(d / time.Second)
 }

@@ -21,16 +21,16 @@ const (
 // needs the attempt's listing's presence handle, which store.AttemptHost
 // reads (an attempt that is gone cannot be verified: 401). On success it
 // returns the kind, handle and capability. Zero allocations.
-func authenticate(m *stun.Message, username []byte, keys *engine.Keyring, store engine.Store) (kind byte, h engine.Handle, cap engine.Capability, r authResult) {
+func authenticate(m *stun.Message, username []byte, keys *engine.Keyring, store engine.Store) (kind byte, h engine.Handle, key engine.Capability, r authResult) {
 	kind, h, ok := stun.ParseUsername(username)
 	if !ok || !m.HasIntegrity() {
-		return 0, h, cap, authFailed
+		return 0, h, key, authFailed
 	}
-	cap, ok = deriveCapability(kind, h, keys, store)
-	if !ok || !m.CheckIntegrity(cap[:]) {
+	key, ok = deriveCapability(kind, h, keys, store)
+	if !ok || !m.CheckIntegrity(key[:]) {
 		return 0, h, engine.Capability{}, authFailed
 	}
-	return kind, h, cap, authOK
+	return kind, h, key, authOK
 }
 
 // deriveCapability returns the capability for a USERNAME kind and handle.

@@ -63,7 +63,11 @@ func newBatchConn(c *net.UDPConn, portable, pktinfo bool) (batchConn, error) {
 	if portable || !rawAvailable {
 		return newPortableConn(c, pktinfo), nil
 	}
-	return newRawConn(c, pktinfo)
+	rc, err := newRawConn(c, pktinfo)
+	if err != nil {
+		return nil, err // not a typed nil inside the interface
+	}
+	return rc, nil
 }
 
 func newPackets(n, slot int) []packet {

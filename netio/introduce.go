@@ -19,23 +19,23 @@ func (p *processor) introduce(r *request, op *engine.Op) {
 	toHost := r.kind == stun.KindAttemptHost || op.FirstIntro
 	toClient := r.kind == stun.KindAttemptClient || op.FirstIntro
 	if toHost {
-		cap := r.cap
+		key := r.key
 		if r.kind != stun.KindAttemptHost {
 			pc := p.keys.Presence(op.Attempt.HostPresence)
-			cap = engine.HostAttemptCapability(&pc, h)
+			key = engine.HostAttemptCapability(&pc, h)
 		}
-		p.introduceOne(r, stun.KindAttemptHost, h, &cap, in.Host, in.Client)
+		p.introduceOne(r, stun.KindAttemptHost, h, &key, in.Host, in.Client)
 	}
 	if toClient {
-		cap := r.cap
+		key := r.key
 		if r.kind != stun.KindAttemptClient {
-			cap = p.keys.AttemptClient(h)
+			key = p.keys.AttemptClient(h)
 		}
-		p.introduceOne(r, stun.KindAttemptClient, h, &cap, in.Client, in.Host)
+		p.introduceOne(r, stun.KindAttemptClient, h, &key, in.Client, in.Host)
 	}
 }
 
-func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, cap *engine.Capability, to, peer engine.Binding) {
+func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, key *engine.Capability, to, peer engine.Binding) {
 	if !to.Bound() || !peer.Bound() {
 		return
 	}
@@ -51,7 +51,7 @@ func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, cap *en
 	if peer.Local.IsValid() {
 		b.AddXORAddress(stun.AttrPeerLocalAddress, peer.Local)
 	}
-	b.AddIntegritySHA256(cap[:])
+	b.AddIntegritySHA256(key[:])
 	b.AddFingerprint()
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[methodIntroduce][resOK]++

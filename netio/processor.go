@@ -15,7 +15,7 @@ type request struct {
 	txID   [12]byte
 	kind   byte
 	handle engine.Handle
-	cap    engine.Capability
+	key    engine.Capability // the verified capability; signs every answer, never logged
 }
 
 // processor turns one read batch into answers: parse and authenticate each
@@ -96,12 +96,12 @@ func (p *processor) handle(pk *packet) {
 		p.plainBinding(pk)
 		return
 	}
-	kind, h, cap, r := authenticate(m, name, p.keys, p.store)
+	kind, h, key, r := authenticate(m, name, p.keys, p.store)
 	if r != authOK {
 		p.unsignedError(pk, methodOfName(name), stun.CodeUnauthorized)
 		return
 	}
-	req := request{src: pk.addr, local: pk.local, txID: m.TransactionID(), kind: kind, handle: h, cap: cap}
+	req := request{src: pk.addr, local: pk.local, txID: m.TransactionID(), kind: kind, handle: h, key: key}
 	meth := methodOf(kind)
 	if len(m.Unknown()) > 0 {
 		p.signedError(&req, meth, stun.CodeUnknownAttribute, m.Unknown())
@@ -113,7 +113,7 @@ func (p *processor) handle(pk *packet) {
 		return
 	}
 	op := engine.Op{}
-	fp := engine.FingerprintOf(&cap)
+	fp := engine.FingerprintOf(&key)
 	switch kind {
 	case stun.KindPresence:
 		seq, ok := m.Uint64(stun.AttrSequence)
@@ -172,9 +172,8 @@ func (p *processor) answer(r *request, op *engine.Op) {
 	case engine.OpPresence:
 		p.presenceSuccess(r, &op.PresenceView)
 	case engine.OpBindAttempt:
-		p.bindSuccess(r, op)
+		p.bindSuccess(r, meth, op)
 	}
-	p.stats.answers[meth][resOK]++
 }
 
 // slot returns the next write slot addressed to dst from local, or nil when

@@ -91,6 +91,33 @@ func TestProcessorZeroAllocs(t *testing.T) {
 	f("plain binding", func() []packet { return pf.feed(client, plain) }, 1)
 	f("presence refresh", refresh, 1)
 	f("identical re-bind with INTRODUCE re-send", func() []packet { return pf.feed(client, cb) }, 2)
+	// First binds: every run binds a fresh attempt (made beforehand), the
+	// host alone, then a client completing the introduction (response and
+	// two INTRODUCE).
+	const runs = 201
+	var hostOnly, hostBound [runs]engine.AttemptView
+	for i := range runs {
+		hostOnly[i], hostBound[i] = pf.attempt(v), pf.attempt(v)
+		k := engine.HostAttemptCapability(&pc, hostBound[i].Handle)
+		if out := pf.feed(host, buildInto(buf, 'h', hostBound[i].Handle, &k, 0, [12]byte{6})); len(out) != 1 {
+			t.Fatal("host bind")
+		}
+	}
+	n := 0
+	f("first host bind", func() []packet {
+		a := hostOnly[n%runs]
+		n++
+		k := engine.HostAttemptCapability(&pc, a.Handle)
+		return pf.feed(host, buildInto(buf, 'h', a.Handle, &k, 0, [12]byte{7}))
+	}, 1)
+	n = 0
+	f("client bind completing the introduction", func() []packet {
+		a := hostBound[n%runs]
+		n++
+		k := pf.keys.AttemptClient(a.Handle)
+		return pf.feed(client, buildInto(buf, 'c', a.Handle, &k, 0, [12]byte{8}))
+	}, 3)
+
 	bad := pc
 	bad[0] ^= 1
 	forged := func() []packet {

@@ -141,7 +141,7 @@ func TestRender(t *testing.T) {
 	}
 	page := b.String()
 	for _, want := range []string{
-		"# Benchmarks", "**510.00×**", "`bench Store/impl=ref/op=renew/listings=25000`", "Prose before.", "Prose after.", "benchstat says hi",
+		"# Benchmarks", "**510×**", "`bench Store/impl=ref/op=renew/listings=25000`", "Prose before.", "Prose after.", "benchstat says hi",
 		"No marker here.", "_No benchmark results for this area in this run._", "70.5 MiB",
 		"35000 (100.000 %)", "**0.750**", "FAILED `shed.p99`: too slow", "# not a heading", "coturn comparison not measured", "_No UDP rate result in this run._",
 	} {

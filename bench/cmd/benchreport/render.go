@@ -31,6 +31,18 @@ func fmtVal(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
+// fmtRatio keeps two decimals around 1 and two significant digits for
+// small ratios, so a 0.003× never reads as 0.00×.
+func fmtRatio(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 0.1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
 func fmtSpread(s Stat) string {
 	if s.N < 2 {
 		return ""
@@ -63,14 +75,14 @@ func Table(w io.Writer, run *Run, o Overrides) {
 			bt := summarize(b.Values["ns/op"])
 			ratio := ""
 			if t.Median > 0 {
-				ratio = fmt.Sprintf("**%.2f×**", bt.Median/t.Median)
+				ratio = "**" + fmtRatio(bt.Median/t.Median) + "×**"
 			}
 			// CPU-per-answer metrics are what the UDP claims are made on:
 			// give their ratio too (baseline ÷ ours, above 1: ours cheaper).
 			for _, u := range s.Units {
 				if strings.Contains(u, "cpu") && len(b.Values[u]) > 0 {
 					if o := summarize(s.Values[u]).Median; o > 0 {
-						ratio += fmt.Sprintf(", %s **%.2f×**", u, summarize(b.Values[u]).Median/o)
+						ratio += fmt.Sprintf(", %s **%s×**", u, fmtRatio(summarize(b.Values[u]).Median/o))
 					}
 				}
 			}

@@ -1,0 +1,48 @@
+package netio
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLifetimeSeconds(t *testing.T) {
+	f := func(d time.Duration, want uint32) {
+		t.Helper()
+		if got := lifetimeSeconds(d); got != want {
+			t.Fatalf("lifetimeSeconds(%v) = %d, want %d", d, got, want)
+		}
+	}
+	f(20*time.Second, 20)
+	f(19999*time.Millisecond, 19) // rounded down (CONTRACT.md §7.6)
+	f(500*time.Millisecond, 0)
+	f(-time.Second, 0)
+}
+
+func TestMetricsExported(t *testing.T) {
+	f := newFixture(t, Config{})
+	v, pc := f.listing()
+	p := f.peer()
+	wantSuccess(t, p.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), pc[:], p.addr())
+	wantError(t, p.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), 409, pc[:])
+	p.send([]byte("junk"))
+	p.barrier()
+	// Counters are flushed after each batch's send; the barrier's answer
+	// was sent, so its batch (and every earlier one) may still be flushing:
+	// one more round trip orders it.
+	p.barrier()
+	var buf bytes.Buffer
+	f.set.WritePrometheus(&buf)
+	out := buf.String()
+	for _, want := range []string{
+		`rdv_udp_answers_total{method="presence",outcome="success"} 1`,
+		`rdv_udp_answers_total{method="presence",outcome="conflict"} 1`,
+		`rdv_udp_dropped_total{reason="malformed"} 1`,
+		`rdv_udp_batch_size_bucket`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("metrics lack %q:\n%s", want, out)
+		}
+	}
+}
