@@ -1,8 +1,6 @@
 # Rendezvous: `make run` starts the service on its embedded store, `make test` passes the tests.
 GO       ?= go
 PKGS     ?= ./...
-COUNT    ?= 6
-BENCHTIME ?= 1s
 
 .PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build
 
@@ -30,6 +28,16 @@ test-race:
 
 bench:
 	./bench/run.sh
+
+# Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
+FUZZTIME ?= 30s
+FUZZ_TARGETS = ./engine:FuzzStoreOps ./netio/stun:FuzzParse ./netio:FuzzProcessor \
+	./httpapi:FuzzDecodeCreateListing ./httpapi:FuzzDecodeRenew ./httpapi:FuzzDecodeJoinRevocation
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$pkg $$fn"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg || exit 1; \
+	done
 
 bench-compare:
 	./bench/compare.sh

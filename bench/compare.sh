@@ -7,7 +7,8 @@
 #
 # Environment (all optional): DURATION (default 5s), WINDOW (requests in
 # flight per socket, default 256), SOCKETS (default 4), COTURN_PORT
-# (default 34780), OUT (default bench/out).
+# (default 34780), OUT (default bench/out), REPORT (default
+# docs/benchmarks.md; where benchreport writes the summary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -16,6 +17,7 @@ WINDOW=${WINDOW:-256}
 SOCKETS=${SOCKETS:-4}
 COTURN_PORT=${COTURN_PORT:-34780}
 OUT=${OUT:-bench/out}
+REPORT=${REPORT:-docs/benchmarks.md}
 
 # build_bins DIR: builds rendezvous and rendezvous-load into DIR.
 build_bins() {
@@ -98,6 +100,6 @@ start_server "$OUT/bin/rendezvous" "$OUT/compare/server.log" --principals "$OUT/
 "$load" "${common[@]}" --stun plain --mediator "$SERVER_UDP" --server-pid "$SERVER_PID" --out "$OUT/compare/ours-plain"
 stop_server
 
-$GO run ./bench/cmd/benchreport -in "$OUT" -docs docs/benchmarks -out docs/benchmarks.md
+$GO run ./bench/cmd/benchreport -in "$OUT" -docs docs/benchmarks -out "$REPORT"
 rates=$(sed -n 's/.*"answered_per_s": *\([0-9.e+]*\).*/\1/p' "$OUT/compare/ours/result.json" "$OUT/compare/coturn/result.json" | paste -sd' ')
-echo "presence (ours) and plain Binding (coturn) answered/s: $rates; see docs/benchmarks.md" >&2
+echo "presence (ours) and plain Binding (coturn) answered/s: $rates; see $REPORT" >&2

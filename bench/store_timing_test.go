@@ -116,6 +116,35 @@ func BenchmarkStoreBrowse(b *testing.B) {
 	})
 }
 
+// BenchmarkStoreBrowseItems is BenchmarkStoreBrowse through
+// engine.ItemBrowser, the lighter page the HTTP layer renders (MemStore
+// only: the reference has no such method).
+func BenchmarkStoreBrowseItems(b *testing.B) {
+	for _, c := range storeCases {
+		if c.impl != "mem" {
+			continue
+		}
+		b.Run(c.name(), func(b *testing.B) {
+			f := fixture(b, c)
+			ib := f.s.(engine.ItemBrowser)
+			b.ReportAllocs()
+			ctx := context.Background()
+			dst := make([]engine.BrowseItem, 0, engine.BrowsePageMax)
+			cursor := 0
+			for b.Loop() {
+				cursor = (cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
+				q := engine.Browse{Tenant: storeTenant, ProtocolVersion: 7, Limit: engine.BrowsePageMax,
+					After: f.sorted[cursor], HasAfter: true}
+				items, _, r, err := ib.BrowseItems(ctx, q, dst[:0])
+				if err != nil || !r.OK() || len(items) != engine.BrowsePageMax {
+					b.Fatalf("browse items: %v %v %d items", r.Outcome, err, len(items))
+				}
+				StoreSink += uint64(items[0].ID.UUID[0])
+			}
+		})
+	}
+}
+
 // storeBatch is the size of one UDP read batch.
 const storeBatch = 64
 

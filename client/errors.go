@@ -58,8 +58,13 @@ type APIError struct {
 	Op     string // the SDK call, e.g. "create listing"
 	Status int
 	Code   string // the contract's code, e.g. "conflict"
-	Title  string
-	Detail string
+	// Inferred is true when the answer carried no problem code and Code
+	// was guessed from the status alone (e.g. a bare 429 from a proxy).
+	// Callers that must tell a typed contract outcome from an untyped
+	// status (the load tester's shed check) look at it.
+	Inferred bool
+	Title    string
+	Detail   string
 	// RetryAfter is the server's Retry-After, if it sent one.
 	RetryAfter time.Duration
 	// CurrentVersion is the lease version a 409 on renew carried (0 if none).

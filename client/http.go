@@ -180,7 +180,7 @@ func problemError(op string, resp *http.Response, raw []byte) *APIError {
 	_ = json.Unmarshal(raw, &p)
 	e := &APIError{Op: op, Status: resp.StatusCode, Code: p.Code, Title: p.Title, Detail: p.Detail}
 	if e.Code == "" {
-		e.Code = statusCode(resp.StatusCode)
+		e.Code, e.Inferred = statusCode(resp.StatusCode), true
 	}
 	if p.CurrentVersion != nil {
 		e.CurrentVersion = *p.CurrentVersion

@@ -9,12 +9,16 @@
 //	expiry.go, heap.go the expiry schedules: an ordered intrusive list per
 //	                   constant-lifetime pool, a heap for revocations and replay
 //	list.go, slab.go   intrusive lists and pooled record slabs
-//	index.go           seeded hashing, sharded hash and UUID indexes
+//	index.go           seeded hashing, sharded hash indexes (caller-chosen keys)
+//	uuid_index.go      the open-addressing UUID -> slot table (store-made IDs)
 //	ordered.go         the chunked sorted set behind browse
 //	browse_index.go    per-(tenant, protocol[, region]) visible-listing indexes
 //	subjects.go, tenants.go, idempotency.go, replay.go   keyed records
 //	records.go, endpoint.go   pointer-free listing and attempt records
-//	listing_create.go, listing_ops.go, browse.go, presence_ops.go,
+//	                   (listingRec is laid out by cache line)
+//	listing_doc.go     a listing's spec and document packed into one buffer
+//	browse.go          BrowseVisible and the lighter BrowseItems (ItemBrowser)
+//	listing_create.go, listing_ops.go, presence_ops.go,
 //	attempt_create.go, attempt_ops.go, revoke.go, drain.go, batch.go
 //	                   the transitions, one concern per file
 //	remove.go          cascading removal (listing -> presence, attempts)

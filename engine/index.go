@@ -7,7 +7,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// nShards is the number of shards of every index: maps stay small (about
+// nShards is the number of shards of every hashIndex: maps stay small (about
 // 400 entries each at the default 25,000 listings) and rehash cheaply.
 const nShards = 64
 

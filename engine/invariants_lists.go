@@ -160,6 +160,14 @@ func (s *orderedSet) check() error {
 	if n != s.n {
 		return fmt.Errorf("set holds %d entries, count says %d", n, s.n)
 	}
+	if len(s.last) != len(s.chunks) {
+		return fmt.Errorf("set has %d chunks, %d last IDs", len(s.chunks), len(s.last))
+	}
+	for ci, c := range s.chunks {
+		if s.last[ci] != c[len(c)-1].id {
+			return fmt.Errorf("chunk %d ends at %v, last ID says %v", ci, c[len(c)-1].id, s.last[ci])
+		}
+	}
 	return nil
 }
 

@@ -8,7 +8,12 @@ package engine
 // allocate. Not safe for concurrent use.
 type orderedSet struct {
 	chunks [][]setEntry
-	n      int
+	// last[i] is the last ID of chunks[i]. The binary search over chunks
+	// reads this one contiguous array instead of one separately allocated
+	// chunk per step: at 250,000 listings that is a few cache lines
+	// instead of a dozen misses per seek.
+	last []UUID
+	n    int
 }
 
 type setEntry struct {
@@ -23,11 +28,10 @@ func (s *orderedSet) len() int { return s.n }
 // chunkFor returns the index of the first chunk whose last ID is >= id, or
 // len(chunks) if id is greater than every entry.
 func (s *orderedSet) chunkFor(id UUID) int {
-	lo, hi := 0, len(s.chunks)
+	lo, hi := 0, len(s.last)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		c := s.chunks[m]
-		if c[len(c)-1].id.Compare(id) < 0 {
+		if s.last[m].Compare(id) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
@@ -56,6 +60,7 @@ func (s *orderedSet) insert(e setEntry) bool {
 		c := make([]setEntry, 1, chunkMax)
 		c[0] = e
 		s.chunks = append(s.chunks, c)
+		s.last = append(s.last, e.id)
 		s.n++
 		return true
 	}
@@ -77,6 +82,10 @@ func (s *orderedSet) insert(e setEntry) bool {
 		s.chunks = append(s.chunks, nil)
 		copy(s.chunks[ci+2:], s.chunks[ci+1:])
 		s.chunks[ci+1] = right
+		s.last = append(s.last, UUID{})
+		copy(s.last[ci+2:], s.last[ci+1:])
+		s.last[ci] = c[len(c)-1].id
+		s.last[ci+1] = right[len(right)-1].id
 		if p > chunkMax/2 || (p == chunkMax/2 && e.id.Compare(right[0].id) > 0) {
 			ci++
 			p -= chunkMax / 2
@@ -87,6 +96,7 @@ func (s *orderedSet) insert(e setEntry) bool {
 	copy(c[p+1:], c[p:])
 	c[p] = e
 	s.chunks[ci] = c
+	s.last[ci] = c[len(c)-1].id
 	s.n++
 	return true
 }
@@ -111,12 +121,16 @@ func (s *orderedSet) delete(id UUID) bool {
 		copy(s.chunks[ci:], s.chunks[ci+1:])
 		s.chunks[len(s.chunks)-1] = nil
 		s.chunks = s.chunks[:len(s.chunks)-1]
+		s.last = append(s.last[:ci], s.last[ci+1:]...)
 	case ci+1 < len(s.chunks) && len(c)+len(s.chunks[ci+1]) <= chunkMax/2:
 		// Merge small neighbours so the chunk count stays O(n/chunkMax).
 		s.chunks[ci] = append(c, s.chunks[ci+1]...)
 		copy(s.chunks[ci+1:], s.chunks[ci+2:])
 		s.chunks[len(s.chunks)-1] = nil
 		s.chunks = s.chunks[:len(s.chunks)-1]
+		s.last = append(s.last[:ci], s.last[ci+1:]...) // chunk ci now ends where ci+1 did
+	default:
+		s.last[ci] = c[len(c)-1].id
 	}
 	return true
 }

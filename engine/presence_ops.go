@@ -30,7 +30,15 @@ func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration) (PresenceV
 		return PresenceView{}, Result{Outcome: ServiceUnavailable}
 	}
 	li, ok := s.listingByPresence.get(cmd.Handle.UUID)
-	if !ok || !keyEqual(&s.listings.at(li).presenceKey, &cmd.Key) {
+	if !ok {
+		return PresenceView{}, Result{Outcome: NotFound}
+	}
+	if int(li) < len(s.presExp.nd) {
+		// Start the schedule node's cache miss before the record's, so
+		// they overlap (see touchLease).
+		s.warmSink += uint64(s.presExp.nd[li].next)
+	}
+	if !keyEqual(&s.listings.at(li).presenceKey, &cmd.Key) {
 		return PresenceView{}, Result{Outcome: NotFound}
 	}
 	l := s.listings.at(li)
@@ -41,7 +49,7 @@ func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration) (PresenceV
 		return PresenceView{}, Result{Outcome: CapacityExceeded, Pool: PoolPresence}
 	}
 	l.lastSeq = cmd.Seq
-	l.pres = packBinding(cmd.Public, cmd.Local)
+	l.pres.set(cmd.Public, cmd.Local)
 	if l.fresh {
 		s.presExp.refresh(li, now+s.lim.PresenceTTL)
 	} else {

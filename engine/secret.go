@@ -59,20 +59,29 @@ const (
 )
 
 // Keyring derives capabilities from the process's capability key. It is
-// immutable and safe for concurrent use.
-type Keyring struct{ key [32]byte }
+// immutable and safe for concurrent use. It keeps the key's HMAC pad states
+// (computed once by the constructor) for the *With derivations, which take
+// the caller's per-goroutine HMAC scratch.
+type Keyring struct {
+	key  [32]byte
+	pads HMACKey
+}
 
 // NewKeyring uses a configured key (shared-state mode).
-func NewKeyring(key [32]byte) *Keyring { return &Keyring{key: key} }
+func NewKeyring(key [32]byte) *Keyring {
+	k := &Keyring{key: key}
+	NewHMAC().SetKey(&k.pads, k.key[:])
+	return k
+}
 
 // RandomKeyring makes a key at process start, so a restart invalidates every
 // capability issued before it.
 func RandomKeyring() *Keyring {
-	var k Keyring
-	if _, err := rand.Read(k.key[:]); err != nil {
+	var key [32]byte
+	if _, err := rand.Read(key[:]); err != nil {
 		panic("BUG: crypto/rand failed: " + err.Error())
 	}
-	return &k
+	return NewKeyring(key)
 }
 
 func (k *Keyring) Lease(id LeaseID) Capability  { return k.derive(LabelLease, id.UUID) }
@@ -81,14 +90,36 @@ func (k *Keyring) AttemptClient(h Handle) Capability {
 	return k.derive(LabelAttemptClient, h.UUID)
 }
 
+// PresenceWith is Presence computed with h (the caller's per-goroutine
+// scratch) from the key's saved pad states: two SHA-256 blocks instead of
+// four, no allocation. Same result as Presence.
+func (k *Keyring) PresenceWith(h *HMAC, hd Handle) Capability {
+	return k.deriveWith(h, LabelPresence, hd.UUID)
+}
+
+// AttemptClientWith is AttemptClient computed with h, as PresenceWith.
+func (k *Keyring) AttemptClientWith(h *HMAC, hd Handle) Capability {
+	return k.deriveWith(h, LabelAttemptClient, hd.UUID)
+}
+
 // derive computes HMAC-SHA256(key, label || 0x00 || id).
 func (k *Keyring) derive(label string, id UUID) Capability {
 	var msg [32 + 1 + 16]byte
-	n := copy(msg[:], label)
-	msg[n] = 0
-	n++
-	n += copy(msg[n:], id[:])
+	n := deriveInput(msg[:], label, id)
 	return Capability(HMACSHA256(k.key[:], msg[:n]))
+}
+
+func (k *Keyring) deriveWith(h *HMAC, label string, id UUID) Capability {
+	n := deriveInput(h.msg[:], label, id)
+	return Capability(h.Sum(&k.pads, h.msg[:n]))
+}
+
+// deriveInput writes label || 0x00 || id into dst and returns its length.
+func deriveInput(dst []byte, label string, id UUID) int {
+	n := copy(dst, label)
+	dst[n] = 0
+	n++
+	return n + copy(dst[n:], id[:])
 }
 
 // HostAttemptCapability is the host's attempt capability, which the host

@@ -95,7 +95,7 @@ func (p *processor) signedError(r *request, meth method, code int, unknown []uin
 	if code == stun.CodeUnknownAttribute {
 		b.AddUnknownAttributes(unknown)
 	}
-	b.AddIntegritySHA256(r.key[:])
+	b.AddIntegrityWith(p.mac, &r.pads)
 	b.AddFingerprint()
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[meth][res]++

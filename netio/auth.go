@@ -15,38 +15,45 @@ const (
 	authFailed
 )
 
-// authenticate derives the capability a request's USERNAME names and
-// verifies MESSAGE-INTEGRITY-SHA256 with it, outside any lock (CONTRACT.md
-// §4, §7.1, §7.2). p: and c: keys derive from the handle alone; an h: key
-// needs the attempt's listing's presence handle, which store.AttemptHost
-// reads (an attempt that is gone cannot be verified: 401). On success it
-// returns the kind, handle and capability. Zero allocations.
-func authenticate(m *stun.Message, username []byte, keys *engine.Keyring, store engine.Store) (kind byte, h engine.Handle, key engine.Capability, r authResult) {
+// authenticate derives the capability the USERNAME of p.msg names and
+// verifies its MESSAGE-INTEGRITY-SHA256, outside any lock (CONTRACT.md §4,
+// §7.1, §7.2). p: and c: keys derive from the handle alone; an h: key needs
+// the attempt's listing's presence handle, which store.AttemptHost reads (an
+// attempt that is gone cannot be verified: 401). On success it fills req's
+// kind, handle, key and pads: the capability's HMAC pad states, computed once
+// here and reused to sign every answer to this datagram (never kept beyond
+// the batch). Zero allocations.
+func (p *processor) authenticate(username []byte, req *request) authResult {
 	kind, h, ok := stun.ParseUsername(username)
-	if !ok || !m.HasIntegrity() {
-		return 0, h, key, authFailed
+	if !ok || !p.msg.HasIntegrity() {
+		return authFailed
 	}
-	key, ok = deriveCapability(kind, h, keys, store)
-	if !ok || !m.CheckIntegrity(key[:]) {
-		return 0, h, engine.Capability{}, authFailed
+	key, ok := p.deriveCapability(kind, h)
+	if !ok {
+		return authFailed
 	}
-	return kind, h, key, authOK
+	p.mac.SetKey(&req.pads, key[:])
+	if !p.msg.CheckIntegrityWith(p.mac, &req.pads) {
+		return authFailed
+	}
+	req.kind, req.handle, req.key = kind, h, key
+	return authOK
 }
 
 // deriveCapability returns the capability for a USERNAME kind and handle.
-func deriveCapability(kind byte, h engine.Handle, keys *engine.Keyring, store engine.Store) (engine.Capability, bool) {
+func (p *processor) deriveCapability(kind byte, h engine.Handle) (engine.Capability, bool) {
 	switch kind {
 	case stun.KindPresence:
-		return keys.Presence(h), true
+		return p.keys.PresenceWith(p.mac, h), true
 	case stun.KindAttemptClient:
-		return keys.AttemptClient(h), true
+		return p.keys.AttemptClientWith(p.mac, h), true
 	case stun.KindAttemptHost:
-		ph, ok := store.AttemptHost(h)
+		ph, ok := p.store.AttemptHost(h)
 		if !ok {
 			return engine.Capability{}, false
 		}
-		pc := keys.Presence(ph)
-		return engine.HostAttemptCapability(&pc, h), true
+		pc := p.keys.PresenceWith(p.mac, ph)
+		return engine.HostAttemptCapabilityWith(p.mac, &pc, h), true
 	}
 	return engine.Capability{}, false
 }

@@ -16,7 +16,7 @@ func (p *processor) bindSuccess(r *request, meth method, op *engine.Op) {
 	b := stun.NewBuilder(s.buf, stun.BindingSuccess, r.txID)
 	b.AddXORAddress(stun.AttrXORMappedAddress, r.src)
 	b.AddUint32(stun.AttrLifetime, lifetimeSeconds(op.Attempt.TTL))
-	b.AddIntegritySHA256(r.key[:])
+	b.AddIntegrityWith(p.mac, &r.pads)
 	b.AddFingerprint()
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[meth][resOK]++

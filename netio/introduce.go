@@ -19,23 +19,33 @@ func (p *processor) introduce(r *request, op *engine.Op) {
 	toHost := r.kind == stun.KindAttemptHost || op.FirstIntro
 	toClient := r.kind == stun.KindAttemptClient || op.FirstIntro
 	if toHost {
-		key := r.key
+		pads := &r.pads
 		if r.kind != stun.KindAttemptHost {
-			pc := p.keys.Presence(op.Attempt.HostPresence)
-			key = engine.HostAttemptCapability(&pc, h)
+			pc := p.keys.PresenceWith(p.mac, op.Attempt.HostPresence)
+			key := engine.HostAttemptCapabilityWith(p.mac, &pc, h)
+			pads = p.otherPads(&key)
 		}
-		p.introduceOne(r, stun.KindAttemptHost, h, &key, in.Host, in.Client)
+		p.introduceOne(r, stun.KindAttemptHost, h, pads, in.Host, in.Client)
 	}
 	if toClient {
-		key := r.key
+		pads := &r.pads
 		if r.kind != stun.KindAttemptClient {
-			key = p.keys.AttemptClient(h)
+			key := p.keys.AttemptClientWith(p.mac, h)
+			pads = p.otherPads(&key)
 		}
-		p.introduceOne(r, stun.KindAttemptClient, h, &key, in.Client, in.Host)
+		p.introduceOne(r, stun.KindAttemptClient, h, pads, in.Client, in.Host)
 	}
+	p.peerPads = engine.HMACKey{}
 }
 
-func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, key *engine.Capability, to, peer engine.Binding) {
+// otherPads computes the pad states of the other side's capability into
+// p.peerPads (cleared once its INTRODUCE is signed).
+func (p *processor) otherPads(key *engine.Capability) *engine.HMACKey {
+	p.mac.SetKey(&p.peerPads, key[:])
+	return &p.peerPads
+}
+
+func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, pads *engine.HMACKey, to, peer engine.Binding) {
 	if !to.Bound() || !peer.Bound() {
 		return
 	}
@@ -51,7 +61,7 @@ func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, key *en
 	if peer.Local.IsValid() {
 		b.AddXORAddress(stun.AttrPeerLocalAddress, peer.Local)
 	}
-	b.AddIntegritySHA256(key[:])
+	b.AddIntegrityWith(p.mac, pads)
 	b.AddFingerprint()
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[methodIntroduce][resOK]++

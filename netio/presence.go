@@ -19,7 +19,7 @@ func (p *processor) presenceSuccess(r *request, v *engine.PresenceView) {
 	for i := 0; i < v.NPending && i < len(v.Pending); i++ {
 		b.AddAttempt(v.Pending[i])
 	}
-	b.AddIntegritySHA256(r.key[:])
+	b.AddIntegrityWith(p.mac, &r.pads)
 	b.AddFingerprint()
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[methodPresence][resOK]++

@@ -15,7 +15,8 @@ type request struct {
 	txID   [12]byte
 	kind   byte
 	handle engine.Handle
-	key    engine.Capability // the verified capability; signs every answer, never logged
+	key    engine.Capability // the verified capability, never logged
+	pads   engine.HMACKey    // key's HMAC pad states: verified the request, sign its answers
 }
 
 // processor turns one read batch into answers: parse and authenticate each
@@ -29,17 +30,21 @@ type processor struct {
 	limiter *rateLimiter
 	nowNS   int64 // monotonic nanoseconds, read once per batch
 
-	msg   stun.Message
-	reqs  []request   // parallel to ops
-	ops   []engine.Op // cap batchSize
-	out   []packet    // batchSize × answersPerRequest write slots
-	nout  int
-	stats batchStats
+	msg stun.Message
+	mac *engine.HMAC // SHA-256 scratch for derivations, verifies, signatures
+	// peerPads: the pad states of the other side's capability while its
+	// INTRODUCE is signed (introduce clears them).
+	peerPads engine.HMACKey
+	reqs     []request   // parallel to ops
+	ops      []engine.Op // cap batchSize
+	out      []packet    // batchSize × answersPerRequest write slots
+	nout     int
+	stats    batchStats
 }
 
 func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
 	return &processor{
-		store: store, keys: keys, limiter: limiter,
+		store: store, keys: keys, limiter: limiter, mac: engine.NewHMAC(),
 		reqs: make([]request, 0, batchSize),
 		ops:  make([]engine.Op, 0, batchSize),
 		out:  newPackets(batchSize*answersPerRequest, writeSlot),
@@ -50,6 +55,9 @@ func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter
 // returns the answers to send. The returned packets alias the processor's
 // write slots and are valid until the next run.
 func (p *processor) run(in []packet, nowNS int64) []packet {
+	if len(in) > cap(p.reqs) {
+		panic("BUG: processor.run given more than batchSize datagrams")
+	}
 	p.nowNS = nowNS
 	p.nout = 0
 	p.reqs, p.ops = p.reqs[:0], p.ops[:0]
@@ -61,12 +69,16 @@ func (p *processor) run(in []packet, nowNS int64) []packet {
 		if err := p.store.ApplyBatch(context.Background(), p.ops); err != nil {
 			// Only a cancelled context fails a whole batch; ours never is.
 			p.stats.drops[dropStore] += len(p.ops)
-			return p.out[:p.nout]
-		}
-		for i := range p.ops {
-			p.answer(&p.reqs[i], &p.ops[i])
+		} else {
+			for i := range p.ops {
+				p.answer(&p.reqs[i], &p.ops[i])
+			}
 		}
 	}
+	// Capabilities and their pad states live for one batch only: clear the
+	// requests and the one slot past them that refused requests were
+	// authenticated in.
+	clear(p.reqs[:min(len(p.reqs)+1, cap(p.reqs))])
 	return p.out[:p.nout]
 }
 
@@ -96,29 +108,32 @@ func (p *processor) handle(pk *packet) {
 		p.plainBinding(pk)
 		return
 	}
-	kind, h, key, r := authenticate(m, name, p.keys, p.store)
-	if r != authOK {
+	// The request is built in place in the next free slot of p.reqs, which
+	// only grows over it once the request becomes an op.
+	req := &p.reqs[:len(p.reqs)+1][len(p.reqs)]
+	if p.authenticate(name, req) != authOK {
 		p.unsignedError(pk, methodOfName(name), stun.CodeUnauthorized)
 		return
 	}
-	req := request{src: pk.addr, local: pk.local, txID: m.TransactionID(), kind: kind, handle: h, key: key}
+	req.src, req.local, req.txID = pk.addr, pk.local, m.TransactionID()
+	kind, h := req.kind, req.handle
 	meth := methodOf(kind)
 	if len(m.Unknown()) > 0 {
-		p.signedError(&req, meth, stun.CodeUnknownAttribute, m.Unknown())
+		p.signedError(req, meth, stun.CodeUnknownAttribute, m.Unknown())
 		return
 	}
 	local, ok := m.XORAddress(stun.AttrLocalAddress)
 	if !ok && m.Has(stun.AttrLocalAddress) {
-		p.signedError(&req, meth, stun.CodeBadRequest, nil)
+		p.signedError(req, meth, stun.CodeBadRequest, nil)
 		return
 	}
 	op := engine.Op{}
-	fp := engine.FingerprintOf(&key)
+	fp := engine.FingerprintOf(&req.key)
 	switch kind {
 	case stun.KindPresence:
 		seq, ok := m.Uint64(stun.AttrSequence)
 		if !ok {
-			p.signedError(&req, meth, stun.CodeBadRequest, nil)
+			p.signedError(req, meth, stun.CodeBadRequest, nil)
 			return
 		}
 		op.Kind = engine.OpPresence
@@ -131,7 +146,7 @@ func (p *processor) handle(pk *packet) {
 		op.Kind = engine.OpBindAttempt
 		op.Bind = engine.BindAttempt{Handle: h, Role: role, Key: fp, Public: pk.addr, Local: local}
 	}
-	p.reqs = append(p.reqs, req)
+	p.reqs = p.reqs[:len(p.reqs)+1]
 	p.ops = append(p.ops, op)
 }
 

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // presenceWindow bounds presence refreshes in flight during a fill, so a
@@ -36,18 +40,12 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 	parallel(ctx, n, r.cfg.Conns, func(i int) {
 		pub := i % np
 		sent := time.Now()
-		l, rep := r.api.CreateListing(r.tok.Publishers[pub], r.idemKey("fill"), listingBody(i, r.cfg.Region, r.cfg.ProtoVer))
-		code := rep.Code
+		cl, err := r.api.pubs[pub].CreateListing(r.ctx, r.idemKey("fill"), listingSpec(i, r.cfg.Region, r.cfg.ProtoVer))
+		code := classify(err)
 		var h *held
 		if code == CodeOK {
-			var ok1, ok2 bool
-			h = &held{L: l, Pub: pub}
-			h.Handle, ok1 = parseUUID(l.Presence.Handle)
-			h.PresCap, ok2 = parseToken(l.Presence.Token)
-			if !ok1 || !ok2 || l.Lease.Version == 0 {
-				code, h = CodeOtherStatus, nil
-			} else {
-				h.version.Store(l.Lease.Version)
+			if h = newHeld(cl, pub); h == nil {
+				code = CodeOtherStatus
 			}
 		}
 		rec := r.rec.Load()
@@ -72,11 +70,23 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 		return res, err
 	}
 	if len(r.listings) > 0 && len(r.udp) == 0 {
-		if err := r.openUDP(r.listings[0].L.Presence.Mediator); err != nil {
+		if err := r.openUDP(r.listings[0].Mediator); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
+}
+
+// newHeld keeps what the tester needs of an admitted listing; nil when the
+// answer lacks a lease version (the SDK has checked every identifier).
+func newHeld(cl *client.CreatedListing, pub int) *held {
+	if cl.Lease.Version == 0 {
+		return nil
+	}
+	h := &held{ID: cl.ListingID, Lease: cl.Lease, Handle: cl.Presence.Handle, PresCap: cl.Presence.Token,
+		Mediator: cl.Presence.Mediator, Pub: pub}
+	h.version.Store(cl.Lease.Version)
+	return h
 }
 
 // fillPresence sends one refresh per held listing (retrying lost datagrams
@@ -155,24 +165,17 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 	if intended.IsZero() {
 		intended = sent
 	}
-	at, rep := r.api.Join(r.tok.Clients[c], h.L.ID, r.idemKey("join"), r.cfg.ProtoVer)
-	code := rep.Code
-	var at2 attemptRec
-	if code == CodeOK {
-		var ok1, ok2 bool
-		at2.Handle, ok1 = parseUUID(at.Handle)
-		at2.Client, ok2 = parseToken(at.Token)
-		if !ok1 || !ok2 {
-			code = CodeOtherStatus
-		}
-	}
+	at, err := r.api.clients[c].CreateJoinAttempt(r.ctx, r.idemKey("join"), h.ID, r.cfg.ProtoVer)
+	code := classify(err)
 	rec := r.rec.Load()
 	rec.Observe(KindJoin, code, time.Since(intended))
 	rec.ObserveService(KindJoin, code, time.Since(sent))
 	idx := -1
 	if code == CodeOK && keep {
-		at2.Listing, at2.Created = li, sent
-		at2.Host = hostAttemptCap(&h.PresCap, &at2.Handle)
+		// The SDK has checked the handle and token; the host derives its
+		// capability from its presence capability (CONTRACT.md §1).
+		at2 := attemptRec{Listing: li, Created: sent, Handle: at.Handle, Client: at.Token,
+			Host: engine.HostAttemptCapability(&h.PresCap, at.Handle)}
 		r.attMu.Lock()
 		r.attempts = append(r.attempts, at2)
 		idx = len(r.attempts) - 1
@@ -222,9 +225,9 @@ func (r *Run) bindAttempt(a int, intended time.Time) {
 	at := r.attempts[a]
 	r.attMu.Unlock()
 	for role := 0; role < 2; role++ {
-		req := stunRequest{Kind: 'c', Handle: at.Handle, Key: &at.Client}
+		req := stunRequest{Kind: stun.KindAttemptClient, Handle: at.Handle, Key: &at.Client}
 		if role == 1 {
-			req.Kind, req.Key = 'h', &at.Host
+			req.Kind, req.Key = stun.KindAttemptHost, &at.Host
 		}
 		c := r.udp[(a*2+role)%len(r.udp)]
 		if err := c.Send(KindBind, int32(refBind|(a*2+role)&(refBind-1)), &req, intended); err != nil {

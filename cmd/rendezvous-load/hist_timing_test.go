@@ -29,7 +29,7 @@ func BenchmarkPresenceEncode(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		req.Sequence++
-		buf = req.AppendRequest(buf[:0])
+		buf = req.Encode(buf[:0])
 	}
 	Sink += uint64(len(buf))
 }

@@ -56,9 +56,13 @@ func (k *keepers) stop() {
 // renew renews listing i's lease at its last known version.
 func (r *Run) renew(i int, intended time.Time) {
 	h := r.listings[i]
-	v, rep := r.api.RenewLease(r.tok.Publishers[h.Pub], &h.L, h.version.Load())
-	if rep.Code == CodeOK {
-		h.version.Store(v)
+	// A copy: renewals of one listing may overlap, and the atomic version
+	// is the one shared value (a stale one gets 409, counted as an error).
+	lease := h.Lease
+	lease.Version = h.version.Load()
+	code := classify(r.api.pubs[h.Pub].RenewLease(r.ctx, h.ID, &lease, -1))
+	if code == CodeOK {
+		h.version.Store(lease.Version)
 	}
-	r.rec.Load().Observe(KindRenew, rep.Code, time.Since(intended))
+	r.rec.Load().Observe(KindRenew, code, time.Since(intended))
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/rendezvous/rendezvous/client"
 )
 
 // runLoad holds cfg.Listings listings with live presence and renewed leases
@@ -40,24 +42,24 @@ func runLoad(ctx context.Context, r *Run, res *Result) error {
 	streams := []Stream{
 		{Kind: KindCreate, Rate: cfg.Rates[KindCreate], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
 			n := int(ccur.Add(1))
-			_, rep := r.api.CreateListing(r.tok.Publishers[n%np], r.idemKey("load"), listingBody(n, cfg.Region, cfg.ProtoVer))
-			r.rec.Load().Observe(KindCreate, rep.Code, time.Since(intended))
+			_, err := r.api.pubs[n%np].CreateListing(r.ctx, r.idemKey("load"), listingSpec(n, cfg.Region, cfg.ProtoVer))
+			r.rec.Load().Observe(KindCreate, classify(err), time.Since(intended))
 		}},
 		{Kind: KindBrowse, Rate: cfg.Rates[KindBrowse], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
 			after := ""
 			if len(live) > 0 && rand.IntN(2) == 0 {
-				after = r.listings[live[rand.IntN(len(live))]].L.ID
+				after = r.listings[live[rand.IntN(len(live))]].ID.String()
 			}
-			_, rep := r.api.Browse(r.tok.Clients[rand.IntN(nc)], cfg.ProtoVer, after, 50)
-			r.rec.Load().Observe(KindBrowse, rep.Code, time.Since(intended))
+			_, _, err := r.api.clients[rand.IntN(nc)].BrowsePage(r.ctx, client.BrowseQuery{ProtocolVersion: cfg.ProtoVer, PageSize: 50}, after)
+			r.rec.Load().Observe(KindBrowse, classify(err), time.Since(intended))
 		}},
 	}
 	if len(live) > 0 {
 		streams = append(streams,
 			Stream{Kind: KindGet, Rate: cfg.Rates[KindGet], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
 				h := r.listings[live[rand.IntN(len(live))]]
-				rep := r.api.GetListing(r.tok.Clients[rand.IntN(nc)], h.L.ID)
-				r.rec.Load().Observe(KindGet, rep.Code, time.Since(intended))
+				_, err := r.api.clients[rand.IntN(nc)].GetListing(r.ctx, h.ID)
+				r.rec.Load().Observe(KindGet, classify(err), time.Since(intended))
 			}},
 			Stream{Kind: KindJoin, Rate: cfg.Rates[KindJoin], Ramp: cfg.Ramp, Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
 				n := int(jcur.Add(1))

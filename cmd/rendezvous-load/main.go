@@ -84,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	r, err := newRun(cfg, stdout)
+	r, err := newRun(ctx, cfg, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
 		var ce *ConfigError

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 func TestMakePrincipals(t *testing.T) {
@@ -40,7 +42,7 @@ func TestMakePrincipals(t *testing.T) {
 		if !ok || len(e.Roles) != 1 || e.Roles[0] != role || e.GameID != game {
 			t.Fatalf("token for %s not found or wrong: %+v", role, e)
 		}
-		if _, ok := parseToken(tok); !ok {
+		if _, ok := engine.ParseToken(tok); !ok {
 			t.Fatal("token is not 43 base64url characters")
 		}
 	}

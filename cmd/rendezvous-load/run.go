@@ -9,14 +9,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// held is one listing the load tester created and keeps alive. Secrets stay
-// in Listing and the parsed capabilities; nothing here is ever printed.
+// held is one listing the load tester created and keeps alive. The lease
+// and presence capabilities print redacted; nothing here is ever printed.
 type held struct {
-	L          Listing
-	Handle     UUID
-	PresCap    Capability
+	ID         engine.ListingID
+	Lease      client.Lease // ID and Token; the current version is in version
+	Handle     engine.Handle
+	PresCap    engine.Capability
+	Mediator   string // as the server advertised it
 	Pub        int
 	seq        atomic.Uint64
 	version    atomic.Uint64
@@ -28,9 +34,9 @@ type held struct {
 // attemptRec is one join attempt the load tester created.
 type attemptRec struct {
 	Listing int
-	Handle  UUID
-	Client  Capability
-	Host    Capability
+	Handle  engine.Handle
+	Client  engine.Capability
+	Host    engine.Capability
 	Created time.Time // when the join request was sent
 }
 
@@ -45,9 +51,13 @@ type Phase struct {
 // phases in order; the tables (listings, attempts) are appended only by the
 // phase filling them and read concurrently after.
 type Run struct {
-	cfg      *Config
-	tok      *Tokens
-	api      *API
+	cfg *Config
+	tok *Tokens
+	api *apiSet
+	// ctx bounds every HTTP request: the run's context (an interrupt ends
+	// it), not a phase's, so a request in flight when a phase ends is
+	// answered and counted rather than cancelled.
+	ctx      context.Context
 	rec      RecSwitch
 	udp      []*UDPClient
 	mediator string
@@ -85,20 +95,26 @@ func newRunID() string {
 }
 
 // newRun checks the tokens against the server and prepares the HTTP pool.
-func newRun(cfg *Config, out io.Writer) (*Run, error) {
-	r := &Run{cfg: cfg, tok: &Tokens{}, out: out, runID: cfg.Run, phaseRecs: map[string]*Recorder{}}
+// ctx bounds every request of the run.
+func newRun(ctx context.Context, cfg *Config, out io.Writer) (*Run, error) {
+	r := &Run{cfg: cfg, tok: &Tokens{}, ctx: ctx, out: out, runID: cfg.Run, phaseRecs: map[string]*Recorder{}}
 	if r.runID == "" {
 		r.runID = newRunID()
 	}
 	r.rec.Store(new(Recorder))
-	r.api = NewAPI(cfg.HTTPAddr, cfg.Conns, cfg.Timeout)
 	if cfg.needsHTTP() {
 		tok, err := loadTokens(cfg)
 		if err != nil {
 			return nil, err
 		}
 		r.tok = tok
-		if _, err := r.api.Whoami(tok.Publishers[0]); err != nil {
+	}
+	var err error
+	if r.api, err = newAPISet(cfg.HTTPAddr, cfg.Conns, cfg.Timeout, r.tok); err != nil {
+		return nil, err
+	}
+	if cfg.needsHTTP() {
+		if _, err := r.api.pubs[0].Whoami(ctx); err != nil {
 			return nil, fmt.Errorf("cannot reach the server at %s with the first publisher token: %w", cfg.HTTPAddr, err)
 		}
 	}
@@ -139,7 +155,7 @@ func (r *Run) close() {
 // bind refs have refBind set and carry attempt index*2 + role.
 const refBind = 1 << 30
 
-func (r *Run) onAnswer(ref int32, code Code, a *stunAnswer) {
+func (r *Run) onAnswer(ref int32, code Code, _ *stun.Message) {
 	if ref < 0 || ref&refBind != 0 {
 		return
 	}
@@ -160,11 +176,11 @@ func (r *Run) onAnswer(ref int32, code Code, a *stunAnswer) {
 	}
 }
 
-func (r *Run) onIndication(a *stunAnswer) {
-	switch a.Type {
-	case typeIntroduce:
+func (r *Run) onIndication(m *stun.Message) {
+	switch m.Type() {
+	case stun.IntroduceIndication:
 		r.introduces.Add(1)
-	case typeOffer:
+	case stun.OfferIndication:
 		r.offers.Add(1)
 	}
 }
@@ -202,7 +218,7 @@ func (r *Run) phase(name string, fn func() error) error {
 // presenceRequest builds listing i's next presence refresh.
 func (r *Run) presenceRequest(i int, req *stunRequest) {
 	h := r.listings[i]
-	*req = stunRequest{Kind: 'p', Handle: h.Handle, Key: &h.PresCap, Sequence: h.seq.Add(1)}
+	*req = stunRequest{Kind: stun.KindPresence, Handle: h.Handle, Key: &h.PresCap, Sequence: h.seq.Add(1)}
 }
 
 // sendPresence sends listing i's refresh on its socket.

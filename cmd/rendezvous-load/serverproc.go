@@ -29,7 +29,7 @@ func (r *Run) serverUsage() (ServerUsage, error) {
 		// A plain STUN server (coturn) has no /metrics to ask.
 		return ServerUsage{}, fmt.Errorf("no --server-pid for the STUN server")
 	}
-	body, err := r.api.Metrics()
+	body, err := r.api.metrics(r.ctx)
 	if err != nil {
 		return ServerUsage{}, err
 	}

@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // The overload phase ends overloadMargin before the first filled attempt
@@ -21,11 +24,14 @@ const overloadMargin = 3 * time.Second
 // and zero eviction.
 func runShed(ctx context.Context, r *Run, res *Result) error {
 	cfg := r.cfg
-	st, err := r.api.Stats(r.tok.Operator)
-	if err != nil {
-		return err
+	if r.api.op == nil {
+		return &ConfigError{"operator", "shed mode reads the ceilings from /v1/admin/stats and needs an operator token"}
 	}
-	pool := func(name string) PoolStat {
+	st, err := r.api.op.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the ceilings: %w", err)
+	}
+	pool := func(name string) client.PoolStat {
 		return st.Pools[name]
 	}
 	res.Ceilings = map[string]int{}
@@ -68,7 +74,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	} else {
 		fmt.Fprintf(r.out, "warning: server RSS not available: %v\n", err)
 	}
-	st2, _ := r.api.Stats(r.tok.Operator)
+	st2 := r.stats(ctx)
 
 	// Overload: offered over-ceiling work plus accepted work, open loop.
 	d := cfg.Duration
@@ -100,10 +106,11 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		{Kind: KindCreate, Rate: extra * float64(lp.Ceiling) / d.Seconds(), Workers: cfg.Conns / 2, Do: func(ctx context.Context, intended time.Time) {
 			n := int(ccur.Add(1))
 			sent := time.Now()
-			_, rep := r.api.CreateListing(r.tok.Publishers[n%np], r.idemKey("over"), listingBody(n, cfg.Region, cfg.ProtoVer))
+			_, err := r.api.pubs[n%np].CreateListing(r.ctx, r.idemKey("over"), listingSpec(n, cfg.Region, cfg.ProtoVer))
+			code := classify(err)
 			rec := r.rec.Load()
-			rec.Observe(KindCreate, rep.Code, time.Since(intended))
-			rec.ObserveService(KindCreate, rep.Code, time.Since(sent))
+			rec.Observe(KindCreate, code, time.Since(intended))
+			rec.ObserveService(KindCreate, code, time.Since(sent))
 		}},
 		{Kind: KindJoin, Rate: extra * float64(ap.Ceiling) / d.Seconds(), Workers: cfg.Conns / 4, Do: func(ctx context.Context, intended time.Time) {
 			n := int(jcur.Add(1))
@@ -111,16 +118,17 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		}},
 		{Kind: KindGet, Rate: cfg.SampleRate, Workers: 8, Do: func(ctx context.Context, intended time.Time) {
 			h := r.listings[live[rand.IntN(len(live))]]
-			rep := r.api.GetListing(r.tok.Clients[0], h.L.ID)
+			_, err := r.api.clients[0].GetListing(r.ctx, h.ID)
+			code := classify(err)
 			sampled.Add(1)
-			if rep.Code != CodeOK {
+			if code != CodeOK {
 				lostSampled.Add(1)
 			}
-			r.rec.Load().Observe(KindGet, rep.Code, time.Since(intended))
+			r.rec.Load().Observe(KindGet, code, time.Since(intended))
 		}},
 		{Kind: KindBrowse, Rate: browseRate, Workers: 4, Do: func(ctx context.Context, intended time.Time) {
-			_, rep := r.api.Browse(r.tok.Clients[0], cfg.ProtoVer, "", 100)
-			r.rec.Load().Observe(KindBrowse, rep.Code, time.Since(intended))
+			_, _, err := r.api.clients[0].BrowsePage(r.ctx, client.BrowseQuery{ProtocolVersion: cfg.ProtoVer, PageSize: 100}, "")
+			r.rec.Load().Observe(KindBrowse, classify(err), time.Since(intended))
 		}},
 		{Kind: KindBind, Rate: bindRate / 2, Workers: 2, Do: func(ctx context.Context, intended time.Time) {
 			if a := int(bcur.Add(1) - 1); a < r.attemptCount() {
@@ -149,13 +157,13 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	}
 
 	// Verify: enumerate every visible listing and compare with the admitted set.
-	var enumerated map[string]bool
+	var enumerated map[engine.ListingID]bool
 	var enumErr error
 	r.phase("verify", func() error {
 		enumerated, enumErr = r.enumerate(ctx)
 		return nil
 	})
-	st3, _ := r.api.Stats(r.tok.Operator)
+	st3 := r.stats(ctx)
 
 	sh.OfferedOverCeiling = oc.Total(KindCreate) + oc.Total(KindJoin) + presOver
 	sh.TypedShed = oc.Class(KindCreate, ClassShed) + oc.Class(KindJoin, ClassShed) + presOverShed
@@ -184,7 +192,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	sh.Sampled, sh.LostSampled = sampled.Load(), lostSampled.Load()
 	sh.Enumerated = len(enumerated)
 	for _, i := range live {
-		if !enumerated[r.listings[i].L.ID] {
+		if !enumerated[r.listings[i].ID] {
 			sh.LostEnumerated++
 		}
 	}
@@ -209,7 +217,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	add("fill.attempts", fill.Attempts.Admitted == wantA, "%d of %d attempts admitted (%d shed, %d failed) in %.1fs",
 		fill.Attempts.Admitted, wantA, fill.Attempts.Shed, fill.Attempts.Failed, fill.Attempts.Seconds)
 	add("fill.pools_full", st2.Pools["listings"].Used == lp.Ceiling && st2.Pools["attempts"].Used == ap.Ceiling,
-		"stats after fill: %s", poolsLine(&st2))
+		"stats after fill: %s", poolsLine(st2))
 	sent := oc.Total(KindCreate) + oc.Total(KindJoin)
 	sentPct := 0.0
 	if planned > 0 {
@@ -238,7 +246,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		add("evict.enumerated", sh.LostEnumerated == 0, "%d of %d live admitted listings missing from the full enumeration (%d listed)",
 			sh.LostEnumerated, len(live), sh.Enumerated)
 	}
-	add("evict.stats", st3.Pools["listings"].Used == lp.Ceiling, "stats after overload: %s", poolsLine(&st3))
+	add("evict.stats", st3.Pools["listings"].Used == lp.Ceiling, "stats after overload: %s", poolsLine(st3))
 	if cfg.MaxRSSMiB > 0 {
 		add("server.rss", fill.UsageAtFull != nil && fill.RSSMiB <= float64(cfg.MaxRSSMiB),
 			"server RSS at full fill %.1f MiB (limit %d MiB)", fill.RSSMiB, cfg.MaxRSSMiB)
@@ -246,8 +254,18 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	return nil
 }
 
+// stats reads the operator stats for a check; on error the pools are empty,
+// which fails the check that reads them and names "stats unavailable".
+func (r *Run) stats(ctx context.Context) *client.AdminStats {
+	st, err := r.api.op.Stats(ctx)
+	if err != nil {
+		return &client.AdminStats{}
+	}
+	return st
+}
+
 // poolsLine renders the pools of a stats answer as "name used/ceiling, ...".
-func poolsLine(st *ServerStats) string {
+func poolsLine(st *client.AdminStats) string {
 	s := ""
 	for _, name := range []string{"listings", "presence", "attempts", "idempotency", "replay", "revocations"} {
 		if p, ok := st.Pools[name]; ok {
@@ -290,29 +308,35 @@ func cpuSummary(phase string, cpu float64, answers uint64) *CPUSummary {
 
 // enumerate walks every browse page (at most 100 items each) and returns
 // the set of listed IDs.
-func (r *Run) enumerate(ctx context.Context) (map[string]bool, error) {
-	seen := map[string]bool{}
+func (r *Run) enumerate(ctx context.Context) (map[engine.ListingID]bool, error) {
+	seen := map[engine.ListingID]bool{}
+	q := client.BrowseQuery{ProtocolVersion: r.cfg.ProtoVer, PageSize: 100}
 	after := ""
 	for pages := 0; ctx.Err() == nil; pages++ {
 		if pages > 1+len(r.listings)/100*4+1000 {
 			return seen, fmt.Errorf("browse did not end after %d pages", pages)
 		}
 		t := time.Now()
-		p, rep := r.api.Browse(r.tok.Clients[0], r.cfg.ProtoVer, after, 100)
-		r.rec.Load().Observe(KindBrowse, rep.Code, time.Since(t))
-		if rep.Code != CodeOK {
-			return seen, fmt.Errorf("browse page %d: status %d (%s)", pages, rep.Status, rep.Code)
+		items, next, err := r.api.clients[0].BrowsePage(ctx, q, after)
+		code := classify(err)
+		r.rec.Load().Observe(KindBrowse, code, time.Since(t))
+		if code != CodeOK {
+			return seen, fmt.Errorf("browse page %d (%s): %w", pages, code, err)
 		}
-		for _, it := range p.Items {
-			seen[it.ID] = true
+		for _, it := range items {
+			id, ok := engine.ParseUUID(it.ListingID)
+			if !ok {
+				return seen, fmt.Errorf("browse page %d lists a malformed listing_id", pages)
+			}
+			seen[engine.ListingID{UUID: id}] = true
 		}
-		if p.NextAfter == nil {
+		if next == "" {
 			return seen, nil
 		}
-		if *p.NextAfter == after {
+		if next == after {
 			return seen, fmt.Errorf("browse cursor did not advance at page %d", pages)
 		}
-		after = *p.NextAfter
+		after = next
 	}
 	return seen, ctx.Err()
 }

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // UDP client tuning.
@@ -19,14 +22,14 @@ const (
 	udpSweepEvery = 50 * time.Millisecond
 )
 
-// AnswerFunc receives the outcome of one request sent with ref. a is nil on
-// timeout; otherwise it aliases the receive buffer and is valid only during
-// the call. It runs on the client's receiver (or sweeper) goroutine and must
-// not block.
-type AnswerFunc func(ref int32, code Code, a *stunAnswer)
+// AnswerFunc receives the outcome of one request sent with ref. m is nil on
+// timeout; otherwise it is the parsed answer, aliasing the receive buffer,
+// and is valid only during the call. It runs on the client's receiver (or
+// sweeper) goroutine and must not block.
+type AnswerFunc func(ref int32, code Code, m *stun.Message)
 
 // IndicationFunc receives indications (OFFER, INTRODUCE); same rules as AnswerFunc.
-type IndicationFunc func(a *stunAnswer)
+type IndicationFunc func(m *stun.Message)
 
 type udpSlot struct {
 	gen      uint32
@@ -34,7 +37,7 @@ type udpSlot struct {
 	kind     Kind
 	ref      int32
 	intended time.Time
-	key      *Capability // the request's signing key; nil for plain Bindings
+	key      *engine.Capability // the request's signing key; nil for plain Bindings
 }
 
 // UDPClient sends authenticated STUN requests over one connected socket in
@@ -62,8 +65,9 @@ type UDPClient struct {
 
 	done chan struct{}
 	wg   sync.WaitGroup
-	// Unmatched counts answers matching no pending slot (late or duplicate).
-	Unmatched, Indications uint64
+	// Unmatched counts answers matching no pending slot (late or duplicate),
+	// Malformed datagrams stun.Parse refused; both under mu.
+	Unmatched, Indications, Malformed uint64
 	// Verify makes the client check the MESSAGE-INTEGRITY-SHA256 of every
 	// answer to an authenticated request; one that fails is recorded as
 	// CodeBadSignature. Set it before the first Send.
@@ -152,9 +156,9 @@ func (c *UDPClient) send(kind Kind, ref int32, r *stunRequest, intended time.Tim
 	}
 	if r != nil {
 		r.TxID = tx
-		buf = r.AppendRequest(buf)
+		buf = r.Encode(buf)
 	} else {
-		buf = AppendPlainBinding(buf, &tx)
+		buf = encodePlainBinding(buf, tx)
 	}
 	c.out = append(c.out, buf)
 	flushNow := len(c.out) >= udpBatch
@@ -204,7 +208,7 @@ func (c *UDPClient) flusher() {
 
 func (c *UDPClient) receive() {
 	defer c.wg.Done()
-	var a stunAnswer
+	m := new(stun.Message) // reused for every datagram
 	for {
 		n, err := c.bc.ReadBatch()
 		if err != nil {
@@ -220,27 +224,38 @@ func (c *UDPClient) receive() {
 		}
 		now := time.Now()
 		for i := 0; i < n; i++ {
-			c.handle(c.bc.Datagram(i), &a, now)
+			c.handle(c.bc.Datagram(i), m, now)
 		}
 	}
 }
 
-// handle matches one datagram to its pending request.
-func (c *UDPClient) handle(d []byte, a *stunAnswer, now time.Time) {
-	if !parseAnswer(d, a) {
+// handle parses one datagram into m (owned by the caller, reused) and
+// matches it to its pending request. It does not allocate.
+func (c *UDPClient) handle(d []byte, m *stun.Message, now time.Time) {
+	if stun.Parse(d, m) != nil {
+		c.mu.Lock()
+		c.Malformed++
+		c.mu.Unlock()
 		return
 	}
-	if a.Type != typeBindingOK && a.Type != typeBindingErr {
+	if m.Class() == stun.ClassIndication {
 		c.mu.Lock()
 		c.Indications++
 		c.mu.Unlock()
 		if c.onInd != nil {
-			c.onInd(a)
+			c.onInd(m)
 		}
 		return
 	}
-	idx := binary.BigEndian.Uint32(a.TxID[0:4])
-	gen := binary.BigEndian.Uint32(a.TxID[4:8])
+	if !isAnswer(m) {
+		c.mu.Lock()
+		c.Unmatched++
+		c.mu.Unlock()
+		return
+	}
+	tx := m.TransactionID()
+	idx := binary.BigEndian.Uint32(tx[0:4])
+	gen := binary.BigEndian.Uint32(tx[4:8])
 	c.mu.Lock()
 	if int(idx) >= len(c.slots) || !c.slots[idx].inUse || c.slots[idx].gen != gen {
 		c.Unmatched++
@@ -252,15 +267,15 @@ func (c *UDPClient) handle(d []byte, a *stunAnswer, now time.Time) {
 	c.free = append(c.free, idx)
 	c.inflight.Add(-1)
 	c.mu.Unlock()
-	code := stunCode(a.ErrCode)
+	code := answerCode(m)
 	// Every answer to an authenticated request but 401 is signed with the
 	// request's capability (CONTRACT.md §4, §7.2).
-	if s.key != nil && a.ErrCode != 401 && !verifyIntegrity(d, a.IntegrityOff, s.key) {
+	if s.key != nil && code != CodeUnauthorized && !m.CheckIntegrity(s.key[:]) {
 		code = CodeBadSignature
 	}
 	c.rec.Load().Observe(s.kind, code, now.Sub(s.intended))
 	if c.onAns != nil {
-		c.onAns(s.ref, code, a)
+		c.onAns(s.ref, code, m)
 	}
 }
 

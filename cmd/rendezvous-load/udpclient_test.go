@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/stun/v3"
+	pion "github.com/pion/stun/v3"
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // fakeMediator answers every Binding request on loopback: success for even
@@ -36,22 +38,22 @@ func startFakeMediator(t *testing.T) *fakeMediator {
 				return
 			}
 			m.seen.Add(1)
-			req := &stun.Message{Raw: append([]byte(nil), buf[:n]...)}
+			req := &pion.Message{Raw: append([]byte(nil), buf[:n]...)}
 			if req.Decode() != nil {
 				continue
 			}
-			var u stun.Username
+			var u pion.Username
 			if u.GetFrom(req) != nil || len(u) < 4 || u.String()[2:4] == "ff" {
 				continue
 			}
-			setters := []stun.Setter{stun.NewTransactionIDSetter(req.TransactionID)}
-			seq, _ := req.Get(stun.AttrType(attrSequence))
+			setters := []pion.Setter{pion.NewTransactionIDSetter(req.TransactionID)}
+			seq, _ := req.Get(pion.AttrType(stun.AttrSequence))
 			if len(seq) == 8 && seq[7]%2 == 1 {
-				setters = append(setters, stun.BindingError, stun.ErrorCodeAttribute{Code: 508, Reason: []byte("full")})
+				setters = append(setters, pion.BindingError, pion.ErrorCodeAttribute{Code: 508, Reason: []byte("full")})
 			} else {
-				setters = append(setters, stun.BindingSuccess, &stun.XORMappedAddress{IP: from.IP, Port: from.Port})
+				setters = append(setters, pion.BindingSuccess, &pion.XORMappedAddress{IP: from.IP, Port: from.Port})
 			}
-			resp, err := stun.Build(append(setters, stun.Fingerprint)...)
+			resp, err := pion.Build(append(setters, pion.Fingerprint)...)
 			if err != nil {
 				continue
 			}
@@ -68,7 +70,7 @@ func TestUDPClientMatchesAnswers(t *testing.T) {
 	rs.Store(new(Recorder))
 	var mu sync.Mutex
 	got := map[int32]Code{}
-	c, err := NewUDPClient(m.conn.LocalAddr().String(), 256, 2*time.Second, &rs, func(ref int32, code Code, a *stunAnswer) {
+	c, err := NewUDPClient(m.conn.LocalAddr().String(), 256, 2*time.Second, &rs, func(ref int32, code Code, m *stun.Message) {
 		mu.Lock()
 		got[ref] = code
 		mu.Unlock()
@@ -114,8 +116,8 @@ func TestUDPClientTimesOutAndBoundsPending(t *testing.T) {
 	var rs RecSwitch
 	rs.Store(new(Recorder))
 	var timeouts atomic.Int64
-	c, err := NewUDPClient(m.conn.LocalAddr().String(), 4, 100*time.Millisecond, &rs, func(ref int32, code Code, a *stunAnswer) {
-		if code == CodeTimeout && a == nil {
+	c, err := NewUDPClient(m.conn.LocalAddr().String(), 4, 100*time.Millisecond, &rs, func(ref int32, code Code, m *stun.Message) {
+		if code == CodeTimeout && m == nil {
 			timeouts.Add(1)
 		}
 	}, nil)
@@ -124,7 +126,7 @@ func TestUDPClientTimesOutAndBoundsPending(t *testing.T) {
 	}
 	defer c.Close()
 	r := testRequest()
-	r.Handle[0] = 0xff // the fake mediator never answers these
+	r.Handle.UUID[0] = 0xff // the fake mediator never answers these
 	for i := 0; i < 4; i++ {
 		if err := c.Send(KindBind, int32(i), r, time.Now()); err != nil {
 			t.Fatal(err)
@@ -184,7 +186,7 @@ func TestUDPClientReceiveAllocs(t *testing.T) {
 	var rs RecSwitch
 	rs.Store(new(Recorder))
 	var answered int
-	c, err := NewUDPClient(silent.LocalAddr().String(), 64, time.Minute, &rs, func(ref int32, code Code, a *stunAnswer) {
+	c, err := NewUDPClient(silent.LocalAddr().String(), 64, time.Minute, &rs, func(ref int32, code Code, m *stun.Message) {
 		if code == CodeOK {
 			answered++
 		}
@@ -193,21 +195,22 @@ func TestUDPClientReceiveAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	resp, err := stun.Build(stun.NewTransactionIDSetter([12]byte{}), stun.BindingSuccess,
-		&stun.XORMappedAddress{IP: net.IPv4(127, 0, 0, 1), Port: 1}, stun.Fingerprint)
+	resp, err := pion.Build(pion.NewTransactionIDSetter([12]byte{}), pion.BindingSuccess,
+		&pion.XORMappedAddress{IP: net.IPv4(127, 0, 0, 1), Port: 1}, pion.Fingerprint)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw := resp.Raw
 	r := testRequest()
-	var a stunAnswer
+	m := new(stun.Message)
 	now := time.Now()
 	n := testing.AllocsPerRun(1000, func() {
 		if err := c.Send(KindPresence, 1, r, now); err != nil {
 			t.Fatal(err)
 		}
 		copy(raw[8:20], r.TxID[:])
-		c.handle(raw, &a, now)
+		fixFingerprint(raw)
+		c.handle(raw, m, now)
 	})
 	if n != 0 {
 		t.Fatalf("receive path allocates %v times per datagram", n)
@@ -228,7 +231,8 @@ func TestSendPresenceAllocs(t *testing.T) {
 	r := &Run{cfg: &cfg}
 	r.rec.Store(new(Recorder))
 	h := &held{}
-	h.Handle, _ = parseUUID("0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0")
+	u, _ := engine.ParseUUID("0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0")
+	h.Handle = engine.Handle{UUID: u}
 	r.listings = []*held{h}
 	c, err := NewUDPClient(silent.LocalAddr().String(), 4096, time.Minute, &r.rec, r.onAnswer, r.onIndication)
 	if err != nil {

@@ -4,18 +4,21 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"hash/crc32"
 	"net"
 	"testing"
 	"time"
 
-	"github.com/pion/stun/v3"
+	pion "github.com/pion/stun/v3"
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // signedAnswer builds an answer with pion and signs it with crypto/hmac
 // (independently of the code under test); key nil leaves it unsigned.
-func signedAnswer(t *testing.T, tx [12]byte, key []byte, setters ...stun.Setter) []byte {
+func signedAnswer(t *testing.T, tx [12]byte, key []byte, setters ...pion.Setter) []byte {
 	t.Helper()
-	m, err := stun.Build(append([]stun.Setter{stun.NewTransactionIDSetter(tx)}, setters...)...)
+	m, err := pion.Build(append([]pion.Setter{pion.NewTransactionIDSetter(tx)}, setters...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,42 +27,16 @@ func signedAnswer(t *testing.T, tx [12]byte, key []byte, setters ...stun.Setter)
 		binary.BigEndian.PutUint16(raw[2:4], uint16(len(raw)-20+36))
 		mac := hmac.New(sha256.New, key)
 		mac.Write(raw)
-		m.Add(stun.AttrType(attrIntegrity), mac.Sum(nil))
+		m.Add(pion.AttrType(stun.AttrIntegritySHA256), mac.Sum(nil))
 	}
-	if err := stun.Fingerprint.AddTo(m); err != nil {
+	if err := pion.Fingerprint.AddTo(m); err != nil {
 		t.Fatal(err)
 	}
 	return m.Raw
 }
 
-func TestVerifyIntegrity(t *testing.T) {
-	key := testRequest().Key
-	var a stunAnswer
-	tx := [12]byte{1}
-	good := signedAnswer(t, tx, key[:], stun.BindingSuccess, &stun.XORMappedAddress{IP: net.IPv4(127, 0, 0, 1), Port: 7})
-	if !parseAnswer(good, &a) || a.IntegrityOff < 0 || !verifyIntegrity(good, a.IntegrityOff, key) {
-		t.Fatal("a correctly signed answer does not verify")
-	}
-	before := append([]byte(nil), good...)
-	var other Capability
-	if verifyIntegrity(good, a.IntegrityOff, &other) {
-		t.Fatal("verified with the wrong key")
-	}
-	if string(before) != string(good) {
-		t.Fatal("verifyIntegrity changed the datagram")
-	}
-	bad := append([]byte(nil), good...)
-	bad[30] ^= 1 // inside XOR-MAPPED-ADDRESS
-	if !parseAnswer(bad, &a) || verifyIntegrity(bad, a.IntegrityOff, key) {
-		t.Fatal("a tampered answer verifies")
-	}
-	unsigned := signedAnswer(t, tx, nil, stun.BindingSuccess)
-	if !parseAnswer(unsigned, &a) || a.IntegrityOff != -1 || verifyIntegrity(unsigned, a.IntegrityOff, key) {
-		t.Fatal("an unsigned answer verifies")
-	}
-}
-
-// With Verify set, the client records answers by their signature.
+// With Verify set, the client records answers by their signature, and a
+// datagram that is not well-formed STUN is dropped without matching.
 func TestUDPClientVerifiesAnswers(t *testing.T) {
 	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -69,44 +46,96 @@ func TestUDPClientVerifiesAnswers(t *testing.T) {
 	var rs RecSwitch
 	rs.Store(new(Recorder))
 	var last Code
-	c, err := NewUDPClient(silent.LocalAddr().String(), 64, time.Minute, &rs, func(ref int32, code Code, a *stunAnswer) { last = code }, nil)
+	c, err := NewUDPClient(silent.LocalAddr().String(), 64, time.Minute, &rs, func(ref int32, code Code, m *stun.Message) { last = code }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.Verify = true
 	r := testRequest()
-	var wrong Capability
-	var a stunAnswer
-	f := func(key []byte, want Code, setters ...stun.Setter) {
+	var wrong engine.Capability
+	m := new(stun.Message)
+	f := func(key []byte, want Code, setters ...pion.Setter) {
 		t.Helper()
 		if err := c.Send(KindPresence, 1, r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		c.handle(signedAnswer(t, r.TxID, key, setters...), &a, time.Now())
-		if last != want {
-			t.Fatalf("recorded %s, want %s", last, want)
+		c.handle(signedAnswer(t, r.TxID, key, setters...), m, time.Now())
+		if last != want || c.Pending() != 0 {
+			t.Fatalf("recorded %s with %d pending, want %s and 0", last, c.Pending(), want)
 		}
 	}
-	f(r.Key[:], CodeOK, stun.BindingSuccess)
-	f(wrong[:], CodeBadSignature, stun.BindingSuccess)
-	f(nil, CodeBadSignature, stun.BindingSuccess)
-	f(r.Key[:], CodeStun508, stun.BindingError, stun.ErrorCodeAttribute{Code: 508})
-	f(nil, CodeBadSignature, stun.BindingError, stun.ErrorCodeAttribute{Code: 404})
-	f(nil, CodeUnauthorized, stun.BindingError, stun.ErrorCodeAttribute{Code: 401}) // 401 is unsigned by contract
+	f(r.Key[:], CodeOK, pion.BindingSuccess)
+	f(wrong[:], CodeBadSignature, pion.BindingSuccess)
+	f(nil, CodeBadSignature, pion.BindingSuccess)
+	f(r.Key[:], CodeStun508, pion.BindingError, pion.ErrorCodeAttribute{Code: 508})
+	f(nil, CodeBadSignature, pion.BindingError, pion.ErrorCodeAttribute{Code: 404})
+	f(nil, CodeUnauthorized, pion.BindingError, pion.ErrorCodeAttribute{Code: 401}) // 401 is unsigned by contract
+
+	// A tampered answer does not verify.
+	if err := c.Send(KindPresence, 1, r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	good := signedAnswer(t, r.TxID, r.Key[:], pion.BindingSuccess, &pion.XORMappedAddress{IP: net.IPv4(127, 0, 0, 1), Port: 7})
+	bad := append([]byte(nil), good...)
+	bad[30] ^= 1 // inside XOR-MAPPED-ADDRESS
+	fixFingerprint(bad)
+	c.handle(bad, m, time.Now())
+	if last != CodeBadSignature {
+		t.Fatalf("tampered answer recorded %s", last)
+	}
+
+	// Malformed datagrams change nothing: no answer recorded, the pending
+	// request stays pending, and they are counted.
+	if err := c.Send(KindPresence, 1, r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var before Counts
+	rs.Load().Load(&before)
+	last = numCodes
+	ok := signedAnswer(t, r.TxID, r.Key[:], pion.BindingSuccess)
+	junk := [][]byte{nil, ok[:19], ok[:len(ok)-4], append([]byte{0x80}, ok[1:]...)}
+	flip := append([]byte(nil), ok...)
+	flip[len(flip)-1] ^= 1 // FINGERPRINT mismatch
+	junk = append(junk, flip)
+	for _, d := range junk {
+		c.handle(d, m, time.Now())
+	}
+	var after Counts
+	rs.Load().Load(&after)
+	if last != numCodes || c.Pending() != 1 || after != before || c.Malformed != uint64(len(junk)) {
+		t.Fatalf("malformed datagrams: recorded %s, %d pending, %d counted malformed", last, c.Pending(), c.Malformed)
+	}
+	c.handle(ok, m, time.Now())
+	if last != CodeOK || c.Pending() != 0 {
+		t.Fatalf("the real answer after the junk: %s, %d pending", last, c.Pending())
+	}
+
 	// Verification on the receive path allocates nothing.
-	raw := signedAnswer(t, [12]byte{}, r.Key[:], stun.BindingSuccess)
+	raw := signedAnswer(t, [12]byte{}, r.Key[:], pion.BindingSuccess)
 	n := testing.AllocsPerRun(500, func() {
 		if err := c.Send(KindPresence, 1, r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		copy(raw[8:20], r.TxID[:])
-		// The transaction ID is covered by the integrity: re-sign in place
-		// would allocate, so check the mismatch path, which computes the
-		// same HMAC.
-		c.handle(raw, &a, time.Now())
+		// The transaction ID is covered by the integrity and the
+		// FINGERPRINT; patching it would fail Parse, so re-add the
+		// FINGERPRINT and check the HMAC mismatch path, which computes the
+		// same HMAC as a match.
+		fixFingerprint(raw)
+		c.handle(raw, m, time.Now())
 	})
 	if n != 0 {
 		t.Fatalf("verifying receive path allocates %v times per datagram", n)
 	}
+	if last != CodeBadSignature {
+		t.Fatalf("re-addressed answer recorded %s", last)
+	}
+}
+
+// fixFingerprint recomputes the FINGERPRINT (RFC 8489 §14.7) that ends raw,
+// after a test changed bytes before it.
+func fixFingerprint(raw []byte) {
+	n := len(raw) - 8
+	binary.BigEndian.PutUint32(raw[n+4:], crc32.ChecksumIEEE(raw[:n])^0x5354554e)
 }
