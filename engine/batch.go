@@ -69,7 +69,7 @@ func (s *MemStore) applyOp(op *Op, now time.Duration) {
 		if op.Err = validEndpoints(op.Presence.Public, op.Presence.Local); op.Err != nil {
 			return
 		}
-		op.PresenceView, op.Result = s.bindPresence(&op.Presence, now)
+		op.Result = s.bindPresence(&op.Presence, now, &op.PresenceView)
 	case OpBindAttempt:
 		if op.Err = validateBind(&op.Bind); op.Err != nil {
 			return

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding"
+	"encoding/binary"
 	"fmt"
 	"hash"
 )
@@ -79,12 +80,11 @@ func (h *HMAC) SetKey(dst *HMACKey, key []byte) {
 }
 
 func (h *HMAC) padWith(key []byte, x byte) {
-	for i := range h.pad {
-		var b byte
-		if i < len(key) {
-			b = key[i]
-		}
-		h.pad[i] = b ^ x
+	n := copy(h.pad[:], key)
+	clear(h.pad[n:])
+	xx := uint64(x) * 0x0101010101010101
+	for i := 0; i < len(h.pad); i += 8 {
+		binary.LittleEndian.PutUint64(h.pad[i:], binary.LittleEndian.Uint64(h.pad[i:])^xx)
 	}
 	h.d.Reset()
 	h.d.Write(h.pad[:])

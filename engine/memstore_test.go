@@ -395,3 +395,65 @@ func TestMemStoreIdempotency(t *testing.T) {
 	}
 	f.check()
 }
+
+// TestApplyBatchMixed mixes accepted, unknown, wrongly keyed, stale and
+// invalid ops in a batch longer than one read batch (64): each op gets its
+// own outcome, a later op sees an earlier one's sequence, and ApplyBatch's
+// read-only warm pass changes nothing of that.
+func TestApplyBatchMixed(t *testing.T) {
+	const n = 64 + 9
+	f := newFx(t, nil)
+	vs := []ListingView{f.visible("pub-1"), f.visible("pub-1"), f.visible("pub-2")}
+	seq := []uint64{1, 1, 1}
+	want := make([]Outcome, 0, n)
+	ops := make([]Op, 0, n)
+	for i := 0; i < n; i++ {
+		v := vs[i%3]
+		op := Op{Kind: OpPresence, Presence: BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Public: fxPub(4000)}}
+		outcome := Success
+		switch i % 5 {
+		case 0, 3:
+			seq[i%3]++
+			op.Presence.Seq = seq[i%3]
+		case 1:
+			op.Presence.Handle = Handle{NewUUID()}
+			op.Presence.Seq = 99
+			outcome = NotFound
+		case 2:
+			op.Presence.Key = f.leaseKey(v.Lease)
+			op.Presence.Seq = 99
+			outcome = NotFound
+		case 4:
+			op.Presence.Seq = 1
+			outcome = Conflict
+		}
+		ops = append(ops, op)
+		want = append(want, outcome)
+	}
+	ops[n-8].Kind = 9 // an invalid op
+	if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ops {
+		if i == n-8 {
+			if ops[i].Err == nil {
+				t.Fatalf("op %d: invalid kind accepted", i)
+			}
+			continue
+		}
+		if ops[i].Err != nil || ops[i].Result.Outcome != want[i] {
+			t.Fatalf("op %d = %v %v, want %v", i, ops[i].Result.Outcome, ops[i].Err, want[i])
+		}
+		if want[i] == Success && ops[i].PresenceView.Listing != vs[i%3].ID {
+			t.Fatalf("op %d: view of %v, want %v", i, ops[i].PresenceView.Listing, vs[i%3].ID)
+		}
+	}
+	f.check()
+	for k, v := range vs {
+		// The last accepted sequence of each listing is the highest sent.
+		_, r, _ := f.s.BindHostPresence(f.ctx, BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq[k], Public: fxPub(1)})
+		if r.Outcome != Conflict {
+			t.Fatalf("listing %d: seq %d not the last accepted (%v)", k, seq[k], r.Outcome)
+		}
+	}
+}

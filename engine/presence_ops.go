@@ -11,7 +11,7 @@ import (
 // (Seq 0 or not above the last accepted) -> CapacityExceeded(PoolPresence)
 // when presence is not fresh and the pool is full. Accepted while draining.
 // A steady-state refresh does not allocate.
-func (s *MemStore) BindHostPresence(ctx context.Context, cmd BindPresence) (PresenceView, Result, error) {
+func (s *MemStore) BindHostPresence(ctx context.Context, cmd BindPresence) (v PresenceView, r Result, err error) {
 	if err := validEndpoints(cmd.Public, cmd.Local); err != nil {
 		return PresenceView{}, Result{}, err
 	}
@@ -20,18 +20,20 @@ func (s *MemStore) BindHostPresence(ctx context.Context, cmd BindPresence) (Pres
 		return PresenceView{}, Result{}, err
 	}
 	defer s.end()
-	v, r := s.bindPresence(&cmd, now)
+	r = s.bindPresence(&cmd, now, &v)
 	return v, r, nil
 }
 
 // bindPresence is BindHostPresence under the commit lock, input validated.
-func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration) (PresenceView, Result) {
+// On success it fills *v (see fillPresenceView); otherwise it leaves *v
+// alone, and the caller's zero view stands.
+func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration, v *PresenceView) Result {
 	if !s.available.Load() {
-		return PresenceView{}, Result{Outcome: ServiceUnavailable}
+		return Result{Outcome: ServiceUnavailable}
 	}
 	li, ok := s.listingByPresence.get(cmd.Handle.UUID)
 	if !ok {
-		return PresenceView{}, Result{Outcome: NotFound}
+		return Result{Outcome: NotFound}
 	}
 	if int(li) < len(s.presExp.nd) {
 		// Start the schedule node's cache miss before the record's, so
@@ -39,14 +41,14 @@ func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration) (PresenceV
 		s.warmSink += uint64(s.presExp.nd[li].next)
 	}
 	if !keyEqual(&s.listings.at(li).presenceKey, &cmd.Key) {
-		return PresenceView{}, Result{Outcome: NotFound}
+		return Result{Outcome: NotFound}
 	}
 	l := s.listings.at(li)
 	if cmd.Seq == 0 || cmd.Seq <= l.lastSeq {
-		return PresenceView{}, Result{Outcome: Conflict}
+		return Result{Outcome: Conflict}
 	}
 	if !l.fresh && s.nPresence >= s.lim.MaxPresence {
-		return PresenceView{}, Result{Outcome: CapacityExceeded, Pool: PoolPresence}
+		return Result{Outcome: CapacityExceeded, Pool: PoolPresence}
 	}
 	l.lastSeq = cmd.Seq
 	l.pres.set(cmd.Public, cmd.Local)
@@ -60,5 +62,6 @@ func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration) (PresenceV
 			s.setVisible(li, true)
 		}
 	}
-	return s.presenceView(li, now), Result{}
+	s.fillPresenceView(v, li, now)
+	return Result{}
 }

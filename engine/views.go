@@ -39,20 +39,27 @@ func (s *MemStore) attemptView(ai int32, now time.Duration) AttemptView {
 	return v
 }
 
-// presenceView renders listing slot li's presence at now: TTL left and the
-// oldest PendingOffersMax attempts whose host endpoint is unbound.
-func (s *MemStore) presenceView(li int32, now time.Duration) PresenceView {
+// fillPresenceView renders listing slot li's presence at now into *v,
+// every field: TTL left and the oldest PendingOffersMax attempts whose host
+// endpoint is unbound. It writes in place: building the view in a local
+// and copying it out stalled on store forwarding and was a sixth of a
+// batched heartbeat.
+func (s *MemStore) fillPresenceView(v *PresenceView, li int32, now time.Duration) {
 	l := s.listings.at(li)
-	v := PresenceView{Listing: l.id, TTL: s.presExp.deadline(li) - now}
+	v.Listing = l.id
+	v.TTL = s.presExp.deadline(li) - now
 	v.NPending = min(int(l.pending.n), PendingOffersMax)
 	ai := s.pending.first(&l.pending)
-	for k := 0; k < v.NPending; k++ {
+	for k := range v.Pending {
+		if k >= v.NPending {
+			v.Pending[k] = Handle{}
+			continue
+		}
 		if k > 0 {
 			ai = s.pending.next(ai) // not read past the last one needed: one cache miss less
 		}
 		v.Pending[k] = s.attempts.at(ai).handle
 	}
-	return v
 }
 
 func (s *MemStore) introduction(ai int32) Introduction {

@@ -141,9 +141,18 @@ func (c *rawConn) ReadBatch(pkts []packet) (int, error) {
 	return c.rn, nil
 }
 
+// doRead and doWrite use RawSyscall6: the socket is non-blocking (the
+// runtime's poller made it so), so recvmmsg and sendmmsg never block, and
+// skipping entersyscall/exitsyscall keeps the reader's P. With Syscall6 a
+// sendmmsg of a full batch often outlasts sysmon's 20 µs tick: sysmon then
+// hands the P off (a thread wake-up, and another to get it back in
+// exitsyscall) and, having retaken something, keeps polling every 20 µs
+// instead of backing off — a measurable share of the server's CPU under load
+// (docs/benchmarks/udp.md). The cost: one batch's syscall (tens of µs) delays
+// a stop-the-world by as much.
 func (c *rawConn) doRead(fd uintptr) bool {
 	for {
-		n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd,
+		n, _, errno := unix.RawSyscall6(unix.SYS_RECVMMSG, fd,
 			uintptr(unsafe.Pointer(&c.r.msgs[0])), uintptr(c.rn), 0, 0, 0)
 		switch errno {
 		case 0:
@@ -190,7 +199,7 @@ func (c *rawConn) WriteBatch(pkts []packet) (sent, failed int, err error) {
 
 func (c *rawConn) doWrite(fd uintptr) bool {
 	for {
-		n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, fd,
+		n, _, errno := unix.RawSyscall6(unix.SYS_SENDMMSG, fd,
 			uintptr(unsafe.Pointer(&c.w.msgs[c.woff])), uintptr(c.wcnt-c.woff), 0, 0, 0)
 		switch errno {
 		case 0:
