@@ -26,10 +26,26 @@ func bigLimits() engine.Limits {
 // returns a client for it.
 func serve(b *testing.B, handler fasthttp.RequestHandler) *fasthttp.HostClient {
 	ln := fasthttputil.NewInmemoryListener()
+	serveOn(b, ln, handler)
+	return &fasthttp.HostClient{Addr: "bench", Dial: func(string) (net.Conn, error) { return ln.Dial() }, MaxConns: 64}
+}
+
+// serveTCP runs handler on a fasthttp server on a loopback TCP port and
+// returns a keep-alive client for it: the kernel's socket costs are paid on
+// both sides, as in production.
+func serveTCP(b *testing.B, handler fasthttp.RequestHandler) *fasthttp.HostClient {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	serveOn(b, ln, handler)
+	return &fasthttp.HostClient{Addr: ln.Addr().String(), MaxConns: 64}
+}
+
+func serveOn(b *testing.B, ln net.Listener, handler fasthttp.RequestHandler) {
 	srv := &fasthttp.Server{Handler: handler, MaxRequestBodySize: MaxBodySize}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown below
 	b.Cleanup(func() { _ = srv.Shutdown() })
-	return &fasthttp.HostClient{Addr: "bench", Dial: func(string) (net.Conn, error) { return ln.Dial() }, MaxConns: 64}
 }
 
 // runHTTP sends requests made by prep in parallel and checks each status.
@@ -137,6 +153,29 @@ func BenchmarkHTTP(b *testing.B) {
 			rq.Header.Set("Idempotency-Key", "k"+strconv.FormatInt(i, 10))
 			rq.SetBody(body)
 		})
+	})
+}
+
+// BenchmarkHTTPLoopback is BenchmarkHTTP's read cases over real loopback
+// TCP: bare handler, bare handler sending the same page, and browse.
+func BenchmarkHTTPLoopback(b *testing.B) {
+	browse := func(rq *fasthttp.Request, _ int64) {
+		rq.Header.SetMethod("GET")
+		rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
+		rq.Header.Set("Authorization", "Bearer "+tokCli)
+	}
+	fixed := func(body []byte) fasthttp.RequestHandler {
+		return func(ctx *fasthttp.RequestCtx) {
+			ctx.SetContentType("application/json")
+			ctx.SetBody(body)
+		}
+	}
+	b.Run("bare", func(b *testing.B) { runHTTP(b, serveTCP(b, fixed(fixedBody)), 200, browse) })
+	b.Run("bare_page", func(b *testing.B) { runHTTP(b, serveTCP(b, fixed(pageBody(b))), 200, browse) })
+	b.Run("browse100", func(b *testing.B) {
+		d := newDirect(b, engine.DefaultLimits())
+		d.fill(b, engine.DefaultMaxListings, 100)
+		runHTTP(b, serveTCP(b, d.api.Handler), 200, browse)
 	})
 }
 
