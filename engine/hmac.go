@@ -67,7 +67,8 @@ func NewHMAC() *HMAC {
 
 // SetKey computes dst from key (at most 64 bytes; the service's keys and
 // capabilities are 32): two SHA-256 blocks. It panics on a longer key:
-// callers bound it. Zero allocations.
+// callers bound it. Zero allocations (except under the race detector, where
+// crypto/sha256's AppendBinary allocates).
 func (h *HMAC) SetKey(dst *HMACKey, key []byte) {
 	if len(key) > 64 {
 		panic("BUG: HMAC key longer than a block")

@@ -67,6 +67,11 @@ type Keyring struct {
 	pads HMACKey
 }
 
+// A Keyring prints as "[REDACTED]": it holds the capability key.
+func (Keyring) String() string             { return "[REDACTED]" }
+func (Keyring) GoString() string           { return "[REDACTED]" }
+func (Keyring) Format(f fmt.State, _ rune) { f.Write([]byte("[REDACTED]")) }
+
 // NewKeyring uses a configured key (shared-state mode).
 func NewKeyring(key [32]byte) *Keyring {
 	k := &Keyring{key: key}
@@ -135,11 +140,27 @@ func HostAttemptCapability(presence *Capability, attempt Handle) Capability {
 // HMACSHA256 computes HMAC-SHA256 for a key of at most 64 bytes and a message
 // of at most MaxHMACMessage bytes without allocating (crypto/hmac allocates
 // its hash state on every New). It panics on larger inputs: callers bound them.
+// Messages up to smallHMACMessage bytes (every request a client signs) are
+// assembled in a 320-byte buffer, so the 1.6 KB one is zeroed only for
+// larger ones. Hot paths that reuse a key use HMAC with an HMACKey instead.
 func HMACSHA256(key, msg []byte) [32]byte {
 	if len(key) > 64 || len(msg) > MaxHMACMessage {
 		panic("BUG: HMACSHA256 input too large")
 	}
+	if len(msg) <= smallHMACMessage {
+		var buf [64 + smallHMACMessage]byte
+		return hmacInto(buf[:], key, msg)
+	}
 	var buf [64 + MaxHMACMessage]byte
+	return hmacInto(buf[:], key, msg)
+}
+
+// smallHMACMessage: messages up to this size use the small buffer.
+const smallHMACMessage = 256
+
+// hmacInto computes HMAC-SHA256(key, msg) using buf (at least 64+len(msg)
+// and 96 bytes) as scratch.
+func hmacInto(buf, key, msg []byte) [32]byte {
 	for i := 0; i < 64; i++ {
 		var b byte
 		if i < len(key) {

@@ -24,6 +24,11 @@ func TestInteropCoturnClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("turnutils_stunclient: %v\n%s", err, out)
 	}
+	// A reader counts its answers after sending them: Close waits for the
+	// readers, so every answer sent is counted once it returns.
+	if err := f.med.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
 	if !strings.Contains(string(out), "reflexive addr: 127.0.0.1:") || f.med.met.answers[methodBinding][resOK].Get() == 0 {
 		t.Fatalf("no reflexive address in coturn's output:\n%s", out)
 	}

@@ -84,7 +84,9 @@ func TestProcessorZeroAllocs(t *testing.T) {
 				t.Fatalf("%s: %d answers, want %d", name, len(out), answers)
 			}
 		})
-		if allocs != 0 {
+		// Under -race only the plain Binding (no HMAC pad states) is held
+		// to 0: see race_on_test.go.
+		if allocs != 0 && (!raceEnabled || name == "plain binding") {
 			t.Fatalf("%s: %v allocations per datagram, want 0", name, allocs)
 		}
 	}

@@ -132,7 +132,7 @@ func TestIntegrityWithPadsZeroAllocs(t *testing.T) {
 			t.Fatal("round trip failed")
 		}
 	})
-	if allocs != 0 {
+	if allocs != 0 && !raceEnabled { // see race_on_test.go
 		t.Fatalf("%v allocations per sign+parse+verify with pads, want 0", allocs)
 	}
 }

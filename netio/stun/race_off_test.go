@@ -1,0 +1,5 @@
+//go:build !race
+
+package stun
+
+const raceEnabled = false
