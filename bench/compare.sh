@@ -13,6 +13,13 @@
 # $OUT/compare/{coturn,ours} for benchreport. Our plain Binding rate is
 # measured once, after the rounds.
 #
+# On a machine with two or more cores the servers run pinned to CPU 1 and
+# the generator to CPU 0 (PIN=0 turns this off): the generator then cannot
+# take the server's CPU, so the rate measures the server rather than how the
+# scheduler split two cores between two busy processes. A presence request
+# costs the generator more than a plain Binding (it signs it), so unpinned the
+# generator is what limits our presence rate on 2 cores.
+#
 # Environment (all optional): DURATION (default 5s), WINDOW (requests in
 # flight per socket, default 256), SOCKETS (default 4), ROUNDS (default 5),
 # COTURN_PORT (default 34780), OUT (default bench/out), REPORT (default
@@ -27,45 +34,16 @@ ROUNDS=${ROUNDS:-5}
 COTURN_PORT=${COTURN_PORT:-34780}
 OUT=${OUT:-bench/out}
 REPORT=${REPORT:-docs/benchmarks.md}
+PIN=${PIN:-1}
+SERVER_WRAP=()
+GEN_WRAP=()
+if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+	SERVER_WRAP=(taskset -c 1)
+	GEN_WRAP=(taskset -c 0)
+fi
 
-# build_bins DIR: builds rendezvous and rendezvous-load into DIR.
-build_bins() {
-	mkdir -p "$1"
-	$GO build -o "$1/" ./cmd/rendezvous ./cmd/rendezvous-load
-}
-
-# start_server BIN LOG [FLAGS...]: starts the server, waits for its first log
-# line and sets SERVER_PID, SERVER_HTTP and SERVER_UDP.
-start_server() {
-	local bin=$1 log=$2
-	shift 2
-	"$bin" --http-addr 127.0.0.1:0 --udp-addr 127.0.0.1:0 --log-format json --drain-window 1s "$@" 2>"$log" &
-	SERVER_PID=$!
-	for _ in $(seq 1 100); do
-		if grep -q '"msg":"listening"' "$log" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	local first
-	first=$(head -1 "$log")
-	SERVER_HTTP=$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' <<<"$first")
-	SERVER_UDP=$(sed -n 's/.*"udp":"\([^"]*\)".*/\1/p' <<<"$first")
-	if [ -z "$SERVER_HTTP" ] || [ -z "$SERVER_UDP" ]; then
-		echo "the server did not start; its log:" >&2
-		cat "$log" >&2
-		return 1
-	fi
-}
-
-# stop_server: SIGTERM (drain) and wait.
-stop_server() {
-	if [ -n "${SERVER_PID:-}" ]; then
-		kill -TERM "$SERVER_PID" 2>/dev/null || true
-		wait "$SERVER_PID" 2>/dev/null || true
-		SERVER_PID=
-	fi
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 if ! command -v turnserver >/dev/null; then
 	echo "bench-compare needs coturn's turnserver on the PATH (apt-get install coturn); nothing measured" >&2
@@ -82,17 +60,18 @@ cleanup() {
 }
 trap cleanup EXIT
 build_bins "$OUT/bin"
-load="$OUT/bin/rendezvous-load"
-"$load" principals --publishers 60 --clients 1 --principals-out "$OUT/compare/principals.json" --tokens-out "$OUT/compare/tokens.json"
+load_bin="$OUT/bin/rendezvous-load"
+load() { ${GEN_WRAP[@]+"${GEN_WRAP[@]}"} "$load_bin" "$@"; }
+load principals --publishers 60 --clients 1 --principals-out "$OUT/compare/principals.json" --tokens-out "$OUT/compare/tokens.json"
 common=(--mode udprate --duration "$DURATION" --window "$WINDOW" --udp-sockets "$SOCKETS" --progress 1s)
 
 # coturn: STUN only, no TLS/DTLS, no CLI, logging to a file, loopback only.
-turnserver -n --stun-only --no-tls --no-dtls --no-cli --listening-ip 127.0.0.1 \
+${SERVER_WRAP[@]+"${SERVER_WRAP[@]}"} turnserver -n --stun-only --no-tls --no-dtls --no-cli --listening-ip 127.0.0.1 \
 	--listening-port "$COTURN_PORT" --log-file "$OUT/compare/coturn.log" --simple-log \
 	--pidfile "$OUT/compare/coturn.pid" >/dev/null 2>&1 &
 COTURN_PID=$!
 for _ in $(seq 1 50); do
-	if "$load" "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --duration 1s --window 1 --udp-sockets 1 \
+	if load "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --duration 1s --window 1 --udp-sockets 1 \
 		--out "$OUT/compare/probe" >/dev/null 2>&1; then
 		break
 	fi
@@ -104,12 +83,12 @@ field() { sed -n "s/.*\"$2\": *\([0-9.e+]*\).*/\1/p" "$1" | head -1; }
 summary="$OUT/compare/rounds.txt"
 printf '%-6s %14s %14s %8s %18s %18s\n' round coturn-plain/s ours-presence/s ratio "coturn-cpu-us/ans" "ours-cpu-us/ans" >"$summary"
 for r in $(seq 1 "$ROUNDS"); do
-	"$load" "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --server-pid "$COTURN_PID" --out "$OUT/compare/coturn-r$r"
+	load "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --server-pid "$COTURN_PID" --out "$OUT/compare/coturn-r$r"
 	start_server "$OUT/bin/rendezvous" "$OUT/compare/server-r$r.log" --principals "$OUT/compare/principals.json"
-	"$load" "${common[@]}" --stun presence --listings 5000 --http "$SERVER_HTTP" --tokens "$OUT/compare/tokens.json" \
+	load "${common[@]}" --stun presence --listings 5000 --http "$SERVER_HTTP" --tokens "$OUT/compare/tokens.json" \
 		--server-pid "$SERVER_PID" --out "$OUT/compare/ours-r$r"
 	if [ "$r" = "$ROUNDS" ]; then
-		"$load" "${common[@]}" --stun plain --mediator "$SERVER_UDP" --server-pid "$SERVER_PID" --out "$OUT/compare/ours-plain"
+		load "${common[@]}" --stun plain --mediator "$SERVER_UDP" --server-pid "$SERVER_PID" --out "$OUT/compare/ours-plain"
 	fi
 	stop_server
 	c=$(field "$OUT/compare/coturn-r$r/result.json" answered_per_s)

@@ -221,7 +221,7 @@ func compareTable(w io.Writer, ours, coturn, oursPlain *loadResult) {
 		return
 	}
 	o, c := ours.UDPRate, coturn.UDPRate
-	fmt.Fprintf(w, "coturn comparison (`make bench-compare`, measured %s; same generator, %d sockets × %d in flight, one server at a time):\n\n",
+	fmt.Fprintf(w, "coturn comparison (`make bench-compare`, measured %s; same generator, %d sockets × %d in flight, one server at a time, servers pinned to one core and the generator to the other):\n\n",
 		ours.Started.UTC().Format("2006-01-02 15:04 UTC"), o.Sockets, o.Window)
 	fmt.Fprintln(w, "| server | request | answered/s | lost | server CPU µs/answer |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|")
