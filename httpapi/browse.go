@@ -120,11 +120,31 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	s := acquireBuf()
 	defer releaseBuf(s)
 	if a.items != nil {
-		a.browseItems(ctx, &q, s)
+		// The store copies out only what a page shows, and encoding reads
+		// it from one small array.
+		items, more, r, err := a.items.BrowseItems(context.Background(), q, s.items[:0])
+		s.items = items
+		writePage(a, ctx, s, items, more, r, err, func(b []byte, it *engine.BrowseItem) []byte {
+			return appendBrowseItem(b, it, &s.times)
+		})
 		return
 	}
-	items, more, r, err := a.store.BrowseVisible(context.Background(), q, s.views[:0])
-	s.views = items
+	views, more, r, err := a.store.BrowseVisible(context.Background(), q, s.views[:0])
+	s.views = views
+	writePage(a, ctx, s, views, more, r, err, func(b []byte, v *engine.ListingView) []byte {
+		return appendListingItem(b, v, false)
+	})
+}
+
+// listingItem is what a browse page is made of: a full view or a light item.
+type listingItem interface {
+	engine.ListingView | engine.BrowseItem
+}
+
+// writePage answers one browse page from the store's answer: the items as
+// appendItem encodes them, then next_after.
+func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, items []T, more bool,
+	r engine.Result, err error, appendItem func([]byte, *T) []byte) {
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
@@ -139,55 +159,27 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendListingItem(b, &items[i], false)
+		b = appendItem(b, &items[i])
 	}
-	var last engine.UUID
-	if len(items) > 0 {
-		last = items[len(items)-1].ID.UUID
-	}
-	s.b = appendNextAfter(b, more && len(items) > 0, last)
-	sendJSON(ctx, fasthttp.StatusOK, s)
-}
-
-// browseItems is browse through engine.ItemBrowser: the store copies out
-// only what a page shows, and encoding reads it from one small array.
-func (a *API) browseItems(ctx *fasthttp.RequestCtx, q *engine.Browse, s *scratch) {
-	items, more, r, err := a.items.BrowseItems(context.Background(), *q, s.items[:0])
-	s.items = items
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opBrowse, r.Outcome)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
-		return
-	}
-	b := append(s.b[:0], `{"items":[`...)
-	for i := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendBrowseItem(b, &items[i], &s.times)
-	}
-	var last engine.UUID
-	if len(items) > 0 {
-		last = items[len(items)-1].ID.UUID
-	}
-	s.b = appendNextAfter(b, more && len(items) > 0, last)
-	sendJSON(ctx, fasthttp.StatusOK, s)
-}
-
-// appendNextAfter ends a page: the last item's ID as next_after when more
-// follow, else null.
-func appendNextAfter(b []byte, more bool, last engine.UUID) []byte {
-	b = append(b, `],"next_after":`...)
-	if more {
-		b = appendUUID(b, last)
+	s.b = append(b, `],"next_after":`...)
+	if more && len(items) > 0 {
+		s.b = appendLastID(s.b, &items[len(items)-1])
 	} else {
-		b = append(b, "null"...)
+		s.b = append(s.b, "null"...)
 	}
-	return append(b, '}')
+	s.b = append(s.b, '}')
+	sendJSON(ctx, fasthttp.StatusOK, s)
+}
+
+// appendLastID appends the listing ID of a page's last item.
+func appendLastID[T listingItem](b []byte, it *T) []byte {
+	switch v := any(it).(type) {
+	case *engine.ListingView:
+		return appendUUID(b, v.ID.UUID)
+	case *engine.BrowseItem:
+		return appendUUID(b, v.ID.UUID)
+	}
+	panic("BUG: unknown listing item")
 }
 
 // getListing answers GET /v1/listings/{id}: the browse item plus visibility,

@@ -50,6 +50,7 @@ const (
 	routeRevocations
 	routeDrain
 	routeStats
+	numRoutes
 )
 
 // public routes need no authentication.
@@ -102,79 +103,50 @@ func match(path []byte) (route, []byte) {
 	return routeNone, nil
 }
 
+// methodOp is one method a route answers and the operation it selects.
+type methodOp struct {
+	method string
+	op     op
+}
+
+// routeMethods lists, per route, the methods it answers; a 405's Allow
+// header is the same list (routeAllow).
+var routeMethods = [numRoutes][]methodOp{
+	routeLivez:        {{"GET", opLivez}},
+	routeReadyz:       {{"GET", opReadyz}},
+	routeMetrics:      {{"GET", opMetrics}},
+	routeWhoami:       {{"GET", opWhoami}},
+	routeListings:     {{"GET", opBrowse}, {"POST", opCreateListing}},
+	routeListing:      {{"GET", opGetListing}, {"DELETE", opDeleteListing}},
+	routeLease:        {{"PUT", opRenewLease}},
+	routeJoin:         {{"POST", opCreateAttempt}},
+	routeAdminListing: {{"DELETE", opAdminRevokeListing}},
+	routeRevocations:  {{"POST", opAdminRevokePrincipal}},
+	routeDrain:        {{"POST", opAdminDrain}},
+	routeStats:        {{"GET", opAdminStats}},
+}
+
+var routeAllow = func() (allow [numRoutes]string) {
+	for r, ms := range routeMethods {
+		for i, m := range ms {
+			if i > 0 {
+				allow[r] += ", "
+			}
+			allow[r] += m.method
+		}
+	}
+	return allow
+}()
+
 // resolve picks the operation of route r for method. When the method is not
 // allowed it returns opUnknown and the Allow header value.
 func resolve(r route, method []byte) (op, string) {
-	m := string(method)
-	switch r {
-	case routeLivez:
-		if m == "GET" {
-			return opLivez, ""
+	for _, m := range routeMethods[r] {
+		if string(method) == m.method {
+			return m.op, ""
 		}
-		return opUnknown, "GET"
-	case routeReadyz:
-		if m == "GET" {
-			return opReadyz, ""
-		}
-		return opUnknown, "GET"
-	case routeMetrics:
-		if m == "GET" {
-			return opMetrics, ""
-		}
-		return opUnknown, "GET"
-	case routeWhoami:
-		if m == "GET" {
-			return opWhoami, ""
-		}
-		return opUnknown, "GET"
-	case routeListings:
-		switch m {
-		case "GET":
-			return opBrowse, ""
-		case "POST":
-			return opCreateListing, ""
-		}
-		return opUnknown, "GET, POST"
-	case routeListing:
-		switch m {
-		case "GET":
-			return opGetListing, ""
-		case "DELETE":
-			return opDeleteListing, ""
-		}
-		return opUnknown, "GET, DELETE"
-	case routeLease:
-		if m == "PUT" {
-			return opRenewLease, ""
-		}
-		return opUnknown, "PUT"
-	case routeJoin:
-		if m == "POST" {
-			return opCreateAttempt, ""
-		}
-		return opUnknown, "POST"
-	case routeAdminListing:
-		if m == "DELETE" {
-			return opAdminRevokeListing, ""
-		}
-		return opUnknown, "DELETE"
-	case routeRevocations:
-		if m == "POST" {
-			return opAdminRevokePrincipal, ""
-		}
-		return opUnknown, "POST"
-	case routeDrain:
-		if m == "POST" {
-			return opAdminDrain, ""
-		}
-		return opUnknown, "POST"
-	case routeStats:
-		if m == "GET" {
-			return opAdminStats, ""
-		}
-		return opUnknown, "GET"
 	}
-	return opUnknown, ""
+	return opUnknown, routeAllow[r]
 }
 
 // access is what an operation requires of its caller.
