@@ -47,6 +47,7 @@ func (a *API) revokeListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	if !ok {
 		return
 	}
+	start := time.Now()
 	r, err := a.store.RevokeListing(context.Background(), engine.RevokeListing{
 		Tenant: p.Tenant, AnyTenant: p.Global, Listing: engine.ListingID{UUID: lid},
 	})
@@ -54,7 +55,7 @@ func (a *API) revokeListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opAdminRevokeListing, r.Outcome)
+	a.metrics.outcome(opAdminRevokeListing, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return
@@ -80,12 +81,13 @@ func (a *API) revokePrincipal(ctx *fasthttp.RequestCtx, p *Principal) {
 			return
 		}
 	}
+	start := time.Now()
 	removed, r, err := a.store.RevokePrincipal(context.Background(), subject, time.Duration(ttl)*time.Second)
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opAdminRevokePrincipal, r.Outcome)
+	a.metrics.outcome(opAdminRevokePrincipal, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return

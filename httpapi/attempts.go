@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/valyala/fasthttp"
@@ -26,6 +27,7 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		a.writeInputError(ctx, err)
 		return
 	}
+	start := time.Now()
 	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
 		Tenant: p.Tenant, Client: p.Subject, IdempotencyKey: key,
 		Listing: engine.ListingID{UUID: lid}, ProtocolVersion: pv,
@@ -34,7 +36,7 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opCreateAttempt, r.Outcome)
+	a.metrics.outcome(opCreateAttempt, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/valyala/fasthttp"
@@ -122,16 +123,18 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	if a.items != nil {
 		// The store copies out only what a page shows, and encoding reads
 		// it from one small array.
+		start := time.Now()
 		items, more, r, err := a.items.BrowseItems(context.Background(), q, s.items[:0])
 		s.items = items
-		writePage(a, ctx, s, items, more, r, err, func(b []byte, it *engine.BrowseItem) []byte {
+		writePage(a, ctx, s, items, more, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
 			return appendBrowseItem(b, it, &s.times)
 		})
 		return
 	}
+	start := time.Now()
 	views, more, r, err := a.store.BrowseVisible(context.Background(), q, s.views[:0])
 	s.views = views
-	writePage(a, ctx, s, views, more, r, err, func(b []byte, v *engine.ListingView) []byte {
+	writePage(a, ctx, s, views, more, r, err, start, func(b []byte, v *engine.ListingView) []byte {
 		return appendListingItem(b, v, false)
 	})
 }
@@ -142,14 +145,14 @@ type listingItem interface {
 }
 
 // writePage answers one browse page from the store's answer: the items as
-// appendItem encodes them, then next_after.
+// appendItem encodes them, then next_after. start is when the store call began.
 func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, items []T, more bool,
-	r engine.Result, err error, appendItem func([]byte, *T) []byte) {
+	r engine.Result, err error, start time.Time, appendItem func([]byte, *T) []byte) {
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opBrowse, r.Outcome)
+	a.metrics.outcome(opBrowse, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return
@@ -189,6 +192,7 @@ func (a *API) getListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	if !ok {
 		return
 	}
+	start := time.Now()
 	v, r, err := a.store.GetListing(context.Background(), engine.GetListing{
 		Tenant: p.Tenant, Listing: engine.ListingID{UUID: lid}, Joinable: true,
 	})
@@ -196,7 +200,7 @@ func (a *API) getListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opGetListing, r.Outcome)
+	a.metrics.outcome(opGetListing, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/valyala/fasthttp"
@@ -56,12 +57,13 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 		Tenant: p.Tenant, Owner: p.Subject, IdempotencyKey: key, Spec: owned,
 		Doc: listingDoc(&owned),
 	}
+	start := time.Now()
 	v, r, err := a.store.CreateListing(context.Background(), cmd)
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opCreateListing, r.Outcome)
+	a.metrics.outcome(opCreateListing, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return
@@ -136,12 +138,13 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		Lease: req.Lease, LeaseKey: engine.FingerprintOf(&req.Token),
 		ExpectedVersion: req.ExpectedVersion, CurrentPlayers: req.CurrentPlayers,
 	}
+	start := time.Now()
 	v, r, err := a.store.RenewLease(context.Background(), cmd)
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opRenewLease, r.Outcome)
+	a.metrics.outcome(opRenewLease, r.Outcome, start)
 	if !r.OK() {
 		var extra func([]byte) []byte
 		if r.Outcome == engine.Conflict {
@@ -194,12 +197,13 @@ func (a *API) deleteListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		Tenant: p.Tenant, Owner: p.Subject, Listing: engine.ListingID{UUID: lid},
 		Lease: engine.LeaseID{UUID: lease}, LeaseKey: engine.FingerprintOf(&tok),
 	}
+	start := time.Now()
 	r, err := a.store.DeleteListing(context.Background(), cmd)
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
 	}
-	a.metrics.outcome(opDeleteListing, r.Outcome)
+	a.metrics.outcome(opDeleteListing, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return

@@ -15,6 +15,7 @@ const (
 	metricRequests = "rendezvous_http_requests_total"
 	metricDuration = "rendezvous_http_request_duration_seconds"
 	metricOutcomes = "rendezvous_http_store_outcomes_total"
+	metricCommit   = "rendezvous_http_store_duration_seconds"
 	metricPoolUsed = "rendezvous_pool_used"
 	metricPoolCeil = "rendezvous_pool_ceiling"
 	metricQuota    = "rendezvous_quota_limit"
@@ -40,6 +41,7 @@ type httpMetrics struct {
 	set      *metrics.Set
 	requests [numOps][numStatus]atomic.Pointer[metrics.Counter]
 	duration [numOps]*metrics.Histogram
+	commit   [numOps]*metrics.Histogram
 	outcomes [numOps][engine.ServiceUnavailable + 1]atomic.Pointer[metrics.Counter]
 }
 
@@ -47,6 +49,7 @@ func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) 
 	m := &httpMetrics{set: set}
 	for op := range numOps {
 		m.duration[op] = set.GetOrCreateHistogram(metricDuration + `{route="` + opNames[op] + `"}`)
+		m.commit[op] = set.GetOrCreateHistogram(metricCommit + `{op="` + opNames[op] + `"}`)
 	}
 	for p := engine.PoolListings; p <= engine.PoolIdempotency; p++ {
 		i := int(p) - 1
@@ -79,8 +82,10 @@ func (m *httpMetrics) request(op op, status int, d time.Duration) {
 	m.duration[op].Update(d.Seconds())
 }
 
-// outcome counts one store transition's outcome.
-func (m *httpMetrics) outcome(op op, o engine.Outcome) {
+// outcome counts one store transition's outcome and records how long the
+// store call that began at start took (commit latency, CONTRACT.md §6).
+func (m *httpMetrics) outcome(op op, o engine.Outcome, start time.Time) {
+	m.commit[op].Update(time.Since(start).Seconds())
 	if o > engine.ServiceUnavailable {
 		return
 	}

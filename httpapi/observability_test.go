@@ -26,6 +26,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`rendezvous_http_store_outcomes_total{op="create_listing",outcome="success"} 1`,
 		`rendezvous_http_store_outcomes_total{op="get_listing",outcome="not_found"} 1`,
 		`rendezvous_http_request_duration_seconds_bucket{route="browse",vmrange=`,
+		`rendezvous_http_store_duration_seconds_bucket{op="create_listing",vmrange=`,
 		`rendezvous_pool_used{pool="listings"} 1`,
 		`rendezvous_pool_ceiling{pool="listings"} 6`,
 		`rendezvous_pool_used{pool="presence"} 1`,

@@ -36,10 +36,11 @@ func TestMetricsExported(t *testing.T) {
 	f.set.WritePrometheus(&buf)
 	out := buf.String()
 	for _, want := range []string{
-		`rdv_udp_answers_total{method="presence",outcome="success"} 1`,
-		`rdv_udp_answers_total{method="presence",outcome="conflict"} 1`,
-		`rdv_udp_dropped_total{reason="malformed"} 1`,
-		`rdv_udp_batch_size_bucket`,
+		`rendezvous_udp_answers_total{method="presence",outcome="success"} 1`,
+		`rendezvous_udp_answers_total{method="presence",outcome="conflict"} 1`,
+		`rendezvous_udp_dropped_total{reason="malformed"} 1`,
+		`rendezvous_udp_batch_size_bucket`,
+		`rendezvous_udp_commit_duration_seconds_bucket`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("metrics lack %q:\n%s", want, out)

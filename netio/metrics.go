@@ -2,6 +2,7 @@ package netio
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 )
@@ -72,21 +73,25 @@ type mediatorMetrics struct {
 	drops     [numDrops]*metrics.Counter
 	answers   [numMethods][numResults]*metrics.Counter
 	batchSize *metrics.Histogram
+	// commit is the time of one store.ApplyBatch: the commit latency of a
+	// batch (CONTRACT.md §6).
+	commit *metrics.Histogram
 }
 
 func newMediatorMetrics(s *metrics.Set) *mediatorMetrics {
 	m := &mediatorMetrics{
-		in:        s.GetOrCreateCounter("rdv_udp_datagrams_in_total"),
-		out:       s.GetOrCreateCounter("rdv_udp_datagrams_out_total"),
-		batches:   s.GetOrCreateCounter("rdv_udp_read_batches_total"),
-		batchSize: s.GetOrCreateHistogram("rdv_udp_batch_size"),
+		in:        s.GetOrCreateCounter("rendezvous_udp_datagrams_in_total"),
+		out:       s.GetOrCreateCounter("rendezvous_udp_datagrams_out_total"),
+		batches:   s.GetOrCreateCounter("rendezvous_udp_read_batches_total"),
+		batchSize: s.GetOrCreateHistogram("rendezvous_udp_batch_size"),
+		commit:    s.GetOrCreateHistogram("rendezvous_udp_commit_duration_seconds"),
 	}
 	for i := range m.drops {
-		m.drops[i] = s.GetOrCreateCounter(fmt.Sprintf(`rdv_udp_dropped_total{reason=%q}`, dropNames[i]))
+		m.drops[i] = s.GetOrCreateCounter(fmt.Sprintf(`rendezvous_udp_dropped_total{reason=%q}`, dropNames[i]))
 	}
 	for i := range m.answers {
 		for j := range m.answers[i] {
-			m.answers[i][j] = s.GetOrCreateCounter(fmt.Sprintf(`rdv_udp_answers_total{method=%q,outcome=%q}`,
+			m.answers[i][j] = s.GetOrCreateCounter(fmt.Sprintf(`rendezvous_udp_answers_total{method=%q,outcome=%q}`,
 				methodNames[i], resultNames[j]))
 		}
 	}
@@ -99,12 +104,16 @@ type batchStats struct {
 	in, out int
 	drops   [numDrops]int
 	answers [numMethods][numResults]int
+	commit  time.Duration // time in store.ApplyBatch; 0 when no op was committed
 }
 
 func (s *batchStats) flush(m *mediatorMetrics, batch int) {
 	if batch > 0 {
 		m.batches.Inc()
 		m.batchSize.Update(float64(batch))
+	}
+	if s.commit > 0 {
+		m.commit.Update(s.commit.Seconds())
 	}
 	if s.in > 0 {
 		m.in.Add(s.in)

@@ -3,6 +3,7 @@ package netio
 import (
 	"context"
 	"net/netip"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/netio/stun"
@@ -66,7 +67,10 @@ func (p *processor) run(in []packet, nowNS int64) []packet {
 		p.handle(&in[i])
 	}
 	if len(p.ops) > 0 {
-		if err := p.store.ApplyBatch(context.Background(), p.ops); err != nil {
+		start := time.Now()
+		err := p.store.ApplyBatch(context.Background(), p.ops)
+		p.stats.commit += time.Since(start)
+		if err != nil {
 			// Only a cancelled context fails a whole batch; ours never is.
 			p.stats.drops[dropStore] += len(p.ops)
 		} else {

@@ -82,7 +82,7 @@ func TestRunInProcessServesAndDrains(t *testing.T) {
 	f("/metrics", http.StatusOK, "process_cpu_seconds_total")
 	f("/metrics", http.StatusOK, "rendezvous_attempts_in_flight 0")
 	f("/metrics", http.StatusOK, `rendezvous_pool_ceiling{pool="listings"} 25000`)
-	f("/metrics", http.StatusOK, "rdv_udp_datagrams_in_total")
+	f("/metrics", http.StatusOK, "rendezvous_udp_datagrams_in_total")
 	cancel()
 	if code := waitStatus(t, status); code != exitOK {
 		t.Fatalf("status %d, want 0; stderr %s", code, stderr.String())
