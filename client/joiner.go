@@ -130,11 +130,15 @@ func (j *Joiner) socketFor(mediator string) (*Socket, error) {
 	return j.sock, nil
 }
 
-// Close closes the socket if the Joiner opened it.
+// Close closes the socket if the Joiner opened it; a socket the caller
+// gave is left open and no longer read.
 func (j *Joiner) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.ownConn {
+		if j.sock != nil {
+			j.sock.release() // stop reading the caller's socket; it stays open
+		}
 		return nil
 	}
 	if j.sock != nil {

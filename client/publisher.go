@@ -44,6 +44,8 @@ type Publisher struct {
 	ownConn bool
 	log     *slog.Logger
 	created CreatedListing
+	// maxPlayers is the listing's max_players (immutable): SetPlayers' bound.
+	maxPlayers int
 
 	mu      sync.Mutex
 	lease   Lease
@@ -86,7 +88,7 @@ func Publish(ctx context.Context, cfg PublisherConfig) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Publisher{api: cfg.API, log: cfg.Logger, created: *created, lease: created.Lease, players: -1,
+	p := &Publisher{api: cfg.API, log: cfg.Logger, created: *created, maxPlayers: cfg.Spec.MaxPlayers, lease: created.Lease, players: -1,
 		accepted: make(chan Introduction, acceptBacklog), done: make(chan struct{})}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -140,10 +142,14 @@ func resolveMediator(s string) (netip.AddrPort, error) {
 	return unmapAP(ua.AddrPort()), nil
 }
 
+// closeIf closes the Socket and its socket if own, else releases the
+// caller's socket (stops reading it, leaves it open).
 func (s *Socket) closeIf(own bool) {
 	if own {
 		s.Close() // nothing useful to do with a close error of a socket we give up
+		return
 	}
+	s.release()
 }
 
 // ListingID names the published listing.
@@ -167,11 +173,17 @@ func (p *Publisher) LeaseVersion() uint64 {
 	return p.lease.Version
 }
 
-// SetPlayers updates current_players with the next lease renewal.
-func (p *Publisher) SetPlayers(n int) {
+// SetPlayers updates current_players with the next lease renewal. A value
+// outside 0..max_players (which the server would refuse with 400, stopping
+// the Publisher) is refused with an *InputError and changes nothing.
+func (p *Publisher) SetPlayers(n int) error {
+	if n < 0 || n > p.maxPlayers {
+		return &InputError{Field: "current_players", Reason: fmt.Sprintf("must be 0..%d (max_players)", p.maxPlayers)}
+	}
 	p.mu.Lock()
 	p.players = n
 	p.mu.Unlock()
+	return nil
 }
 
 // Done is closed when the Publisher stops (Close, or a fatal error: Err).
@@ -209,7 +221,8 @@ func (p *Publisher) Punch(ctx context.Context, in Introduction, cfg PunchConfig)
 }
 
 // Close stops the loops, deletes the listing (best effort within ctx) and
-// closes the socket if the Publisher opened it.
+// closes the socket if the Publisher opened it (a socket the caller gave is
+// left open and no longer read).
 func (p *Publisher) Close(ctx context.Context) error {
 	var err error
 	p.closed.Do(func() {

@@ -24,6 +24,7 @@ type Socket struct {
 	conn     PacketConn
 	mediator netip.AddrPort
 	done     chan struct{}
+	exited   chan struct{} // closed when the reader goroutine returns
 	once     sync.Once
 	readErr  atomic.Pointer[error]
 
@@ -66,6 +67,7 @@ func NewSocket(conn PacketConn, mediator netip.AddrPort) *Socket {
 		conn:     conn,
 		mediator: unmapAP(mediator),
 		done:     make(chan struct{}),
+		exited:   make(chan struct{}),
 		intros:   make(map[engine.Handle]*introSlot),
 		punches:  make(map[engine.Handle]*punchSession),
 		offers:   make(chan engine.Handle, offerBacklog),
@@ -102,12 +104,26 @@ func (s *Socket) Close() error {
 	return err
 }
 
+// release stops the Socket without closing a socket the caller owns (and
+// may reuse): it ends every wait as Close does, unblocks the reader's
+// pending read with a past deadline, waits until the reader has returned,
+// then clears the deadline. Idempotent; after Close it does nothing.
+func (s *Socket) release() {
+	s.once.Do(func() {
+		close(s.done)
+		_ = s.conn.SetReadDeadline(time.Unix(1, 0)) // an error: the socket is closed, the reader returns anyway
+		<-s.exited
+		_ = s.conn.SetReadDeadline(time.Time{})
+	})
+}
+
 func (s *Socket) readLoop() {
 	for {
 		n, from, err := s.conn.ReadFromUDPAddrPort(s.rx[:])
 		if err != nil {
 			select {
 			case <-s.done:
+				close(s.exited)
 				return
 			default:
 			}
@@ -115,6 +131,7 @@ func (s *Socket) readLoop() {
 				continue
 			}
 			s.readErr.Store(&err)
+			close(s.exited)
 			s.Close() // the socket is unusable; Done reports it
 			return
 		}

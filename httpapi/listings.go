@@ -107,6 +107,19 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 		slog.Bool("replay", r.Replay))
 }
 
+// leaseKeyOf is the fingerprint a renew or delete presents. A malformed
+// token cannot match any lease, but the store still decides the answer, so
+// the outcomes that come before NotFound (CONTRACT.md §7.9: unavailable,
+// draining) and the players check of §7.16a keep their precedence: it
+// presents the zero fingerprint, which no lease key equals (a lease key is
+// a truncated SHA-256; all zero bits has probability 2^-128).
+func leaseKeyOf(tok *engine.Capability, ok bool) engine.Fingerprint {
+	if !ok {
+		return engine.Fingerprint{}
+	}
+	return engine.FingerprintOf(tok)
+}
+
 func (a *API) leaseTTLOf(v *engine.ListingView) int64 {
 	if v.LeaseTTL > 0 {
 		return seconds(v.LeaseTTL)
@@ -128,14 +141,9 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		a.writeInputError(ctx, err)
 		return
 	}
-	if !req.TokenOK {
-		// A malformed token cannot match any lease: wrong lease or token is 404.
-		a.writeProblem(ctx, probNotFound, "", nil)
-		return
-	}
 	cmd := engine.RenewLease{
 		Tenant: p.Tenant, Owner: p.Subject, Listing: engine.ListingID{UUID: lid},
-		Lease: req.Lease, LeaseKey: engine.FingerprintOf(&req.Token),
+		Lease: req.Lease, LeaseKey: leaseKeyOf(&req.Token, req.TokenOK),
 		ExpectedVersion: req.ExpectedVersion, CurrentPlayers: req.CurrentPlayers,
 	}
 	start := time.Now()
@@ -188,14 +196,10 @@ func (a *API) deleteListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		a.writeProblem(ctx, probInvalidRequest, "Lease-Token: header is required", nil)
 		return
 	}
-	tok, ok := engine.ParseToken(ht)
-	if !ok {
-		a.writeProblem(ctx, probNotFound, "", nil)
-		return
-	}
+	tok, tokOK := engine.ParseToken(ht)
 	cmd := engine.DeleteListing{
 		Tenant: p.Tenant, Owner: p.Subject, Listing: engine.ListingID{UUID: lid},
-		Lease: engine.LeaseID{UUID: lease}, LeaseKey: engine.FingerprintOf(&tok),
+		Lease: engine.LeaseID{UUID: lease}, LeaseKey: leaseKeyOf(&tok, tokOK),
 	}
 	start := time.Now()
 	r, err := a.store.DeleteListing(context.Background(), cmd)

@@ -111,8 +111,9 @@ func decodeMetadata(d *decoder, spec *engine.ListingSpec) error {
 }
 
 // renewRequest is a decoded PUT /v1/listings/{id}/lease body. TokenOK is
-// false when lease_token is a string but not a well-formed capability: the
-// caller answers 404 (wrong lease or token) after every 400 check.
+// false when lease_token is a string but not a well-formed capability: it
+// matches no lease, so the store answers 404 (wrong lease or token) unless
+// an outcome that precedes NotFound applies.
 type renewRequest struct {
 	Lease           engine.LeaseID
 	Token           engine.Capability

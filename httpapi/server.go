@@ -22,8 +22,8 @@ const (
 
 // NewServer returns a fasthttp server running Handler with the body limit
 // (413 as problem+json), header size limit, timeouts, the name "rendezvous"
-// and fasthttp's own messages sent to the API's logger. The caller serves
-// and shuts it down.
+// and fasthttp's own messages (never quoting the request) sent to the API's
+// logger. The caller serves and shuts it down.
 func (a *API) NewServer() *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:                      a.Handler,
@@ -36,7 +36,10 @@ func (a *API) NewServer() *fasthttp.Server {
 		WriteTimeout:                 writeTimeout,
 		IdleTimeout:                  idleTimeout,
 		DisablePreParseMultipartForm: true,
-		Logger:                       slogAdapter{a.log},
+		// fasthttp's read errors otherwise quote the raw request, whose
+		// Authorization header is a bearer token; logs never hold one.
+		SecureErrorLogMessage: true,
+		Logger:                slogAdapter{a.log},
 	}
 }
 

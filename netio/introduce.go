@@ -1,6 +1,8 @@
 package netio
 
 import (
+	"net/netip"
+
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
@@ -49,7 +51,14 @@ func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, pads *e
 	if !to.Bound() || !peer.Bound() {
 		return
 	}
-	s := p.slot(to.Public, r.local)
+	// The completing request's destination cannot be the source of an
+	// INTRODUCE to a peer of the other address family (the kernel refuses
+	// it): let the kernel choose one.
+	local := r.local
+	if local.IsValid() && local.Unmap().Is4() != to.Public.Addr().Unmap().Is4() {
+		local = netip.Addr{}
+	}
+	s := p.slot(to.Public, local)
 	if s == nil {
 		return
 	}

@@ -146,6 +146,7 @@ func (m *Mediator) readLoop(c batchConn) {
 			continue
 		}
 		out := p.run(in[:n], m.nanotime())
+		out = m.divert(c, out, &p.stats)
 		if len(out) > 0 {
 			sent, failed, err := c.WriteBatch(out)
 			p.stats.out += sent
@@ -156,4 +157,32 @@ func (m *Mediator) readLoop(c batchConn) {
 		}
 		p.stats.flush(m.met, n)
 	}
+}
+
+// divert sends the answers c cannot carry (an INTRODUCE to a peer whose
+// bind reached a socket of the other address family) from a socket that
+// can, one by one, and returns the rest, compacted in place, for c's batched
+// write. Swapping packets keeps each write slot's buffer distinct. Zero
+// allocations.
+func (m *Mediator) divert(c batchConn, out []packet, st *batchStats) []packet {
+	local := c.LocalAddr()
+	k := 0
+	for i := range out {
+		if reaches(local, out[i].addr) {
+			out[k], out[i] = out[i], out[k]
+			k++
+			continue
+		}
+		other := m.connFor(out[i].addr)
+		if other == nil {
+			st.drops[dropSendFailed]++
+			continue
+		}
+		if err := other.WriteTo(out[i].buf, out[i].addr); err != nil {
+			st.drops[dropSendFailed]++
+			continue
+		}
+		st.out++
+	}
+	return out[:k]
 }

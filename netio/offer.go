@@ -76,9 +76,17 @@ func (m *Mediator) connFor(dst netip.AddrPort) batchConn {
 		if a.Is4() == is4 {
 			return c
 		}
-		if is4 && a.Is6() && a.IsUnspecified() && dual == nil {
+		if dual == nil && reaches(c.LocalAddr(), dst) {
 			dual = c
 		}
 	}
 	return dual
+}
+
+// reaches reports whether a socket bound to local can send to dst: same
+// address family, or an IPv4 destination from a dual-stack IPv6 wildcard.
+func reaches(local, dst netip.AddrPort) bool {
+	is4 := dst.Addr().Unmap().Is4()
+	a := local.Addr()
+	return a.Is4() == is4 || (is4 && a.Is6() && a.IsUnspecified())
 }

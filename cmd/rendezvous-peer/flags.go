@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -27,6 +28,15 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.region, "region", "", "region (host: advertised, default eu-central; join: browse filter)")
 	fs.StringVar(&c.listen, "listen", "0.0.0.0:0", "local UDP address for mediator traffic and the punched path")
 	fs.DurationVar(&c.punchTimeout, "punch-timeout", 5*time.Second, "how long to try hole punching")
+}
+
+// check refuses flag values no call could carry: protocol_version is a
+// u32 (CONTRACT.md §3.1), so a larger --protocol would silently wrap.
+func (c *common) check() error {
+	if c.protocol > math.MaxUint32 {
+		return fmt.Errorf("--protocol %d is not in 1..%d", c.protocol, uint32(math.MaxUint32))
+	}
+	return nil
 }
 
 func (c *common) api() (*client.API, error) {

@@ -27,6 +27,10 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "rendezvous-peer host: %v\n", err)
 		return exitUsage
 	}
+	if err := c.check(); err != nil {
+		fmt.Fprintf(stderr, "rendezvous-peer host: %v\n", err)
+		return exitUsage
+	}
 	if *name == "" {
 		fmt.Fprintln(stderr, "rendezvous-peer host: --name is required")
 		return exitUsage

@@ -30,6 +30,10 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "rendezvous-peer join: %v\n", err)
 		return exitUsage
 	}
+	if err := c.check(); err != nil {
+		fmt.Fprintf(stderr, "rendezvous-peer join: %v\n", err)
+		return exitUsage
+	}
 	if (*listing == "") == !*first {
 		fmt.Fprintln(stderr, "rendezvous-peer join: give exactly one of --listing ID or --first")
 		return exitUsage
