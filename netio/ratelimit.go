@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"net/netip"
 	"sync"
@@ -28,7 +29,10 @@ const (
 // concurrent use; Allow does not allocate.
 type rateLimiter struct {
 	cost, max int64 // nanoseconds per answer, burst × cost
-	shards    [limiterShards]limiterShard
+	// seed is hashed with every key, so which sources share a shard and a
+	// probe window cannot be computed in advance to crowd out a victim's bucket.
+	seed   uint64
+	shards [limiterShards]limiterShard
 }
 
 type limiterShard struct {
@@ -54,7 +58,11 @@ func newRateLimiter(rate float64, burst int) *rateLimiter {
 	if cost < 1 {
 		cost = 1
 	}
-	return &rateLimiter{cost: cost, max: cost * int64(burst)}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		panic("BUG: crypto/rand failed: " + err.Error())
+	}
+	return &rateLimiter{cost: cost, max: cost * int64(burst), seed: binary.LittleEndian.Uint64(seed[:])}
 }
 
 // sourceKey is the IPv4 address or the IPv6 /64 prefix, never zero.
@@ -75,8 +83,9 @@ func sourceKey(a netip.Addr) uint64 {
 // of a monotonic clock) and reports whether there was one.
 func (l *rateLimiter) Allow(src netip.Addr, now int64) bool {
 	key := sourceKey(src)
-	var kb [8]byte
-	binary.LittleEndian.PutUint64(kb[:], key)
+	var kb [16]byte
+	binary.LittleEndian.PutUint64(kb[:8], l.seed)
+	binary.LittleEndian.PutUint64(kb[8:], key)
 	h := xxhash.Sum64(kb[:])
 	s := &l.shards[h&(limiterShards-1)]
 	base := int(h>>32) % limiterSlots
