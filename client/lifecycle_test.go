@@ -79,28 +79,7 @@ func TestCloseReleasesCallerConn(t *testing.T) {
 	if err := pub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sender, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sender.Close()
-	to := conn.LocalAddr().(*net.UDPAddr).AddrPort()
-	const n = 8
-	for i := range n {
-		if _, err := sender.WriteToUDPAddrPort([]byte{'x', byte(i)}, to); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The bound only keeps a broken Close from hanging the test.
-	if err := conn.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 64)
-	for i := range n {
-		if _, _, err := conn.ReadFromUDPAddrPort(buf); err != nil {
-			t.Fatalf("datagram %d of %d never reached the caller: %v", i+1, n, err)
-		}
-	}
+	wantCallerOwnsConn(t, conn)
 }
 
 // TestJoinerCloseReleasesCallerConn is TestCloseReleasesCallerConn for a
@@ -129,6 +108,13 @@ func TestJoinerCloseReleasesCallerConn(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
+	wantCallerOwnsConn(t, conn)
+}
+
+// wantCallerOwnsConn sends datagrams to conn from another socket and checks
+// that every one reaches the caller's reads: no SDK reader is left on it.
+func wantCallerOwnsConn(t *testing.T, conn *net.UDPConn) {
+	t.Helper()
 	sender, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +127,7 @@ func TestJoinerCloseReleasesCallerConn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The bound only keeps a broken Close from hanging the test.
 	if err := conn.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
