@@ -70,7 +70,6 @@ func storeLimits(listings int, headroom bool) engine.Limits {
 // issue valid operations forever: the manual clock never moves.
 type storeFixture struct {
 	s         engine.Store
-	c         *engine.ManualClock
 	k         *engine.Keyring
 	ls        []engine.ListingView
 	leaseKeys []engine.Fingerprint
@@ -147,7 +146,7 @@ func newFixture(c storeCase, headroom bool, meta int) (*storeFixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &storeFixture{s: s, c: clock, k: k}
+	f := &storeFixture{s: s, k: k}
 	ctx := context.Background()
 	n := c.listings
 	f.ls = make([]engine.ListingView, n)

@@ -33,7 +33,6 @@ func BenchmarkStorePresenceRefresh(b *testing.B) {
 	runStoreCases(b, func(b *testing.B, f *storeFixture) {
 		ctx := context.Background()
 		pub := hostAddr(7)
-		b.ResetTimer()
 		for b.Loop() {
 			i := f.pick()
 			f.seq[i]++
@@ -80,7 +79,6 @@ func BenchmarkStorePresenceRefreshHotSet(b *testing.B) {
 func BenchmarkStoreLeaseRenew(b *testing.B) {
 	runStoreCases(b, func(b *testing.B, f *storeFixture) {
 		ctx := context.Background()
-		b.ResetTimer()
 		for b.Loop() {
 			i := f.pick()
 			v := &f.ls[i]
@@ -101,7 +99,6 @@ func BenchmarkStoreBrowse(b *testing.B) {
 		ctx := context.Background()
 		dst := make([]engine.ListingView, 0, engine.BrowsePageMax)
 		cursor := 0
-		b.ResetTimer()
 		for b.Loop() {
 			// Start somewhere with at least a full page after it.
 			cursor = (cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
@@ -155,7 +152,6 @@ func BenchmarkStoreBatchPresence(b *testing.B) {
 		ctx := context.Background()
 		ops := make([]engine.Op, storeBatch)
 		pub := hostAddr(9)
-		b.ResetTimer()
 		for b.Loop() {
 			// Refill only the inputs, as a UDP reader reusing its op array
 			// does: rewriting each whole ~1 KB Op would be the benchmark's
@@ -185,7 +181,6 @@ func BenchmarkStoreListingChurn(b *testing.B) {
 	runStoreCases(b, func(b *testing.B, f *storeFixture) {
 		ctx := context.Background()
 		sp := fillSpec(0, 1)
-		b.ResetTimer()
 		for b.Loop() {
 			f.serial++
 			v, r, err := f.s.CreateListing(ctx, engine.CreateListing{Tenant: storeTenant, Owner: "churn",
@@ -209,7 +204,6 @@ func BenchmarkStoreAttemptFlow(b *testing.B) {
 	runStoreCases(b, func(b *testing.B, f *storeFixture) {
 		ctx := context.Background()
 		hostPub, clientPub := hostAddr(1), hostAddr(2)
-		b.ResetTimer()
 		for b.Loop() {
 			i := f.pick()
 			f.serial++

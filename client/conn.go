@@ -33,6 +33,23 @@ func ListenUDP(addr string) (*net.UDPConn, error) {
 	return c, nil
 }
 
+// openConn returns conn, or when it is nil a socket opened on listenAddr
+// (default "0.0.0.0:0"); own reports that the SDK opened the socket and
+// must close it.
+func openConn(conn PacketConn, listenAddr string) (c PacketConn, own bool, err error) {
+	if conn != nil {
+		return conn, false, nil
+	}
+	if listenAddr == "" {
+		listenAddr = "0.0.0.0:0"
+	}
+	uc, err := ListenUDP(listenAddr)
+	if err != nil {
+		return nil, false, err
+	}
+	return uc, true, nil
+}
+
 // localEndpoint returns the LAN endpoint the peer should try: the socket's
 // bound address when it is specific, else the source address the kernel
 // would choose toward toward (found by connecting a throwaway UDP socket,

@@ -46,19 +46,11 @@ func NewJoiner(cfg JoinerConfig) (*Joiner, error) {
 	if cfg.ProtocolVersion == 0 {
 		return nil, &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
 	}
-	j := &Joiner{api: cfg.API, cfg: cfg, conn: cfg.Conn}
-	if j.conn == nil {
-		la := cfg.ListenAddr
-		if la == "" {
-			la = "0.0.0.0:0"
-		}
-		c, err := ListenUDP(la)
-		if err != nil {
-			return nil, err
-		}
-		j.conn, j.ownConn = c, true
+	conn, own, err := openConn(cfg.Conn, cfg.ListenAddr)
+	if err != nil {
+		return nil, err
 	}
-	return j, nil
+	return &Joiner{api: cfg.API, cfg: cfg, conn: conn, ownConn: own}, nil
 }
 
 // Browse iterates the joinable public listings of the joiner's protocol

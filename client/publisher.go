@@ -104,18 +104,11 @@ func Publish(ctx context.Context, cfg PublisherConfig) (*Publisher, error) {
 	if err != nil {
 		return fail(err)
 	}
-	conn := cfg.Conn
-	if conn == nil {
-		la := cfg.ListenAddr
-		if la == "" {
-			la = "0.0.0.0:0"
-		}
-		c, err := ListenUDP(la)
-		if err != nil {
-			return fail(err)
-		}
-		conn, p.ownConn = c, true
+	conn, own, err := openConn(cfg.Conn, cfg.ListenAddr)
+	if err != nil {
+		return fail(err)
 	}
+	p.ownConn = own
 	p.sock = NewSocket(conn, med)
 	ps := &presenceState{handle: created.Presence.Handle, key: created.Presence.Token, local: cfg.LocalAddr}
 	if !ps.local.IsValid() {

@@ -86,9 +86,7 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 	timeout := cmp0(cfg.Timeout, defaultPunchTimeout)
 	interval := cmp0(cfg.Interval, defaultPunchInterval)
 	ps := &punchSession{role: byte(role), acked: make(chan netip.AddrPort, 1), probed: make(chan netip.AddrPort, 4)}
-	if _, err := rand.Read(ps.nonce[:]); err != nil {
-		panic("BUG: crypto/rand failed: " + err.Error())
-	}
+	_, _ = rand.Read(ps.nonce[:]) // never fails since Go 1.24: it crashes the process instead
 	if err := s.addPunch(intro.Attempt, ps); err != nil {
 		return Path{}, err
 	}

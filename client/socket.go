@@ -200,7 +200,7 @@ func (s *Socket) WriteTo(b []byte, addr netip.AddrPort) (int, error) {
 // AppDrops counts application datagrams dropped because nobody read them.
 func (s *Socket) AppDrops() uint64 { return s.appDrops.Load() }
 
-// Offers delivers attempt handles the mediator offered (pushed OFFERs and
+// offerCh delivers attempt handles the mediator offered (pushed OFFERs and
 // pending RDV-ATTEMPTs from presence answers), for the Publisher.
 func (s *Socket) offerCh() <-chan engine.Handle { return s.offers }
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"net/netip"
 	"time"
 )
 
@@ -11,5 +10,3 @@ import (
 // maxDuration is a deadline after every other: clearActive drains the
 // schedules with it.
 const maxDuration = time.Duration(math.MaxInt64)
-
-var zeroAddrPort netip.AddrPort

@@ -15,7 +15,6 @@ var Sink uint64
 // worth of owners, one tenant, 8 regions), built once per size and shared.
 type benchFill struct {
 	s     *MemStore
-	clock *ManualClock
 	k     *Keyring
 	views []ListingView
 	phs   []Handle // presence handles, compact so the harness itself misses the cache less
@@ -46,7 +45,7 @@ func getBenchFill(b *testing.B, n int) *benchFill {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bf := &benchFill{s: s, clock: c, k: k, seq: 1}
+	bf := &benchFill{s: s, k: k, seq: 1}
 	ctx := context.Background()
 	pub := netip.MustParseAddrPort("203.0.113.10:40000")
 	for i := 0; i < n; i++ {

@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // subjectRec is one principal the store knows of: it owns listings, created
 // attempts, or is revoked. It is freed when none of these holds. The lists
 // make revocation O(what the subject has), never a scan.
@@ -44,7 +46,7 @@ func (s *MemStore) subjectSlot(k subjectKey) int32 {
 	i := s.subjects.alloc()
 	r := s.subjects.at(i)
 	r.hash = k.hash
-	r.name = Subject(cloneString(string(k.name)))
+	r.name = Subject(strings.Clone(string(k.name))) // never a caller's buffer
 	chainInsert(&s.subjectIdx, &s.subjects, i)
 	return i
 }

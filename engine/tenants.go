@@ -45,7 +45,7 @@ func (s *MemStore) tenantRef(k tenantKey) int32 {
 		i = s.tenants.alloc()
 		r := s.tenants.at(i)
 		r.hash = k.hash
-		r.t = Tenant{Game: cloneString(k.t.Game), Env: cloneString(k.t.Env)}
+		r.t = Tenant{Game: strings.Clone(k.t.Game), Env: strings.Clone(k.t.Env)} // never a caller's buffer
 		chainInsert(&s.tenantIdx, &s.tenants, i)
 	}
 	s.tenants.at(i).refs++
@@ -61,6 +61,3 @@ func (s *MemStore) tenantUnref(i int32) {
 		s.tenants.release(i)
 	}
 }
-
-// cloneString copies s so the store never retains a caller's buffer.
-func cloneString(v string) string { return strings.Clone(v) }

@@ -23,6 +23,9 @@ var (
 // MaxDoc bounds CreateListing.Doc.
 const MaxDoc = 64 << 10
 
+// zeroAddrPort is the absent endpoint: a Local left unset.
+var zeroAddrPort netip.AddrPort
+
 // validEndpoints checks an observed public endpoint and an optional local one.
 func validEndpoints(public, local netip.AddrPort) error {
 	if !public.IsValid() || public.Port() == 0 {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
@@ -119,9 +120,9 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 	b := append(s.b[:0], `{"instance_id":`...)
 	b = appendUUID(b, st.InstanceID)
 	b = append(b, `,"available":`...)
-	b = appendBool(b, st.Available)
+	b = strconv.AppendBool(b, st.Available)
 	b = append(b, `,"draining":`...)
-	b = appendBool(b, st.Draining)
+	b = strconv.AppendBool(b, st.Draining)
 	b = append(b, `,"pools":{`...)
 	for i := range st.Pools {
 		b = appendKey(b, engine.Pool(i+1).String(), i == 0)
@@ -140,11 +141,4 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 	b = append(b, '}')
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)
-}
-
-func appendBool(b []byte, v bool) []byte {
-	if v {
-		return append(b, "true"...)
-	}
-	return append(b, "false"...)
 }

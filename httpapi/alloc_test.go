@@ -62,3 +62,17 @@ func TestHandlerAllocations(t *testing.T) {
 		t.Fatalf("get allocates %.1f times per request", n)
 	}
 }
+
+// A browse filter's region, once seen, becomes a string without allocating.
+func TestInternerAllocations(t *testing.T) {
+	in := newInterner(maxInternedRegions)
+	region := []byte("eu-central")
+	in.get(region)
+	if n := testing.AllocsPerRun(100, func() {
+		if in.get(region) != "eu-central" {
+			t.Fatal("interned value")
+		}
+	}); n != 0 {
+		t.Fatalf("get of an interned value allocates %.1f times", n)
+	}
+}

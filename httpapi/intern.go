@@ -26,7 +26,7 @@ func (in *interner) get(b []byte) string {
 	if ok {
 		return s
 	}
-	return in.add(string(b))
+	return in.insert(string(b))
 }
 
 // add interns s (if there is room) and returns the interned copy.
@@ -37,6 +37,13 @@ func (in *interner) add(s string) string {
 	if ok {
 		return v
 	}
+	return in.insert(s)
+}
+
+// insert interns s under the write lock (if there is room; another caller
+// may have interned it since the read-locked lookup) and returns the
+// interned copy.
+func (in *interner) insert(s string) string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if v, ok := in.m[s]; ok {

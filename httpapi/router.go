@@ -151,10 +151,9 @@ func resolve(r route, method []byte) (op, string) {
 
 // access is what an operation requires of its caller.
 type access struct {
-	roles    Roles // any of these; 0: any authenticated principal
-	tenant   bool  // acts in the principal's own tenant (global principals may not)
-	hasBody  bool  // a JSON body: Content-Type is checked (415)
-	operator bool  // operator route: a global operator acts in any tenant
+	roles   Roles // any of these; 0: any authenticated principal
+	tenant  bool  // acts in the principal's own tenant (global principals may not)
+	hasBody bool  // a JSON body: Content-Type is checked (415)
 }
 
 var opAccess = [numOps]access{
@@ -165,8 +164,8 @@ var opAccess = [numOps]access{
 	opRenewLease:           {roles: Roles(RolePublisher), tenant: true, hasBody: true},
 	opDeleteListing:        {roles: Roles(RolePublisher), tenant: true},
 	opCreateAttempt:        {roles: Roles(RoleClient), tenant: true, hasBody: true},
-	opAdminRevokeListing:   {roles: Roles(RoleOperator), operator: true},
-	opAdminRevokePrincipal: {roles: Roles(RoleOperator), operator: true, hasBody: true},
-	opAdminDrain:           {roles: Roles(RoleOperator), operator: true},
-	opAdminStats:           {roles: Roles(RoleOperator), operator: true},
+	opAdminRevokeListing:   {roles: Roles(RoleOperator)},
+	opAdminRevokePrincipal: {roles: Roles(RoleOperator), hasBody: true},
+	opAdminDrain:           {roles: Roles(RoleOperator)},
+	opAdminStats:           {roles: Roles(RoleOperator)},
 }

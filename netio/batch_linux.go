@@ -90,17 +90,10 @@ func newRawConn(c *net.UDPConn, pktinfo bool) (*rawConn, error) {
 func (c *rawConn) LocalAddr() netip.AddrPort { return c.local }
 func (c *rawConn) Close() error              { return c.conn.Close() }
 
+// WriteTo sends one datagram; net maps an IPv4 addr for an AF_INET6 socket.
 func (c *rawConn) WriteTo(b []byte, addr netip.AddrPort) error {
-	_, err := c.conn.WriteToUDPAddrPort(b, c.sockAddr(addr))
+	_, err := c.conn.WriteToUDPAddrPort(b, addr)
 	return err
-}
-
-// sockAddr maps an IPv4 destination for an IPv6 socket.
-func (c *rawConn) sockAddr(a netip.AddrPort) netip.AddrPort {
-	if c.v6 && a.Addr().Is4() {
-		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr().As16()), a.Port())
-	}
-	return a
 }
 
 func (c *rawConn) ReadBatch(pkts []packet) (int, error) {

@@ -62,10 +62,8 @@ func newPortableConn(c *net.UDPConn, pktinfo bool) *portableConn {
 func (c *portableConn) LocalAddr() netip.AddrPort { return c.local }
 func (c *portableConn) Close() error              { return c.conn.Close() }
 
+// WriteTo sends one datagram; net maps an IPv4 addr for an AF_INET6 socket.
 func (c *portableConn) WriteTo(b []byte, addr netip.AddrPort) error {
-	if c.v6 && addr.Addr().Is4() {
-		addr = netip.AddrPortFrom(netip.AddrFrom16(addr.Addr().As16()), addr.Port())
-	}
 	_, err := c.conn.WriteToUDPAddrPort(b, addr)
 	return err
 }

@@ -357,6 +357,30 @@ func TestIPv6(t *testing.T) {
 	}
 }
 
+// TestOfferDualStack: an OFFER to a host on IPv4 leaves a dual-stack
+// wildcard socket ([::]), on both I/O paths.
+func TestOfferDualStack(t *testing.T) {
+	if !ipv6Loopback() {
+		t.Fatal("this test needs IPv6 on loopback ([::1])")
+	}
+	for _, portable := range []bool{false, true} {
+		f := newFixture(t, Config{Addrs: []string{"[::]:0"}, Portable: portable})
+		to := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), f.med.LocalAddrs()[0].Port())
+		v, pc := f.listing()
+		host := newPeer(t, to)
+		wantSuccess(t, host.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), pc[:], host.addr())
+		a := f.attempt(v)
+		f.med.Offer(a)
+		m, from := host.recv()
+		if m.Type() != stun.OfferIndication || from != to || !m.CheckIntegrity(pc[:]) {
+			t.Fatalf("portable=%v: type %#x from %v, want a signed OFFER from %v", portable, m.Type(), from, to)
+		}
+		if h, ok := m.Attempt(); !ok || h != a.Handle {
+			t.Fatalf("portable=%v: OFFER RDV-ATTEMPT", portable)
+		}
+	}
+}
+
 // TestAnswerFromRequestAddress: on a wildcard socket each answer leaves from
 // the address its request reached (IP_PKTINFO), so NAT mappings hold on a
 // host with several addresses. 127.0.0.1 and 127.0.0.2 are both loopback.

@@ -47,21 +47,18 @@ type limiterEntry struct {
 	tokens int64
 }
 
+// newRateLimiter takes a positive rate and burst: Config.normalize fills
+// the defaults.
 func newRateLimiter(rate float64, burst int) *rateLimiter {
-	if rate <= 0 {
-		rate = DefaultErrorRate
-	}
-	if burst <= 0 {
-		burst = DefaultErrorBurst
+	if !(rate > 0) || burst <= 0 {
+		panic("BUG: newRateLimiter needs a positive rate and burst")
 	}
 	cost := int64(1e9 / rate)
 	if cost < 1 {
 		cost = 1
 	}
 	var seed [8]byte
-	if _, err := rand.Read(seed[:]); err != nil {
-		panic("BUG: crypto/rand failed: " + err.Error())
-	}
+	_, _ = rand.Read(seed[:]) // never fails since Go 1.24: it crashes the process instead
 	return &rateLimiter{cost: cost, max: cost * int64(burst), seed: binary.LittleEndian.Uint64(seed[:])}
 }
 

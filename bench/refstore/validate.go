@@ -7,12 +7,6 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// Replay ticket bounds (engine.ConsumeReplay).
-const (
-	maxReplayNamespace = 64
-	maxReplayKey       = 128
-)
-
 func inputErr(field, reason string) error { return &engine.InputError{Field: field, Reason: reason} }
 
 func validEndpoints(public, local netip.AddrPort) error {
@@ -47,6 +41,9 @@ func validateCreate(cmd *engine.CreateListing) error {
 	}
 	if err := engine.ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
 		return err
+	}
+	if len(cmd.Doc) > engine.MaxDoc {
+		return inputErr("doc", "must be at most 64 KiB")
 	}
 	return cmd.Spec.Validate()
 }
@@ -97,10 +94,10 @@ func validateBrowse(q *engine.Browse) error {
 }
 
 func validateReplay(cmd *engine.ConsumeReplay, max time.Duration) (time.Duration, error) {
-	if len(cmd.Namespace) < 1 || len(cmd.Namespace) > maxReplayNamespace {
+	if len(cmd.Namespace) < 1 || len(cmd.Namespace) > engine.MaxReplayNamespace {
 		return 0, inputErr("namespace", "must be 1-64 bytes")
 	}
-	if len(cmd.Key) < 1 || len(cmd.Key) > maxReplayKey {
+	if len(cmd.Key) < 1 || len(cmd.Key) > engine.MaxReplayKey {
 		return 0, inputErr("key", "must be 1-128 bytes")
 	}
 	life := cmd.Lifetime

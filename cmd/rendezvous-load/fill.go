@@ -77,6 +77,28 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 	return res, nil
 }
 
+// setupFill runs the "setup" phase of the load and udprate modes: n
+// listings, then their presence. res.Fill holds the figures; TotalSeconds
+// is the phase's duration, set when it succeeded.
+func (r *Run) setupFill(ctx context.Context, res *Result, n int) (*FillSummary, error) {
+	fill := &FillSummary{}
+	res.Fill = fill
+	t0 := time.Now()
+	err := r.phase("setup", func() error {
+		var err error
+		if fill.Listings, err = r.fillListings(ctx, n); err != nil {
+			return err
+		}
+		fill.Presence = r.fillPresence(ctx)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	fill.TotalSeconds = time.Since(t0).Seconds()
+	return fill, nil
+}
+
 // newHeld keeps what the tester needs of an admitted listing; nil when the
 // answer lacks a lease version (the SDK has checked every identifier).
 func newHeld(cl *client.CreatedListing, pub int) *held {
@@ -131,7 +153,7 @@ func (r *Run) fillPresence(ctx context.Context) fillResult {
 func (r *Run) pending() int {
 	n := 0
 	for _, c := range r.udp {
-		n += c.Pending()
+		n += c.InFlight()
 	}
 	return n
 }
@@ -174,7 +196,7 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 	if code == CodeOK && keep {
 		// The SDK has checked the handle and token; the host derives its
 		// capability from its presence capability (CONTRACT.md §1).
-		at2 := attemptRec{Listing: li, Created: sent, Handle: at.Handle, Client: at.Token,
+		at2 := attemptRec{Listing: li, Handle: at.Handle, Client: at.Token,
 			Host: engine.HostAttemptCapability(&h.PresCap, at.Handle)}
 		r.attMu.Lock()
 		r.attempts = append(r.attempts, at2)

@@ -101,6 +101,12 @@ func TestRecorderCounts(t *testing.T) {
 	if c.Total(KindCreate) != 4 || c.Late[KindJoin] != 1 {
 		t.Fatalf("totals wrong: %+v", c)
 	}
+	rec.Observe(KindCreate, CodeTransport, 0)
+	rec.Load(&c)
+	if c.Answered(KindCreate) != 3 || c.Answered(KindPresence) != 1 {
+		t.Fatalf("answered %d creates and %d presence, want 3 and 1 (timeouts and transport failures are not answers)",
+			c.Answered(KindCreate), c.Answered(KindPresence))
+	}
 	var sh HistSnapshot
 	rec.KindHist(KindCreate, ClassShed, false, &sh)
 	if sh.Total != 2 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -16,20 +15,10 @@ import (
 // introduction, as a joiner and its host would) for cfg.Duration.
 func runLoad(ctx context.Context, r *Run, res *Result) error {
 	cfg := r.cfg
-	fill := &FillSummary{}
-	res.Fill = fill
-	t0 := time.Now()
-	var err error
-	if err := r.phase("setup", func() error {
-		if fill.Listings, err = r.fillListings(ctx, cfg.Listings); err != nil {
-			return err
-		}
-		fill.Presence = r.fillPresence(ctx)
-		return nil
-	}); err != nil {
+	fill, err := r.setupFill(ctx, res, cfg.Listings)
+	if err != nil {
 		return err
 	}
-	fill.TotalSeconds = time.Since(t0).Seconds()
 	if u, err := r.serverUsage(); err == nil {
 		fill.UsageAtFull = &u
 		fill.RSSMiB = float64(u.RSSBytes) / (1 << 20)
@@ -81,14 +70,12 @@ func runLoad(ctx context.Context, r *Run, res *Result) error {
 	for k := Kind(0); k < numKinds; k++ {
 		total += c.Total(k)
 		errs += c.Class(k, ClassError)
-		answers += c.Total(k) - c.ByCode[k][CodeTimeout] - c.ByCode[k][CodeTransport]
+		answers += c.Answered(k)
 	}
 	if cpuErr == nil && cpuErr2 == nil {
 		res.ServerCPU = cpuSummary("load", cpu1.CPUSeconds-cpu0.CPUSeconds, answers)
 	}
-	add := func(name string, ok bool, format string, args ...any) {
-		res.Checks = append(res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
-	}
+	add := res.addCheck
 	add("setup.listings", fill.Listings.Admitted == cfg.Listings, "%d of %d listings admitted (%d shed, %d failed)",
 		fill.Listings.Admitted, cfg.Listings, fill.Listings.Shed, fill.Listings.Failed)
 	add("setup.presence", fill.Presence.Admitted == fill.Listings.Admitted, "%d of %d presence bindings live",
@@ -98,10 +85,7 @@ func runLoad(ctx context.Context, r *Run, res *Result) error {
 		rate = float64(errs) / float64(total)
 	}
 	add("load.errors", rate <= cfg.MaxErrorRate, "%d errors in %d requests (%.4f%%, limit %.4f%%)", errs, total, 100*rate, 100*cfg.MaxErrorRate)
-	var binds uint64
-	if n := c.Class(KindBind, ClassOK); n > 0 {
-		binds = n
-	}
+	binds := c.Class(KindBind, ClassOK)
 	add("load.introductions", r.introduces.Load() >= binds-binds/100, "%d INTRODUCE indications for %d successful binds (2 per attempt)",
 		r.introduces.Load(), binds)
 	return nil

@@ -77,6 +77,18 @@ func TestLoadAndUDPRateModes(t *testing.T) {
 	if u := res.UDPRate; u == nil || u.OK == 0 || u.OK != u.Answered {
 		t.Fatalf("udprate presence: %+v", res.UDPRate)
 	}
+	// The fill's total is the setup phase's: it ends before the measured
+	// phase starts (both read from the run's start, so this is an order of
+	// events, not a speed).
+	measured := -1.0
+	for _, p := range res.Timeline {
+		if p.Name == "udprate" {
+			measured = p.Start
+		}
+	}
+	if res.Fill == nil || res.Fill.TotalSeconds <= 0 || res.Fill.TotalSeconds > measured {
+		t.Fatalf("udprate presence: fill total %+v, measured phase starts at %.3fs", res.Fill, measured)
+	}
 	// Mediator address from the first rate run (the server advertises it).
 	res = runLoad(filepath.Join(dir, "plain"), "--mode", "udprate", "--stun", "plain", "--mediator", res.Mediator,
 		"--duration", "1s", "--window", "32")

@@ -75,6 +75,12 @@ func (c *Counts) Total(k Kind) uint64 {
 	return n
 }
 
+// Answered counts the requests of kind k the server answered: every code
+// but a timeout and a transport failure.
+func (c *Counts) Answered(k Kind) uint64 {
+	return c.Total(k) - c.ByCode[k][CodeTimeout] - c.ByCode[k][CodeTransport]
+}
+
 // Sub returns c - o (for per-interval rates).
 func (c *Counts) Sub(o *Counts) Counts {
 	var d Counts

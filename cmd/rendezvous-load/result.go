@@ -1,12 +1,20 @@
 package main
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Check is one validation: its name, whether it passed and what was seen.
 type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+}
+
+// addCheck appends a Check whose Detail is format applied to args.
+func (res *Result) addCheck(name string, ok bool, format string, args ...any) {
+	res.Checks = append(res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 }
 
 // KindSummary is one kind's totals and latencies in one phase.

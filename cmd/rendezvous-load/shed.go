@@ -151,7 +151,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	if cpuErr == nil && cpuErr2 == nil {
 		var answers uint64
 		for k := Kind(0); k < numKinds; k++ {
-			answers += oc.Total(k) - oc.ByCode[k][CodeTimeout] - oc.ByCode[k][CodeTransport]
+			answers += oc.Answered(k)
 		}
 		res.ServerCPU = cpuSummary("overload", cpu1.CPUSeconds-cpu0.CPUSeconds, answers)
 	}
@@ -205,9 +205,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	sh.Introductions = r.introduces.Load()
 
 	// Checks, each naming what it saw.
-	add := func(name string, ok bool, format string, args ...any) {
-		res.Checks = append(res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
-	}
+	add := res.addCheck
 	add("fill.listings", fill.Listings.Admitted == wantL, "%d of %d listings admitted (%d shed, %d failed) in %.1fs",
 		fill.Listings.Admitted, wantL, fill.Listings.Shed, fill.Listings.Failed, fill.Listings.Seconds)
 	wantP := min(len(r.listings), pp.Ceiling-pp.Used)

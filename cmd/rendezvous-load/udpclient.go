@@ -59,15 +59,13 @@ type UDPClient struct {
 	out     [][]byte // encoded, waiting for the next flush
 	spare   [][]byte // buffers to encode into
 	flushCh chan struct{}
-	full    uint64 // sends refused because every slot was pending
 	// inflight mirrors len(slots)-len(free) for lock-free polling.
 	inflight atomic.Int64
 
 	done chan struct{}
 	wg   sync.WaitGroup
-	// Unmatched counts answers matching no pending slot (late or duplicate),
-	// Malformed datagrams stun.Parse refused; both under mu.
-	Unmatched, Indications, Malformed uint64
+	// Malformed counts datagrams stun.Parse refused; under mu.
+	Malformed uint64
 	// Verify makes the client check the MESSAGE-INTEGRITY-SHA256 of every
 	// answer to an authenticated request; one that fails is recorded as
 	// CodeBadSignature. Set it before the first Send.
@@ -131,7 +129,6 @@ func (c *UDPClient) SendPlain(ref int32, intended time.Time) error {
 func (c *UDPClient) send(kind Kind, ref int32, r *stunRequest, intended time.Time) error {
 	c.mu.Lock()
 	if len(c.free) == 0 {
-		c.full++
 		c.mu.Unlock()
 		return ErrTableFull
 	}
@@ -239,28 +236,21 @@ func (c *UDPClient) handle(d []byte, m *stun.Message, now time.Time) {
 		return
 	}
 	if m.Class() == stun.ClassIndication {
-		c.mu.Lock()
-		c.Indications++
-		c.mu.Unlock()
 		if c.onInd != nil {
 			c.onInd(m)
 		}
 		return
 	}
 	if !isAnswer(m) {
-		c.mu.Lock()
-		c.Unmatched++
-		c.mu.Unlock()
-		return
+		return // neither an answer nor an indication: nothing waits for it
 	}
 	tx := m.TransactionID()
 	idx := binary.BigEndian.Uint32(tx[0:4])
 	gen := binary.BigEndian.Uint32(tx[4:8])
 	c.mu.Lock()
 	if int(idx) >= len(c.slots) || !c.slots[idx].inUse || c.slots[idx].gen != gen {
-		c.Unmatched++
 		c.mu.Unlock()
-		return
+		return // late (swept as a timeout) or a duplicate
 	}
 	s := c.slots[idx]
 	c.slots[idx].inUse = false
@@ -311,15 +301,8 @@ func (c *UDPClient) sweeper() {
 	}
 }
 
-// InFlight reports how many requests await an answer without locking.
+// InFlight reports how many requests await an answer, without locking.
 func (c *UDPClient) InFlight() int { return int(c.inflight.Load()) }
-
-// Pending reports how many requests await an answer.
-func (c *UDPClient) Pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.slots) - len(c.free)
-}
 
 // Close stops the goroutines and closes the socket. Requests still pending
 // are dropped without being recorded.

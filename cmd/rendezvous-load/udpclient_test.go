@@ -87,7 +87,7 @@ func TestUDPClientMatchesAnswers(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	for i := 0; i < 5000 && c.Pending() > 0; i++ {
+	for i := 0; i < 5000 && c.InFlight() > 0; i++ {
 		time.Sleep(time.Millisecond)
 	}
 	mu.Lock()
@@ -138,8 +138,8 @@ func TestUDPClientTimesOutAndBoundsPending(t *testing.T) {
 	for i := 0; i < 5000 && timeouts.Load() < 4; i++ {
 		time.Sleep(time.Millisecond)
 	}
-	if timeouts.Load() != 4 || c.Pending() != 0 {
-		t.Fatalf("%d timeouts, %d pending", timeouts.Load(), c.Pending())
+	if timeouts.Load() != 4 || c.InFlight() != 0 {
+		t.Fatalf("%d timeouts, %d pending", timeouts.Load(), c.InFlight())
 	}
 	var cnt Counts
 	rs.Load().Load(&cnt)
@@ -215,8 +215,8 @@ func TestUDPClientReceiveAllocs(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("receive path allocates %v times per datagram", n)
 	}
-	if answered < 1000 || c.Pending() != 0 {
-		t.Fatalf("%d answers matched, %d pending", answered, c.Pending())
+	if answered < 1000 || c.InFlight() != 0 {
+		t.Fatalf("%d answers matched, %d pending", answered, c.InFlight())
 	}
 }
 

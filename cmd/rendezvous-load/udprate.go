@@ -19,18 +19,8 @@ func runUDPRate(ctx context.Context, r *Run, res *Result) error {
 	kind := KindPlain
 	if cfg.Stun == "presence" {
 		kind = KindPresence
-		fill := &FillSummary{}
-		res.Fill = fill
-		t0 := time.Now()
-		defer func() { fill.TotalSeconds = time.Since(t0).Seconds() }()
-		var err error
-		if err := r.phase("setup", func() error {
-			if fill.Listings, err = r.fillListings(ctx, cfg.Listings); err != nil {
-				return err
-			}
-			fill.Presence = r.fillPresence(ctx)
-			return nil
-		}); err != nil {
+		fill, err := r.setupFill(ctx, res, cfg.Listings)
+		if err != nil {
 			return err
 		}
 		if len(r.listings) < len(r.udp) || fill.Presence.Admitted != cfg.Listings {
@@ -89,7 +79,7 @@ func runUDPRate(ctx context.Context, r *Run, res *Result) error {
 	var c Counts
 	r.phaseRecs["udprate"].Load(&c)
 	u := &UDPRateSummary{Kind: cfg.Stun, Sockets: len(r.udp), Window: cfg.Window, Sent: sent.Load(),
-		Answered: c.Total(kind) - c.ByCode[kind][CodeTimeout] - c.ByCode[kind][CodeTransport],
+		Answered: c.Answered(kind),
 		OK:       c.ByCode[kind][CodeOK], Lost: c.ByCode[kind][CodeTimeout], Seconds: secs}
 	u.PerSecond = float64(u.Answered) / secs
 	if cpuErr == nil && cpuErr2 == nil && u.Answered > 0 {
@@ -97,9 +87,7 @@ func runUDPRate(ctx context.Context, r *Run, res *Result) error {
 		res.ServerCPU = cpuSummary("udprate", cpu1.CPUSeconds-cpu0.CPUSeconds, u.Answered)
 	}
 	res.UDPRate = u
-	add := func(name string, ok bool, format string, args ...any) {
-		res.Checks = append(res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
-	}
+	add := res.addCheck
 	add("udprate.answered", u.OK == u.Answered && u.Answered > 0, "%d %s requests answered at %.0f/s (%d ok, %d lost) with %d×%d in flight",
 		u.Answered, cfg.Stun, u.PerSecond, u.OK, u.Lost, len(r.udp), cfg.Window)
 	add("udprate.loss", u.Lost*100 <= u.Sent, "%d of %d requests unanswered (limit 1%%)", u.Lost, u.Sent)

@@ -61,8 +61,8 @@ func TestUDPClientVerifiesAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.handle(signedAnswer(t, r.TxID, key, setters...), m, time.Now())
-		if last != want || c.Pending() != 0 {
-			t.Fatalf("recorded %s with %d pending, want %s and 0", last, c.Pending(), want)
+		if last != want || c.InFlight() != 0 {
+			t.Fatalf("recorded %s with %d pending, want %s and 0", last, c.InFlight(), want)
 		}
 	}
 	f(r.Key[:], CodeOK, pion.BindingSuccess)
@@ -103,12 +103,12 @@ func TestUDPClientVerifiesAnswers(t *testing.T) {
 	}
 	var after Counts
 	rs.Load().Load(&after)
-	if last != numCodes || c.Pending() != 1 || after != before || c.Malformed != uint64(len(junk)) {
-		t.Fatalf("malformed datagrams: recorded %s, %d pending, %d counted malformed", last, c.Pending(), c.Malformed)
+	if last != numCodes || c.InFlight() != 1 || after != before || c.Malformed != uint64(len(junk)) {
+		t.Fatalf("malformed datagrams: recorded %s, %d pending, %d counted malformed", last, c.InFlight(), c.Malformed)
 	}
 	c.handle(ok, m, time.Now())
-	if last != CodeOK || c.Pending() != 0 {
-		t.Fatalf("the real answer after the junk: %s, %d pending", last, c.Pending())
+	if last != CodeOK || c.InFlight() != 0 {
+		t.Fatalf("the real answer after the junk: %s, %d pending", last, c.InFlight())
 	}
 
 	// Verification on the receive path allocates nothing.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -13,10 +14,10 @@ const (
 )
 
 func encodeMsg(id uint64, text string) []byte {
-	return []byte("MSG " + uitoa(id) + " " + text)
+	return []byte("MSG " + strconv.FormatUint(id, 10) + " " + text)
 }
 
-func encodeAck(id uint64) []byte { return []byte("ACK " + uitoa(id)) }
+func encodeAck(id uint64) []byte { return []byte("ACK " + strconv.FormatUint(id, 10)) }
 
 // decode parses a chat datagram. kind is "MSG" or "ACK"; ok is false for
 // anything else (ignored).
@@ -50,17 +51,4 @@ func sanitize(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func uitoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,6 +38,24 @@ func (c *common) check() error {
 		return fmt.Errorf("--protocol %d is not in 1..%d", c.protocol, uint32(math.MaxUint32))
 	}
 	return nil
+}
+
+// parseArgs parses the command's flags (see parse) and checks the shared
+// ones. ok is false when the command must stop: it then returns exitOK
+// after -h, else prints why on stderr and returns exitUsage.
+func (c *common) parseArgs(cmd string, fs *flag.FlagSet, args []string, getenv func(string) string, stderr io.Writer) (code int, ok bool) {
+	err := parse(fs, args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK, false
+	}
+	if err == nil {
+		err = c.check()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "rendezvous-peer %s: %v\n", cmd, err)
+		return exitUsage, false
+	}
+	return exitOK, true
 }
 
 func (c *common) api() (*client.API, error) {

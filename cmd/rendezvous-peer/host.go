@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,16 +19,8 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 	maxPlayers := fs.Int("max-players", 8, "max_players of the listing")
 	unlisted := fs.Bool("unlisted", false, "publish as unlisted (joinable by ID only)")
 	echo := fs.Bool("echo", false, "answer every line a joiner sends with \"echo: <line>\"")
-	if err := parse(fs, args, getenv, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "rendezvous-peer host: %v\n", err)
-		return exitUsage
-	}
-	if err := c.check(); err != nil {
-		fmt.Fprintf(stderr, "rendezvous-peer host: %v\n", err)
-		return exitUsage
+	if code, ok := c.parseArgs("host", fs, args, getenv, stderr); !ok {
+		return code
 	}
 	if *name == "" {
 		fmt.Fprintln(stderr, "rendezvous-peer host: --name is required")

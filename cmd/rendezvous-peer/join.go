@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,16 +22,8 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	fs.Var(&says, "say", "a line to send after the punch (repeatable; without it, stdin lines are sent)")
 	replies := fs.Int("replies", 0, "with --say: wait for this many lines from the host before exiting")
 	wait := fs.Duration("wait", 10*time.Second, "with --say: how long to wait for the replies")
-	if err := parse(fs, args, getenv, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "rendezvous-peer join: %v\n", err)
-		return exitUsage
-	}
-	if err := c.check(); err != nil {
-		fmt.Fprintf(stderr, "rendezvous-peer join: %v\n", err)
-		return exitUsage
+	if code, ok := c.parseArgs("join", fs, args, getenv, stderr); !ok {
+		return code
 	}
 	if (*listing == "") == !*first {
 		fmt.Fprintln(stderr, "rendezvous-peer join: give exactly one of --listing ID or --first")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 )
@@ -65,4 +66,25 @@ func TestChatDecode(t *testing.T) {
 	if got := string(encodeMsg(9, "hi")); got != "MSG 9 hi" {
 		t.Fatalf("encodeMsg = %q", got)
 	}
+	if got := string(encodeAck(0)); got != "ACK 0" {
+		t.Fatalf("encodeAck(0) = %q", got)
+	}
+	f(string(encodeAck(math.MaxUint64)), "ACK", math.MaxUint64, "", true)
+}
+
+// TestHelp: -h prints the command's flags and exits 0, sending nothing.
+func TestHelp(t *testing.T) {
+	f := func(cmd string) {
+		t.Helper()
+		var out, errOut strings.Builder
+		code := run(context.Background(), []string{cmd, "-h"}, func(string) string { return "" }, strings.NewReader(""), &out, &errOut)
+		if code != exitOK || !strings.Contains(errOut.String(), "-punch-timeout") {
+			t.Fatalf("%s -h: exit %d, stderr %q", cmd, code, errOut.String())
+		}
+		if !strings.HasPrefix(errOut.String(), "Usage of rendezvous-peer "+cmd+":\n") || out.Len() != 0 {
+			t.Fatalf("%s -h: stdout %q, stderr %q: want only the flag usage", cmd, out.String(), errOut.String())
+		}
+	}
+	f("host")
+	f("join")
 }

@@ -112,6 +112,16 @@ func runInput(t *testing.T, f Factory) {
 				e.wantInput("CreateListing with invalid idempotency key", err, fIdemKey...)
 			})
 		}
+		cmd := e.listingCmd("publisher-1")
+		cmd.Doc = make([]byte, engine.MaxDoc+1)
+		e.unchanged("oversized doc", func() {
+			_, _, err := e.s.CreateListing(e.ctx, cmd)
+			e.wantInput("CreateListing with a doc over MaxDoc", err, "doc")
+		})
+		cmd.Doc = cmd.Doc[:engine.MaxDoc]
+		if _, r, err := e.s.CreateListing(e.ctx, cmd); err != nil || !r.OK() {
+			t.Fatalf("CreateListing with a doc of exactly MaxDoc: %v %v", r.Outcome, err)
+		}
 	})
 
 	t.Run("Renew", func(t *testing.T) {

@@ -41,6 +41,13 @@ func NewBuilder(buf []byte, msgType uint16, txID [12]byte) Builder {
 	return b
 }
 
+// fail records err unless an earlier error is recorded.
+func (b *Builder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
 // Err returns the first error, or nil.
 func (b *Builder) Err() error { return b.err }
 
@@ -112,9 +119,7 @@ func (b *Builder) AddUint32(t uint16, v uint32) {
 func (b *Builder) AddXORAddress(t uint16, ap netip.AddrPort) {
 	a := ap.Addr().Unmap()
 	if !a.IsValid() {
-		if b.err == nil {
-			b.err = ErrBadValue
-		}
+		b.fail(ErrBadValue)
 		return
 	}
 	n := 20
@@ -146,9 +151,7 @@ func (b *Builder) AddXORAddress(t uint16, ap netip.AddrPort) {
 // AddErrorCode adds ERROR-CODE (code 300-699) with a reason phrase.
 func (b *Builder) AddErrorCode(code int, reason string) {
 	if code < 300 || code > 699 || len(reason) > 128 {
-		if b.err == nil {
-			b.err = ErrBadValue
-		}
+		b.fail(ErrBadValue)
 		return
 	}
 	d := b.add(AttrErrorCode, 4+len(reason))
@@ -174,26 +177,13 @@ func (b *Builder) AddUnknownAttributes(types []uint16) {
 // bytes; the raw 32 capability bytes here), per RFC 8489 §14.6.
 func (b *Builder) AddIntegritySHA256(key []byte) {
 	if len(key) > 64 {
-		if b.err == nil {
-			b.err = ErrBadValue
-		}
+		b.fail(ErrBadValue)
 		return
 	}
-	off := len(b.buf)
-	if off > MaxDatagram {
-		if b.err == nil {
-			b.err = ErrBufferFull
-		}
-		return
+	if in, d := b.addIntegrity(); d != nil {
+		sum := engine.HMACSHA256(key, in)
+		copy(d, sum[:])
 	}
-	d := b.add(AttrIntegritySHA256, IntegritySize)
-	if d == nil {
-		return
-	}
-	// add set the header length to end after this attribute, exactly as
-	// RFC 8489 §14.6 wants it for the HMAC input.
-	sum := engine.HMACSHA256(key, b.buf[:off])
-	copy(d, sum[:])
 }
 
 // AddIntegrityWith is AddIntegritySHA256 with the key's precomputed HMAC
@@ -201,19 +191,24 @@ func (b *Builder) AddIntegritySHA256(key []byte) {
 // engine.HMAC): same attribute, two SHA-256 blocks fewer. The Builder's
 // buffer escapes through h's digest: give it a long-lived buffer.
 func (b *Builder) AddIntegrityWith(h *engine.HMAC, k *engine.HMACKey) {
+	if in, d := b.addIntegrity(); d != nil {
+		sum := h.Sum(k, in)
+		copy(d, sum[:])
+	}
+}
+
+// addIntegrity adds the MESSAGE-INTEGRITY-SHA256 attribute and returns the
+// HMAC input (the message before it) and the value to fill, or nil d. add
+// set the header length to end after this attribute, exactly as RFC 8489
+// §14.6 wants it for the HMAC input.
+func (b *Builder) addIntegrity() (in, d []byte) {
 	off := len(b.buf)
 	if off > MaxDatagram {
-		if b.err == nil {
-			b.err = ErrBufferFull
-		}
-		return
+		b.fail(ErrBufferFull)
+		return nil, nil
 	}
-	d := b.add(AttrIntegritySHA256, IntegritySize)
-	if d == nil {
-		return
-	}
-	sum := h.Sum(k, b.buf[:off])
-	copy(d, sum[:])
+	d = b.add(AttrIntegritySHA256, IntegritySize)
+	return b.buf[:off], d
 }
 
 // AddFingerprint adds FINGERPRINT (RFC 8489 §14.7). It must be the last attribute.

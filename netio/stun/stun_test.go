@@ -289,3 +289,33 @@ func TestZeroAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per encode+parse+verify, want 0", allocs)
 	}
 }
+
+// TestIntegrityRefusals: a key over 64 bytes, or a message already past
+// MaxDatagram, gets no MESSAGE-INTEGRITY-SHA256 and a typed error, writes
+// nothing, and the first error is the one kept.
+func TestIntegrityRefusals(t *testing.T) {
+	h := engine.NewHMAC()
+	pads := new(engine.HMACKey)
+	h.SetKey(pads, bytes.Repeat([]byte{3}, 32))
+	f := func(name string, prefill int, sign func(*Builder), want error) {
+		t.Helper()
+		b := NewBuilder(make([]byte, 0, 2*MaxDatagram), BindingSuccess, testTx)
+		if prefill > 0 {
+			b.AddBytes(AttrUsername, make([]byte, prefill))
+		}
+		n := b.Len()
+		sign(&b)
+		if b.Err() != want || b.Len() != n || b.Bytes() != nil {
+			t.Fatalf("%s: err %v, %d bytes (had %d), want %v and nothing written", name, b.Err(), b.Len(), n, want)
+		}
+		b.AddErrorCode(200, "x") // a later refusal does not replace the first
+		if b.Err() != want {
+			t.Fatalf("%s: first error replaced by %v", name, b.Err())
+		}
+	}
+	long := bytes.Repeat([]byte{1}, 65)
+	f("65-byte key", 0, func(b *Builder) { b.AddIntegritySHA256(long) }, ErrBadValue)
+	over := MaxDatagram // 20-byte header + 4-byte attribute header + this: past MaxDatagram
+	f("past MaxDatagram", over, func(b *Builder) { b.AddIntegritySHA256(long[:32]) }, ErrBufferFull)
+	f("past MaxDatagram, pads", over, func(b *Builder) { b.AddIntegrityWith(h, pads) }, ErrBufferFull)
+}
