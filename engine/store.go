@@ -45,6 +45,12 @@ type Store interface {
 
 	BindHostPresence(ctx context.Context, cmd BindPresence) (PresenceView, Result, error)
 	CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (AttemptView, Result, error)
+	// BindAttemptEndpoint looks the attempt up and checks cmd.Key under the
+	// commit lock. A host key derives from the attempt's listing's presence
+	// handle (see AttemptHost), so for RoleHost, NotFound (and
+	// ServiceUnavailable, which erased every attempt) tells the transport
+	// that the key it verified derives from nothing at the commit instant:
+	// it answers as to an unverifiable request.
 	BindAttemptEndpoint(ctx context.Context, cmd BindAttempt) (AttemptView, Result, error)
 	// ConsumeIntroduction consumes an attempt's introduction once: Success the
 	// first time both endpoints are bound, ReplayRejected after, Conflict
@@ -55,7 +61,9 @@ type Store interface {
 	Introduction(ctx context.Context, h Handle) (Introduction, Result, error)
 	// AttemptHost returns the presence handle of the listing an attempt
 	// belongs to, so the mediator can derive the host's attempt capability
-	// before verifying a datagram. A read: it takes no commit lock.
+	// before verifying a datagram. A read: it takes no commit lock, and runs
+	// no cleanup, so it must itself treat an attempt, lease or drain window
+	// past its deadline as gone. The bind's commit re-checks (above).
 	AttemptHost(h Handle) (presence Handle, ok bool)
 	ConsumeReplay(ctx context.Context, cmd ConsumeReplay) (Result, error)
 

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
@@ -62,22 +63,32 @@ func (p *processor) plainBinding(pk *packet) {
 // unsignedError answers an unverified request (401, or 420 without
 // USERNAME): rate-limited per source, never larger than §7.5 allows.
 func (p *processor) unsignedError(pk *packet, meth method, code int) {
-	if !p.limiter.Allow(pk.addr.Addr(), p.nowNS) {
+	var unknown []uint16
+	if code == stun.CodeUnknownAttribute {
+		unknown = p.msg.Unknown()
+	}
+	p.unsignedAnswer(pk.addr, pk.local, p.msg.TransactionID(), len(pk.buf), meth, code, unknown)
+}
+
+// unsignedAnswer encodes an unsigned error to dst for a request of reqLen
+// bytes. unknown lists attributes for a 420.
+func (p *processor) unsignedAnswer(dst netip.AddrPort, local netip.Addr, txID [12]byte, reqLen int, meth method, code int, unknown []uint16) {
+	if !p.limiter.Allow(dst.Addr(), p.nowNS) {
 		p.stats.drops[dropRateLimited]++
 		return
 	}
-	s := p.slot(pk.addr, pk.local)
+	s := p.slot(dst, local)
 	if s == nil {
 		return
 	}
 	reason, res := reasonFor(code)
-	b := stun.NewBuilder(s.buf, stun.BindingError, p.msg.TransactionID())
+	b := stun.NewBuilder(s.buf, stun.BindingError, txID)
 	b.AddErrorCode(code, reason)
 	if code == stun.CodeUnknownAttribute {
-		b.AddUnknownAttributes(p.msg.Unknown())
+		b.AddUnknownAttributes(unknown)
 	}
 	b.AddFingerprint()
-	if p.commit(s, &b, len(pk.buf)+stun.MaxUnsignedGrowth) {
+	if p.commit(s, &b, reqLen+stun.MaxUnsignedGrowth) {
 		p.stats.answers[meth][res]++
 	}
 }

@@ -14,6 +14,7 @@ type request struct {
 	src    netip.AddrPort
 	local  netip.Addr
 	txID   [12]byte
+	size   int // the datagram's length: bounds an unsigned answer (§7.5)
 	kind   byte
 	handle engine.Handle
 	key    engine.Capability // the verified capability, never logged
@@ -119,7 +120,7 @@ func (p *processor) handle(pk *packet) {
 		p.unsignedError(pk, methodOfName(name), stun.CodeUnauthorized)
 		return
 	}
-	req.src, req.local, req.txID = pk.addr, pk.local, m.TransactionID()
+	req.src, req.local, req.txID, req.size = pk.addr, pk.local, m.TransactionID(), len(pk.buf)
 	kind, h := req.kind, req.handle
 	meth := methodOf(kind)
 	if len(m.Unknown()) > 0 {
@@ -183,6 +184,14 @@ func (p *processor) answer(r *request, op *engine.Op) {
 		return
 	}
 	if !op.Result.OK() {
+		if r.kind == stun.KindAttemptHost && hostKeyGone(op.Result.Outcome) {
+			// The h: key was derived from the attempt's listing before the
+			// commit; the commit found that attempt gone, so at this instant
+			// the key derives from nothing: the answer a request arriving now
+			// gets, an unsigned 401 (CONTRACT.md §7.2), not a signed 404.
+			p.unsignedAnswer(r.src, r.local, r.txID, r.size, meth, stun.CodeUnauthorized, nil)
+			return
+		}
 		code, _ := errorFor(op.Result.Outcome)
 		p.signedError(r, meth, code, nil)
 		return
@@ -193,6 +202,15 @@ func (p *processor) answer(r *request, op *engine.Op) {
 	case engine.OpBindAttempt:
 		p.bindSuccess(r, meth, op)
 	}
+}
+
+// hostKeyGone reports whether a host bind's commit outcome means the
+// attempt no longer exists: NotFound (the attempt or its listing is gone; a
+// verified host key cannot mismatch a live attempt, since both derive from
+// the same presence handle) or ServiceUnavailable (which erased every
+// attempt). Store.BindAttemptEndpoint re-checks both under its lock.
+func hostKeyGone(o engine.Outcome) bool {
+	return o == engine.NotFound || o == engine.ServiceUnavailable
 }
 
 // slot returns the next write slot addressed to dst from local, or nil when

@@ -193,6 +193,25 @@ func runExpiry(t *testing.T, f Factory) {
 		}
 	})
 
+	// AttemptHost is a read that runs no cleanup in some stores, so it must
+	// itself treat an attempt whose listing's lease has ended as gone (the
+	// attempt's own deadline is later): the mediator derives h: keys from it.
+	t.Run("AttemptHostEndsWithTheLeaseBeforeCleanup", func(t *testing.T) {
+		e := newEnv(t, f)
+		v := e.visible("publisher-1")
+		e.c.Advance(40 * time.Second)
+		e.presence(v, 2, pub(40000))
+		a := e.attempt(v, "client-1") // deadline 70s, lease 60s
+		e.c.Advance(20*time.Second - ns)
+		if ph, ok := e.s.AttemptHost(a.Handle); !ok || ph != v.Presence {
+			t.Fatalf("AttemptHost before the lease deadline = %v %v, want the listing's presence handle", ph, ok)
+		}
+		e.c.Advance(ns) // no transition runs in between
+		if _, ok := e.s.AttemptHost(a.Handle); ok {
+			t.Fatalf("AttemptHost answers for an attempt whose listing's lease ended")
+		}
+	})
+
 	t.Run("LeaseExpiryCascades", func(t *testing.T) {
 		e := newEnv(t, f)
 		v := e.visible("publisher-1")
