@@ -25,7 +25,7 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 	}
 	fp := attemptFingerprint(cmd.Listing, cmd.ProtocolVersion)
 	// Hash the caller-chosen keys once, outside the lock.
-	client := s.subjectKey(cmd.Client)
+	client, rev := s.subjectKey(cmd.Client), s.tenantRevKey(cmd.Tenant, cmd.Client)
 	ik := s.idemKey(idemAttempt, cmd.Tenant, cmd.Client, cmd.IdempotencyKey)
 	var draft attemptDraft
 	s.draftAttempt(&draft)
@@ -34,7 +34,7 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 		return AttemptView{}, Result{}, err
 	}
 	defer s.end()
-	if r, stop := s.admitNewWork(client); stop {
+	if r, stop := s.admitNewWork(client, &rev); stop {
 		return AttemptView{}, r, nil
 	}
 	if ii := s.findIdem(&ik); ii >= 0 {
@@ -61,7 +61,7 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: QuotaTenantAttempts}, nil
 	}
 	ai := s.insertAttempt(&draft, li, client, now)
-	s.addIdem(&ik, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)
+	s.addIdem(&ik, s.attempts.at(ai).tenant, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)
 	return s.attemptView(ai, now), Result{}, nil
 }
 

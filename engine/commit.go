@@ -44,6 +44,9 @@ func (s *MemStore) cleanup(now time.Duration) {
 		s.revocations.remove(i)
 		s.releaseSubject(i)
 	}
+	for i := s.tenantRevHeap.due(now); i >= 0; i = s.tenantRevHeap.due(now) {
+		s.removeTenantRev(i)
+	}
 	for i := s.replayHeap.due(now); i >= 0; i = s.replayHeap.due(now) {
 		s.removeReplay(i)
 	}

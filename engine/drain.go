@@ -35,7 +35,7 @@ func (s *MemStore) Stats() Stats {
 	now := s.clock.Now()
 	s.cleanup(now)
 	st := Stats{InstanceID: s.id, Available: s.available.Load(), Draining: s.draining.Load(), InFlight: s.inFlight}
-	used := [NumGlobalPools]int{s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.revocations.len(), s.idem.n}
+	used := [NumGlobalPools]int{s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.nRevocations(), s.idem.n}
 	ceil := [NumGlobalPools]int{s.lim.MaxListings, s.lim.MaxPresence, s.lim.MaxAttempts, s.lim.MaxReplay, s.lim.MaxRevocations, s.lim.MaxIdempotency}
 	for i := range st.Pools {
 		st.Pools[i] = PoolStat{Used: used[i], Ceiling: ceil[i]}

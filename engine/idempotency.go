@@ -24,7 +24,8 @@ type idemRec struct {
 	hashed
 	packed string // packKey(kind, game, env, subject, key): one pointer per record
 	fp     [32]byte
-	res    UUID // ListingID or AttemptID
+	res    UUID  // ListingID or AttemptID
+	tenant int32 // tenants slot: the record counts in its usage and holds a reference
 }
 
 // idemKey names an idempotency record: (kind, tenant, subject, key) packed
@@ -52,22 +53,29 @@ func (s *MemStore) findIdem(k *idemKey) int32 {
 	return -1
 }
 
-// addIdem records a creation (the caller has checked the pool).
-func (s *MemStore) addIdem(k *idemKey, fp [32]byte, res UUID, deadline time.Duration) {
+// addIdem records a creation in tenant slot ti (the caller has checked the
+// pool).
+func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline time.Duration) {
 	i := s.idem.alloc()
 	r := s.idem.at(i)
 	r.hash = k.hash
 	r.packed = k.packed // made by idemKey, never a caller's buffer
 	r.fp = fp
 	r.res = res
+	r.tenant = ti
+	s.tenants.at(ti).refs++
+	s.tenants.at(ti).counts.idem++
 	chainInsert(&s.idemIdx, &s.idem, i)
 	s.idemExp.push(i, deadline)
 }
 
 func (s *MemStore) removeIdem(i int32) {
+	ti := s.idem.at(i).tenant
 	s.idemExp.remove(i)
 	chainRemove(&s.idemIdx, &s.idem, i)
 	s.idem.release(i)
+	s.tenants.at(ti).counts.idem--
+	s.tenantUnref(ti)
 }
 
 // attemptFingerprint is the request fingerprint of a join: the listing ID and

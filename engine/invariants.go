@@ -37,13 +37,16 @@ func (s *MemStore) verify(now time.Duration) error {
 		{"listing slab", s.listings.check}, {"attempt slab", s.attempts.check},
 		{"subject slab", s.subjects.check}, {"tenant slab", s.tenants.check},
 		{"browse slab", s.browse.check}, {"idempotency slab", s.idem.check},
-		{"replay slab", s.replay.check},
+		{"replay slab", s.replay.check}, {"tenant revocation slab", s.tenantRevs.check},
 		{"lease schedule", func() error { return s.leaseExp.check(s.listings.live, now) }},
 		{"presence schedule", func() error { return s.presExp.check(s.listings.live, now) }},
 		{"attempt schedule", func() error { return s.attemptExp.check(s.attempts.live, now) }},
 		{"idempotency schedule", func() error { return s.idemExp.check(s.idem.live, now) }},
 		{"replay schedule", func() error { return s.replayHeap.check(s.replay.live, now) }},
 		{"revocation schedule", func() error { return s.revocations.check(s.subjects.live, now) }},
+		{"tenant revocation schedule", func() error { return s.tenantRevHeap.check(s.tenantRevs.live, now) }},
+		{"tenant revocation chains", func() error { return checkChains(&s.tenantRevIdx, &s.tenantRevs) }},
+		{"tenant revocations", s.verifyTenantRevocations},
 		{"subject chains", func() error { return checkChains(&s.subjectIdx, &s.subjects) }},
 		{"tenant chains", func() error { return checkChains(&s.tenantIdx, &s.tenants) }},
 		{"browse chains", func() error { return checkChains(&s.browseIdx, &s.browse) }},
@@ -53,6 +56,7 @@ func (s *MemStore) verify(now time.Duration) error {
 		{"attempts", s.verifyAttempts},
 		{"subjects", s.verifySubjects},
 		{"tenants and browse indexes", s.verifyTenants},
+		{"tenant usage counts", s.verifyTenantCounts},
 		{"keyed records", s.verifyKeyed},
 		{"pool counts", s.verifyCounts},
 	} {
@@ -266,6 +270,11 @@ func (s *MemStore) verifyTenants() error {
 			attempts[s.attempts.at(ai).tenant]++
 		}
 	}
+	for i := int32(0); int(i) < s.idem.size(); i++ {
+		if s.idem.live(i) {
+			refs[s.idem.at(i).tenant]++
+		}
+	}
 	for ti := int32(0); int(ti) < s.tenants.size(); ti++ {
 		if !s.tenants.live(ti) {
 			continue
@@ -346,7 +355,7 @@ func (s *MemStore) verifyCounts() error {
 	}{
 		{PoolListings, s.listings.n, s.lim.MaxListings}, {PoolPresence, s.nPresence, s.lim.MaxPresence},
 		{PoolAttempts, s.attempts.n, s.lim.MaxAttempts}, {PoolReplay, s.replay.n, s.lim.MaxReplay},
-		{PoolRevocations, s.revocations.len(), s.lim.MaxRevocations}, {PoolIdempotency, s.idem.n, s.lim.MaxIdempotency},
+		{PoolRevocations, s.nRevocations(), s.lim.MaxRevocations}, {PoolIdempotency, s.idem.n, s.lim.MaxIdempotency},
 	}
 	for _, x := range []*uuidIndex{&s.listingByID, &s.listingByLease, &s.listingByPresence, &s.attemptByID, &s.attemptByHandle} {
 		if err := x.check(); err != nil {

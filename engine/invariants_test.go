@@ -29,6 +29,14 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 		s.byOwner.remove(&s.subjects.at(s.listings.at(li).owner).listings, li)
 	})
 	f("tenant count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).attempts++ })
+	f("tenant listing count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).counts.listings-- })
+	f("tenant idempotency count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).counts.idem++ })
+	f("tenant revocation unscheduled", func(s *MemStore, li, ai int32) {
+		k := s.tenantRevKey(Tenant{Game: "g", Env: "e"}, "x")
+		i := s.tenantRevs.alloc()
+		s.tenantRevs.at(i).hash, s.tenantRevs.at(i).tenant, s.tenantRevs.at(i).subject = k.hash, k.tenant, k.subject
+		chainInsert(&s.tenantRevIdx, &s.tenantRevs, i)
+	})
 	f("schedule order", func(s *MemStore, li, ai int32) { s.attemptExp.nd[ai].dl = 1 << 50 }) // the first attempt now expires after the second
 	// A live listing off its lease schedule would never expire (cleanup
 	// cannot find it); it must be caught before cleanup runs.

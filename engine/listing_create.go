@@ -15,6 +15,7 @@ func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (Listin
 	fp := cmd.Spec.Hash()
 	// Hash the caller-chosen keys once, outside the lock.
 	owner, tenant := s.subjectKey(cmd.Owner), s.tenantKey(cmd.Tenant)
+	rev := s.tenantRevKey(cmd.Tenant, cmd.Owner)
 	ik := s.idemKey(idemListing, cmd.Tenant, cmd.Owner, cmd.IdempotencyKey)
 	draft := s.draftListing(&cmd)
 	now, err := s.begin(ctx)
@@ -22,7 +23,7 @@ func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (Listin
 		return ListingView{}, Result{}, err
 	}
 	defer s.end()
-	if r, stop := s.admitNewWork(owner); stop {
+	if r, stop := s.admitNewWork(owner, &rev); stop {
 		return ListingView{}, r, nil
 	}
 	if ii := s.findIdem(&ik); ii >= 0 {
@@ -45,7 +46,7 @@ func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (Listin
 		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: QuotaOwnerListings}, nil
 	}
 	li := s.insertListing(draft, tenant, owner, now)
-	s.addIdem(&ik, fp, s.listings.at(li).id.UUID, now+s.lim.IdempotencyTTL)
+	s.addIdem(&ik, s.listings.at(li).tenant, fp, s.listings.at(li).id.UUID, now+s.lim.IdempotencyTTL)
 	return s.listingView(li, now), Result{}, nil
 }
 
@@ -65,14 +66,15 @@ func validateCreateListing(cmd *CreateListing) error {
 	return cmd.Spec.Validate()
 }
 
-// admitNewWork is the reference's admission check for new work.
-func (s *MemStore) admitNewWork(subject subjectKey) (Result, bool) {
+// admitNewWork is the reference's admission check for new work; subject is
+// also refused by a revocation confined to the tenant it acts in (rev).
+func (s *MemStore) admitNewWork(subject subjectKey, rev *tenantRevKey) (Result, bool) {
 	switch {
 	case !s.available.Load():
 		return Result{Outcome: ServiceUnavailable}, true
 	case s.draining.Load():
 		return Result{Outcome: Draining}, true
-	case s.revoked(subject):
+	case s.revoked(subject) || s.tenantRevoked(rev):
 		return Result{Outcome: Revoked}, true
 	}
 	return Result{}, false
@@ -112,6 +114,7 @@ func (s *MemStore) insertListing(d *listingDraft, tk tenantKey, ok subjectKey, n
 	}
 	spec := d.doc.spec
 	tenant := s.tenantRef(tk)
+	s.tenants.at(tenant).counts.listings++
 	owner := s.subjectSlot(ok)
 	li := s.listings.alloc()
 	l := s.listings.at(li)

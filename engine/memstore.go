@@ -58,6 +58,10 @@ type MemStore struct {
 	subjectIdx  hashIndex
 	revocations deadlineHeap // over subject slots
 
+	tenantRevs    slab[tenantRevRec] // revocations confined to one tenant
+	tenantRevIdx  hashIndex
+	tenantRevHeap deadlineHeap
+
 	tenants   slab[tenantRec]
 	tenantIdx hashIndex
 

@@ -26,6 +26,7 @@ func (s *MemStore) removeListing(li int32) {
 	s.listingByID.del(l.id.UUID)
 	s.listingByLease.del(l.lease.UUID)
 	s.listingByPresence.del(l.presence.UUID)
+	s.tenants.at(l.tenant).counts.listings--
 	s.tenantUnref(l.tenant)
 	s.docs[li] = listingDoc{}
 	s.listings.release(li)

@@ -53,7 +53,7 @@ func (s *MemStore) RevokePrincipal(ctx context.Context, subject Subject, ttl tim
 		return 0, Result{Outcome: ServiceUnavailable}, nil
 	}
 	si := s.findSubject(sk)
-	if (si < 0 || !s.revocations.has(si)) && s.revocations.len() >= s.lim.MaxRevocations {
+	if (si < 0 || !s.revocations.has(si)) && s.nRevocations() >= s.lim.MaxRevocations {
 		return 0, Result{Outcome: CapacityExceeded, Pool: PoolRevocations}, nil
 	}
 	if si < 0 {

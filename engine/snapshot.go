@@ -25,7 +25,7 @@ func (s *MemStore) Snapshot() string {
 		fmt.Fprintf(&b, " drain_deadline=%v", s.drainDeadline)
 	}
 	fmt.Fprintf(&b, "\npools listings=%d presence=%d attempts=%d replay=%d revocations=%d idempotency=%d in_flight=%d\n",
-		s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.revocations.len(), s.idem.n, s.inFlight)
+		s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.nRevocations(), s.idem.n, s.inFlight)
 
 	var lines []string
 	for li := int32(0); int(li) < s.listings.size(); li++ {
@@ -66,10 +66,17 @@ func (s *MemStore) Snapshot() string {
 			lines = append(lines, line)
 		}
 	}
+	for i := int32(0); int(i) < s.tenantRevs.size(); i++ {
+		if s.tenantRevs.live(i) {
+			r := s.tenantRevs.at(i)
+			lines = append(lines, fmt.Sprintf("tenant-revocation %s/%s subject=%q revoked_until=%v", r.tenant.Game, r.tenant.Env, r.subject, s.tenantRevHeap.deadline(i)))
+		}
+	}
 	for i := int32(0); int(i) < s.tenants.size(); i++ {
 		if s.tenants.live(i) {
 			r := s.tenants.at(i)
-			lines = append(lines, fmt.Sprintf("tenant %s/%s attempts=%d refs=%d", r.t.Game, r.t.Env, r.attempts, r.refs))
+			lines = append(lines, fmt.Sprintf("tenant %s/%s listings=%d attempts=%d idempotency=%d refs=%d",
+				r.t.Game, r.t.Env, r.counts.listings, r.attempts, r.counts.idem, r.refs))
 		}
 	}
 	for i := int32(0); int(i) < s.browse.size(); i++ {

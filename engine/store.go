@@ -30,8 +30,14 @@ type Store interface {
 	// is cleared atomically.
 	BeginDrain(ctx context.Context) error
 	Stats() Stats
-	// Revoked reports whether subject has a live revocation.
+	// TenantUsage reports one tenant's live listings, attempts and
+	// idempotency records with the quota each is held to (after cleanup).
+	TenantUsage(t Tenant) TenantUsage
+	// Revoked reports whether subject has a live global revocation.
 	Revoked(ctx context.Context, subject Subject) (bool, error)
+	// RevokedInTenant reports whether subject may do no new work in tenant:
+	// it has a live global revocation or one confined to tenant.
+	RevokedInTenant(ctx context.Context, tenant Tenant, subject Subject) (bool, error)
 
 	CreateListing(ctx context.Context, cmd CreateListing) (ListingView, Result, error)
 	RenewLease(ctx context.Context, cmd RenewLease) (ListingView, Result, error)
@@ -71,6 +77,11 @@ type Store interface {
 	// RevokePrincipal inserts a revocation (ttl 1s..600s) and removes every
 	// listing the subject owns and attempt it created, in one transition.
 	RevokePrincipal(ctx context.Context, subject Subject, ttl time.Duration) (removed int, r Result, err error)
+	// RevokeTenantPrincipal is RevokePrincipal confined to tenant: the
+	// revocation blocks subject's new work in tenant only, and only the
+	// listings it owns and attempts it created in tenant are removed (and
+	// counted). Both kinds share the revocation pool.
+	RevokeTenantPrincipal(ctx context.Context, tenant Tenant, subject Subject, ttl time.Duration) (removed int, r Result, err error)
 
 	// ApplyBatch commits independent UDP-side transitions under one
 	// acquisition of the commit lock; each op gets its own result.

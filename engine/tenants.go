@@ -2,13 +2,15 @@ package engine
 
 import "strings"
 
-// tenantRec is one tenant with live listings or attempts. attempts is its
-// live attempt count (the tenant attempt quota); refs counts the listings
-// and attempts naming it, and the record is freed at zero.
+// tenantRec is one tenant with live listings, attempts or idempotency
+// records. attempts is its live attempt count (the tenant attempt quota),
+// counts the rest of its usage (tenant_usage.go); refs counts the records
+// naming it, and the record is freed at zero.
 type tenantRec struct {
 	hashed
 	t        Tenant
 	attempts int
+	counts   tenantCounts
 	refs     int
 }
 

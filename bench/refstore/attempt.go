@@ -78,7 +78,7 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		return engine.AttemptView{}, engine.Result{}, err
 	}
 	defer s.gate.Unlock()
-	if r, stop := s.admission(cmd.Client); stop {
+	if r, stop := s.admission(cmd.Tenant, cmd.Client); stop {
 		return engine.AttemptView{}, r, nil
 	}
 	request := attemptRequest(&cmd)
@@ -125,7 +125,7 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	a.hostKey, a.clientKey = engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
 	s.attempts[a.id] = a
 	s.attemptHandles[a.handle] = a.id
-	s.idempotency[key] = &idemEntry{request: request, attempt: a.id, deadline: now + s.lim.IdempotencyTTL}
+	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, request: request, attempt: a.id, deadline: now + s.lim.IdempotencyTTL}
 	return s.attemptSnapshot(a), engine.Result{}, nil
 }
 

@@ -70,13 +70,18 @@ func (s *Store) CheckInvariants() error {
 			bad("revocation %q past its deadline", k)
 		}
 	}
+	for k, d := range s.tenantRevocations {
+		if d <= now {
+			bad("tenant revocation %v past its deadline", k)
+		}
+	}
 	for _, c := range []struct {
 		name   string
 		n, max int
 	}{
 		{"listings", len(s.listings), s.lim.MaxListings}, {"presence", len(s.presence), s.lim.MaxPresence},
 		{"attempts", len(s.attempts), s.lim.MaxAttempts}, {"replay", len(s.replay), s.lim.MaxReplay},
-		{"revocations", len(s.revocations), s.lim.MaxRevocations}, {"idempotency", len(s.idempotency), s.lim.MaxIdempotency},
+		{"revocations", s.nRevocations(), s.lim.MaxRevocations}, {"idempotency", len(s.idempotency), s.lim.MaxIdempotency},
 	} {
 		if c.n > c.max {
 			bad("pool %s holds %d over its ceiling %d", c.name, c.n, c.max)
@@ -118,6 +123,9 @@ func (s *Store) Snapshot() string {
 	}
 	for k, d := range s.revocations {
 		lines = append(lines, fmt.Sprintf("revocation %q deadline=%v", k, d))
+	}
+	for k, d := range s.tenantRevocations {
+		lines = append(lines, fmt.Sprintf("tenant revocation %v/%v %q deadline=%v", k.tenant.Game, k.tenant.Env, k.subject, d))
 	}
 	slices.Sort(lines)
 	head := fmt.Sprintf("instance=%v available=%v draining=%v deadline=%v\n", s.id, s.available, s.draining, s.drainDeadline)

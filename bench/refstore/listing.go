@@ -23,7 +23,7 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 		return engine.ListingView{}, engine.Result{}, err
 	}
 	defer s.gate.Unlock()
-	if r, stop := s.admission(cmd.Owner); stop {
+	if r, stop := s.admission(cmd.Tenant, cmd.Owner); stop {
 		return engine.ListingView{}, r, nil
 	}
 	request := cmd.Spec.Hash()
@@ -64,7 +64,7 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	s.listings[l.id] = l
 	s.leases[l.lease] = l.id
 	s.presenceHandles[l.presence] = l.id
-	s.idempotency[key] = &idemEntry{request: request, listing: l.id, deadline: now + s.lim.IdempotencyTTL}
+	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, request: request, listing: l.id, deadline: now + s.lim.IdempotencyTTL}
 	return s.snapshot(l), engine.Result{}, nil
 }
 

@@ -69,7 +69,7 @@ func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl
 	if !s.available {
 		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
-	if _, ok := s.revocations[subject]; !ok && len(s.revocations) >= s.lim.MaxRevocations {
+	if _, ok := s.revocations[subject]; !ok && s.nRevocations() >= s.lim.MaxRevocations {
 		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil
 	}
 	s.revocations[subject] = now + ttl

@@ -45,6 +45,9 @@ type Store struct {
 	idempotency     map[string]*idemEntry
 	replay          map[string]time.Duration
 	revocations     map[engine.Subject]time.Duration
+	// tenantRevocations are revocations confined to one tenant; they share
+	// the revocation pool with revocations.
+	tenantRevocations map[tenantSubject]time.Duration
 
 	draining      bool
 	drainDeadline time.Duration
@@ -90,6 +93,7 @@ type attemptEntry struct {
 }
 
 type idemEntry struct {
+	tenant   engine.Tenant
 	request  [32]byte
 	listing  engine.ListingID
 	attempt  engine.AttemptID
@@ -109,16 +113,17 @@ func New(l engine.Limits, c engine.Clock, k *engine.Keyring) (*Store, error) {
 	return &Store{
 		lim: l, clock: c, keys: k, id: engine.NewUUID(),
 		wallOrigin: c.Wall(), monoOrigin: c.Now(),
-		listings:        map[engine.ListingID]*listingEntry{},
-		leases:          map[engine.LeaseID]engine.ListingID{},
-		presenceHandles: map[engine.Handle]engine.ListingID{},
-		presence:        map[engine.Handle]*presenceEntry{},
-		attempts:        map[engine.AttemptID]*attemptEntry{},
-		attemptHandles:  map[engine.Handle]engine.AttemptID{},
-		idempotency:     map[string]*idemEntry{},
-		replay:          map[string]time.Duration{},
-		revocations:     map[engine.Subject]time.Duration{},
-		available:       true,
+		listings:          map[engine.ListingID]*listingEntry{},
+		leases:            map[engine.LeaseID]engine.ListingID{},
+		presenceHandles:   map[engine.Handle]engine.ListingID{},
+		presence:          map[engine.Handle]*presenceEntry{},
+		attempts:          map[engine.AttemptID]*attemptEntry{},
+		attemptHandles:    map[engine.Handle]engine.AttemptID{},
+		idempotency:       map[string]*idemEntry{},
+		replay:            map[string]time.Duration{},
+		revocations:       map[engine.Subject]time.Duration{},
+		tenantRevocations: map[tenantSubject]time.Duration{},
+		available:         true,
 	}, nil
 }
 
@@ -160,6 +165,9 @@ func (s *Store) cleanup(now time.Duration) {
 	}
 	for _, k := range whereExpired(s.revocations, now) {
 		delete(s.revocations, k)
+	}
+	for _, k := range whereExpired(s.tenantRevocations, now) {
+		delete(s.tenantRevocations, k)
 	}
 	for _, k := range whereExpired(s.replay, now) {
 		delete(s.replay, k)
@@ -257,8 +265,9 @@ func (s *Store) wallDeadline(now, ttl time.Duration) time.Time {
 	return s.wallOrigin.Add(now - s.monoOrigin + ttl)
 }
 
-// admission is CheckNewWorkAdmission.
-func (s *Store) admission(subject engine.Subject) (engine.Result, bool) {
+// admission is CheckNewWorkAdmission, with revocations confined to the
+// tenant the subject acts in.
+func (s *Store) admission(tenant engine.Tenant, subject engine.Subject) (engine.Result, bool) {
 	switch {
 	case !s.available:
 		return engine.Result{Outcome: engine.ServiceUnavailable}, true
@@ -266,6 +275,9 @@ func (s *Store) admission(subject engine.Subject) (engine.Result, bool) {
 		return engine.Result{Outcome: engine.Draining}, true
 	}
 	if _, ok := s.revocations[subject]; ok {
+		return engine.Result{Outcome: engine.Revoked}, true
+	}
+	if _, ok := s.tenantRevocations[tenantSubject{tenant, subject}]; ok {
 		return engine.Result{Outcome: engine.Revoked}, true
 	}
 	return engine.Result{}, false
@@ -296,7 +308,7 @@ func (s *Store) Stats() engine.Stats {
 	defer s.gate.Unlock()
 	s.cleanup(s.clock.Now())
 	st := engine.Stats{InstanceID: s.id, Available: s.available, Draining: s.draining}
-	used := [engine.NumGlobalPools]int{len(s.listings), len(s.presence), len(s.attempts), len(s.replay), len(s.revocations), len(s.idempotency)}
+	used := [engine.NumGlobalPools]int{len(s.listings), len(s.presence), len(s.attempts), len(s.replay), s.nRevocations(), len(s.idempotency)}
 	ceil := [engine.NumGlobalPools]int{s.lim.MaxListings, s.lim.MaxPresence, s.lim.MaxAttempts, s.lim.MaxReplay, s.lim.MaxRevocations, s.lim.MaxIdempotency}
 	for i := range st.Pools {
 		st.Pools[i] = engine.PoolStat{Used: used[i], Ceiling: ceil[i]}

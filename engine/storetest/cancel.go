@@ -98,7 +98,15 @@ func (e *env) transitions() []struct {
 			_, _, err := e.s.RevokePrincipal(ctx, "publisher-1", time.Minute)
 			return err
 		}},
+		{"RevokeTenantPrincipal", false, func(ctx context.Context) error {
+			_, _, err := e.s.RevokeTenantPrincipal(ctx, tenant, "publisher-1", time.Minute)
+			return err
+		}},
 		{"Revoked", true, func(ctx context.Context) error { _, err := e.s.Revoked(ctx, "publisher-1"); return err }},
+		{"RevokedInTenant", true, func(ctx context.Context) error {
+			_, err := e.s.RevokedInTenant(ctx, tenant, "publisher-1")
+			return err
+		}},
 		{"BeginDrain", false, func(ctx context.Context) error { return e.s.BeginDrain(ctx) }},
 		{"ApplyBatch", false, func(ctx context.Context) error {
 			ops := []engine.Op{

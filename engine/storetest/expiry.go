@@ -13,7 +13,6 @@ var netipZero netip.AddrPort
 // runExpiry checks that every pool expires exactly at its deadline on
 // monotonic time: alive at deadline-1ns, gone at the deadline.
 func runExpiry(t *testing.T, f Factory) {
-	const ns = time.Nanosecond
 
 	t.Run("LeaseExactDeadline", func(t *testing.T) {
 		e := newEnv(t, f)

@@ -49,6 +49,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"Attempt", runAttempt},
 		{"Batch", runBatch},
 		{"Revocation", runRevocation},
+		{"TenantRevocation", runTenantRevocation},
+		{"TenantUsage", runTenantUsage},
 		{"Drain", runDrain},
 		{"Unavailable", runUnavailable},
 		{"Stats", runStats},

@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A tenant revocation confines a revocation to one tenant: the subject may
+// do no new work in that tenant until the deadline, and is unaffected in
+// every other. A tenant operator can revoke only this way. It shares the
+// revocation pool with global revocations (RevokePrincipal).
+
+// tenantRevRec is one tenant revocation; its deadline lives in
+// MemStore.tenantRevHeap.
+type tenantRevRec struct {
+	hashed
+	tenant  Tenant
+	subject Subject
+}
+
+// tenantRevKey names a tenant revocation with its seeded hash, computed once
+// per operation, before the commit lock is taken. It aliases the caller's
+// strings (a lookup never keeps them), so making one does not allocate.
+type tenantRevKey struct {
+	tenant  Tenant
+	subject Subject
+	hash    uint64
+}
+
+func (s *MemStore) tenantRevKey(t Tenant, subject Subject) tenantRevKey {
+	h := newKeyHasher(s.seed)
+	h.str(t.Game)
+	h.str(t.Env)
+	h.str(string(subject))
+	return tenantRevKey{tenant: t, subject: subject, hash: h.sum()}
+}
+
+// findTenantRev returns the slot of k, or -1.
+func (s *MemStore) findTenantRev(k *tenantRevKey) int32 {
+	for i := s.tenantRevIdx.head(k.hash); i >= 0; {
+		r := s.tenantRevs.at(i)
+		if r.hash == k.hash && r.tenant == k.tenant && r.subject == k.subject {
+			return i
+		}
+		i = r.next
+	}
+	return -1
+}
+
+// tenantRevoked reports whether k has a tenant revocation (cleanup has run).
+func (s *MemStore) tenantRevoked(k *tenantRevKey) bool {
+	return s.tenantRevs.n > 0 && s.findTenantRev(k) >= 0
+}
+
+// nRevocations is the revocation pool's occupancy: global and tenant ones.
+func (s *MemStore) nRevocations() int { return s.revocations.len() + s.tenantRevHeap.len() }
+
+func (s *MemStore) removeTenantRev(i int32) {
+	s.tenantRevHeap.remove(i)
+	chainRemove(&s.tenantRevIdx, &s.tenantRevs, i)
+	*s.tenantRevs.at(i) = tenantRevRec{} // drop the strings
+	s.tenantRevs.release(i)
+}
+
+// RevokeTenantPrincipal inserts (or re-times) a revocation of subject in
+// tenant only, then removes the listings subject owns in tenant and the
+// attempts it created there, through its per-subject lists: O(what the
+// subject has), never a scan. removed counts as RevokePrincipal does,
+// restricted to tenant. If the revocation pool is full (and the subject is
+// not revoked in tenant already) nothing changes.
+func (s *MemStore) RevokeTenantPrincipal(ctx context.Context, tenant Tenant, subject Subject, ttl time.Duration) (int, Result, error) {
+	if err := tenant.Validate(); err != nil {
+		return 0, Result{}, err
+	}
+	if err := subject.Validate(); err != nil {
+		return 0, Result{}, err
+	}
+	if ttl < time.Second || ttl > MaxRevocationTTL {
+		return 0, Result{}, errRevocationTTL
+	}
+	rk, sk, tk := s.tenantRevKey(tenant, subject), s.subjectKey(subject), s.tenantKey(tenant)
+	now, err := s.begin(ctx)
+	if err != nil {
+		return 0, Result{}, err
+	}
+	defer s.end()
+	if !s.available.Load() {
+		return 0, Result{Outcome: ServiceUnavailable}, nil
+	}
+	ri := s.findTenantRev(&rk)
+	if ri < 0 && s.nRevocations() >= s.lim.MaxRevocations {
+		return 0, Result{Outcome: CapacityExceeded, Pool: PoolRevocations}, nil
+	}
+	if ri < 0 {
+		ri = s.tenantRevs.alloc()
+		r := s.tenantRevs.at(ri)
+		r.hash = rk.hash
+		// Never a caller's buffer.
+		r.tenant = Tenant{Game: strings.Clone(tenant.Game), Env: strings.Clone(tenant.Env)}
+		r.subject = Subject(strings.Clone(string(subject)))
+		chainInsert(&s.tenantRevIdx, &s.tenantRevs, ri)
+	}
+	s.tenantRevHeap.set(ri, now+ttl)
+	return s.removeInTenant(sk, tk), Result{}, nil
+}
+
+// removeInTenant removes the listings subject owns in tenant and the
+// attempts it created there, and returns how many it counted before.
+func (s *MemStore) removeInTenant(sk subjectKey, tk tenantKey) int {
+	si, ti := s.findSubject(sk), s.findTenant(tk)
+	if si < 0 || ti < 0 {
+		return 0
+	}
+	removed := 0
+	sr := s.subjects.at(si)
+	for li := s.byOwner.first(&sr.listings); li >= 0; li = s.byOwner.next(li) {
+		if s.listings.at(li).tenant == ti {
+			removed++
+		}
+	}
+	for ai := s.byClnt.first(&sr.attempts); ai >= 0; ai = s.byClnt.next(ai) {
+		if s.attempts.at(ai).tenant == ti {
+			removed++
+		}
+	}
+	// Removing a record frees the subject (and the tenant record) only when
+	// it was the last naming it; then there is no next one to visit, and no
+	// slot is reused while this runs (nothing is allocated).
+	for li := s.byOwner.first(&s.subjects.at(si).listings); li >= 0; {
+		next := s.byOwner.next(li)
+		if s.listings.at(li).tenant == ti {
+			s.removeListing(li)
+		}
+		li = next
+	}
+	if si = s.findSubject(sk); si < 0 {
+		return removed
+	}
+	for ai := s.byClnt.first(&s.subjects.at(si).attempts); ai >= 0; {
+		next := s.byClnt.next(ai)
+		if s.attempts.at(ai).tenant == ti {
+			s.removeAttempt(ai)
+		}
+		ai = next
+	}
+	return removed
+}
+
+// RevokedInTenant reports whether subject may do no new work in tenant: it
+// has a live global revocation or one confined to tenant. A read under the
+// shared lock, like Revoked.
+func (s *MemStore) RevokedInTenant(ctx context.Context, tenant Tenant, subject Subject) (bool, error) {
+	if err := tenant.Validate(); err != nil {
+		return false, err
+	}
+	if err := subject.Validate(); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	sk, rk := s.subjectKey(subject), s.tenantRevKey(tenant, subject)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.clock.Now()
+	if i := s.findSubject(sk); i >= 0 && s.revocations.has(i) && s.revocations.deadline(i) > now {
+		return true, nil
+	}
+	i := s.findTenantRev(&rk)
+	return i >= 0 && s.tenantRevHeap.deadline(i) > now, nil
+}
+
+// verifyTenantRevocations checks each tenant revocation is found by its key
+// and scheduled (for CheckInvariants).
+func (s *MemStore) verifyTenantRevocations() error {
+	for i := int32(0); int(i) < s.tenantRevs.size(); i++ {
+		if !s.tenantRevs.live(i) {
+			continue
+		}
+		r := s.tenantRevs.at(i)
+		k := s.tenantRevKey(r.tenant, r.subject)
+		if s.findTenantRev(&k) != i || !s.tenantRevHeap.has(i) {
+			return fmt.Errorf("tenant revocation slot %d not found by its key or not scheduled", i)
+		}
+	}
+	if s.tenantRevHeap.len() != s.tenantRevs.n {
+		return fmt.Errorf("tenant revocation schedule has %d, want %d", s.tenantRevHeap.len(), s.tenantRevs.n)
+	}
+	return nil
+}
