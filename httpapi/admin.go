@@ -11,8 +11,10 @@ import (
 )
 
 // Operator routes (CONTRACT.md §3.7) and whoami. An operator of tenant `*`
-// acts in every tenant; any other operator only in its own, so another
-// tenant's listing or subject is reported as not found.
+// acts in every tenant and on the whole instance (drain, instance stats);
+// any other operator only in its own tenant, so another tenant's listing or
+// subject is reported as not found, and its revocations are confined to
+// its tenant.
 
 func (a *API) whoami(ctx *fasthttp.RequestCtx, p *Principal) {
 	s := acquireBuf()
@@ -75,7 +77,9 @@ func (a *API) revokePrincipal(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if !p.Global {
-		// A tenant operator may revoke only principals of its own tenant.
+		// A tenant operator may revoke only principals of its own tenant:
+		// the revocation pool is shared, so this bounds what one tenant's
+		// operator can take of it.
 		target, ok := a.ps.Lookup(subject)
 		if !ok || target.Global || target.Tenant != p.Tenant {
 			a.writeProblem(ctx, probNotFound, "no such subject in this tenant", nil)
@@ -83,7 +87,13 @@ func (a *API) revokePrincipal(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 	}
 	start := time.Now()
-	removed, r, err := a.store.RevokePrincipal(context.Background(), subject, time.Duration(ttl)*time.Second)
+	var removed int
+	var r engine.Result
+	if p.Global {
+		removed, r, err = a.store.RevokePrincipal(context.Background(), subject, time.Duration(ttl)*time.Second)
+	} else {
+		removed, r, err = a.store.RevokeTenantPrincipal(context.Background(), p.Tenant, subject, time.Duration(ttl)*time.Second)
+	}
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
@@ -100,7 +110,15 @@ func (a *API) revokePrincipal(ctx *fasthttp.RequestCtx, p *Principal) {
 	sendJSON(ctx, fasthttp.StatusOK, s)
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "principal revoked",
 		slog.String("subject", string(subject)), slog.Int("removed", removed),
-		slog.Uint64("ttl_s", ttl), slog.String("operator", string(p.Subject)))
+		slog.Uint64("ttl_s", ttl), slog.String("scope", scopeOf(p)), slog.String("operator", string(p.Subject)))
+}
+
+// scopeOf names where p's revocations apply, for the log.
+func scopeOf(p *Principal) string {
+	if p.Global {
+		return "*"
+	}
+	return p.Tenant.Game + "/" + p.Tenant.Env
 }
 
 func (a *API) drain(ctx *fasthttp.RequestCtx, p *Principal) {
@@ -141,4 +159,83 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 	b = append(b, '}')
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)
+}
+
+// tenantStats answers one tenant's usage: listings, attempts and
+// idempotency records, each used and the quota it is held to. A tenant
+// operator reads its own tenant (naming another one is 403); a global
+// operator names the tenant with game_id and environment_id.
+func (a *API) tenantStats(ctx *fasthttp.RequestCtx, p *Principal) {
+	t, named, err := parseTenantQuery(ctx)
+	if err != nil {
+		a.writeInputError(ctx, err)
+		return
+	}
+	switch {
+	case !p.Global && named && t != p.Tenant:
+		a.writeProblem(ctx, probForbidden, "a tenant operator may read only its own tenant", nil)
+		return
+	case !p.Global:
+		t = p.Tenant
+	case !named:
+		a.writeInputError(ctx, missingField("game_id"))
+		return
+	}
+	u := a.store.TenantUsage(t)
+	s := acquireBuf()
+	defer releaseBuf(s)
+	b := append(s.b[:0], `{"game_id":`...)
+	b = appendString(b, t.Game)
+	b = append(b, `,"environment_id":`...)
+	b = appendString(b, t.Env)
+	b = append(b, `,"pools":{`...)
+	for i, ps := range [...]struct {
+		name string
+		st   engine.PoolStat
+	}{{"listings", u.Listings}, {"attempts", u.Attempts}, {"idempotency", u.Idempotency}} {
+		b = appendKey(b, ps.name, i == 0)
+		b = append(b, `{"used":`...)
+		b = appendInt(b, int64(ps.st.Used))
+		b = append(b, `,"quota":`...)
+		b = appendInt(b, int64(ps.st.Ceiling))
+		b = append(b, '}')
+	}
+	b = append(b, `},"owner_listing_quota":`...)
+	b = appendInt(b, int64(a.limits.OwnerListingQuota))
+	b = append(b, '}')
+	s.b = b
+	sendJSON(ctx, fasthttp.StatusOK, s)
+}
+
+// parseTenantQuery reads game_id and environment_id from the query: both
+// (named) or neither. Unknown and repeated parameters are rejected.
+func parseTenantQuery(ctx *fasthttp.RequestCtx) (t engine.Tenant, named bool, err error) {
+	var seenGame, seenEnv bool
+	for k, v := range ctx.QueryArgs().All() {
+		var seen *bool
+		switch string(k) {
+		case "game_id":
+			seen, t.Game = &seenGame, string(v)
+		case "environment_id":
+			seen, t.Env = &seenEnv, string(v)
+		default:
+			return engine.Tenant{}, false, unknownField(k)
+		}
+		if *seen {
+			return engine.Tenant{}, false, &engine.InputError{Field: string(k), Reason: "is given more than once"}
+		}
+		*seen = true
+	}
+	switch {
+	case !seenGame && !seenEnv:
+		return engine.Tenant{}, false, nil
+	case !seenGame:
+		return engine.Tenant{}, false, missingField("game_id")
+	case !seenEnv:
+		return engine.Tenant{}, false, missingField("environment_id")
+	}
+	if err := t.Validate(); err != nil {
+		return engine.Tenant{}, false, err
+	}
+	return t, true, nil
 }

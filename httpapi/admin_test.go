@@ -61,7 +61,7 @@ func TestDrainStatsReadiness(t *testing.T) {
 		t.Fatalf("readyz %s", r.body)
 	}
 	h.expect(req{method: "GET", path: "/livez"}, 200, "")
-	r = h.expect(req{method: "GET", path: "/v1/admin/stats", token: tokOp}, 200, "")
+	r = h.expect(req{method: "GET", path: "/v1/admin/stats", token: tokGlobalOp}, 200, "")
 	pools := r.json["pools"].(map[string]any)
 	if r.str("instance_id") != h.store.InstanceID().String() || r.json["available"] != true || r.json["draining"] != false || len(pools) != 6 {
 		t.Fatalf("stats %s", r.body)
@@ -77,8 +77,17 @@ func TestDrainStatsReadiness(t *testing.T) {
 	}
 	h.rejected(req{method: "GET", path: "/v1/admin/stats", token: tokCli}, 403, "forbidden")
 	h.rejected(req{method: "POST", path: "/v1/admin/drain", token: tokPub}, 403, "forbidden")
+	// Drain and instance stats concern every tenant: a tenant operator may not.
+	for _, tok := range []string{tokOp, tokOtherOp} {
+		p := h.rejected(req{method: "POST", path: "/v1/admin/drain", token: tok}, 403, "forbidden")
+		if !strings.Contains(p.str("detail"), "global operator") {
+			t.Fatalf("detail %q", p.str("detail"))
+		}
+		h.rejected(req{method: "GET", path: "/v1/admin/stats", token: tok}, 403, "forbidden")
+	}
+	h.expect(req{method: "GET", path: "/readyz"}, 200, "")
 
-	h.expect(req{method: "POST", path: "/v1/admin/drain", token: tokOp}, 202, "")
+	h.expect(req{method: "POST", path: "/v1/admin/drain", token: tokGlobalOp}, 202, "")
 	h.expect(req{method: "POST", path: "/v1/admin/drain", token: tokGlobalOp}, 202, "") // idempotent
 	r = h.expect(req{method: "GET", path: "/readyz"}, 503, "")
 	if string(r.body) != `{"status":"draining"}` || r.header["Retry-After"] == "" {
@@ -90,7 +99,7 @@ func TestDrainStatsReadiness(t *testing.T) {
 		body: `{"lease_id":"` + l.leaseID + `","lease_token":"` + l.leaseToken + `","expected_version":1}`}, 503, "draining")
 	h.rejected(req{method: "POST", path: "/v1/listings/" + l.id + "/join-attempts", token: tokCli,
 		body: `{"protocol_version":7}`, headers: []string{"Idempotency-Key", "d2"}}, 503, "draining")
-	r = h.expect(req{method: "GET", path: "/v1/admin/stats", token: tokOp}, 200, "")
+	r = h.expect(req{method: "GET", path: "/v1/admin/stats", token: tokGlobalOp}, 200, "")
 	if r.json["draining"] != true {
 		t.Fatalf("stats %s", r.body)
 	}
@@ -108,7 +117,7 @@ func TestUnavailable(t *testing.T) {
 		headers: []string{"Idempotency-Key", "u1"}}, 503, "service_unavailable")
 	h.rejected(req{method: "PUT", path: "/v1/listings/" + l.id + "/lease", token: tokPub,
 		body: `{"lease_id":"` + l.leaseID + `","lease_token":"` + l.leaseToken + `","expected_version":1}`}, 503, "service_unavailable")
-	r = h.expect(req{method: "GET", path: "/v1/admin/stats", token: tokOp}, 200, "")
+	r = h.expect(req{method: "GET", path: "/v1/admin/stats", token: tokGlobalOp}, 200, "")
 	if r.json["available"] != false {
 		t.Fatalf("stats %s", r.body)
 	}

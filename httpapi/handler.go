@@ -55,7 +55,7 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.methodNotAllowed(ctx, allow)
 		return
 	}
-	revoked, err := a.store.Revoked(context.Background(), p.Subject)
+	revoked, err := a.revoked(p)
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return
@@ -67,6 +67,10 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 	acc := &opAccess[o]
 	if acc.roles != 0 && acc.roles&p.Roles == 0 {
 		a.writeProblem(ctx, probForbidden, "the principal lacks the role for this route", nil)
+		return
+	}
+	if acc.global && !p.Global {
+		a.writeProblem(ctx, probForbidden, "only a global operator (tenant *) may act on the whole instance", nil)
 		return
 	}
 	if acc.tenant && p.Global {
@@ -100,9 +104,20 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.drain(ctx, p)
 	case opAdminStats:
 		a.stats(ctx)
+	case opAdminTenantStats:
+		a.tenantStats(ctx, p)
 	default:
 		panic("BUG: unrouted operation " + opNames[o])
 	}
+}
+
+// revoked reports whether p may do nothing: a global revocation of its
+// subject, or, for a tenant principal, one confined to its tenant.
+func (a *API) revoked(p *Principal) (bool, error) {
+	if p.Global {
+		return a.store.Revoked(context.Background(), p.Subject)
+	}
+	return a.store.RevokedInTenant(context.Background(), p.Tenant, p.Subject)
 }
 
 func (a *API) methodNotAllowed(ctx *fasthttp.RequestCtx, allow string) {

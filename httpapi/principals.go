@@ -225,24 +225,33 @@ func truncate(s string, n int) string {
 // DevTenant is the tenant of the --dev principals.
 var DevTenant = engine.Tenant{Game: "demo", Env: "dev"}
 
+// DevGlobalOperator is the tokens key of the --dev global operator.
+const DevGlobalOperator = "global-operator"
+
 // DevPrincipals makes a publisher, a client and an operator principal of
-// tenant demo/dev with fresh random tokens (subjects dev-publisher,
-// dev-client, dev-operator). tokens is keyed by role name; the caller
-// prints them once at start and must not log them otherwise.
+// tenant demo/dev and a global operator (tenant *), with fresh random
+// tokens (subjects dev-publisher, dev-client, dev-operator,
+// dev-global-operator). tokens is keyed by role name, and
+// DevGlobalOperator; the caller prints them once at start and must not log
+// them otherwise.
 func DevPrincipals() (p *Principals, tokens map[string]string) {
-	tokens = make(map[string]string, 3)
-	entries := make([]principalEntry, 0, 3)
-	for _, rn := range roleNames {
+	tokens = make(map[string]string, len(roleNames)+1)
+	entries := make([]principalEntry, 0, len(roleNames)+1)
+	add := func(name, game, env, role string) {
 		var raw [32]byte
 		_, _ = rand.Read(raw[:]) // never fails since Go 1.24: it crashes the process instead
 		tok := base64.RawURLEncoding.EncodeToString(raw[:])
 		sum := sha256.Sum256([]byte(tok))
-		tokens[rn.name] = tok
+		tokens[name] = tok
 		entries = append(entries, principalEntry{
-			Subject: "dev-" + rn.name, GameID: DevTenant.Game, EnvironmentID: DevTenant.Env,
-			Roles: []string{rn.name}, TokenSHA256: hex.EncodeToString(sum[:]),
+			Subject: "dev-" + name, GameID: game, EnvironmentID: env,
+			Roles: []string{role}, TokenSHA256: hex.EncodeToString(sum[:]),
 		})
 	}
+	for _, rn := range roleNames {
+		add(rn.name, DevTenant.Game, DevTenant.Env, rn.name)
+	}
+	add(DevGlobalOperator, "*", "*", "operator")
 	p, err := buildPrincipals(entries)
 	if err != nil {
 		panic("BUG: dev principals invalid: " + err.Error())

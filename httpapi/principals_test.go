@@ -107,7 +107,7 @@ func TestLoadPrincipalsErrors(t *testing.T) {
 
 func TestDevPrincipals(t *testing.T) {
 	ps, tokens := DevPrincipals()
-	if ps.Len() != 3 || len(tokens) != 3 {
+	if ps.Len() != 4 || len(tokens) != 4 {
 		t.Fatalf("%d principals, %d tokens", ps.Len(), len(tokens))
 	}
 	for _, rn := range roleNames {
@@ -115,6 +115,10 @@ func TestDevPrincipals(t *testing.T) {
 		if !ok || p.Roles != Roles(rn.role) || p.Tenant != DevTenant || p.Global {
 			t.Fatalf("%s: %+v %v", rn.name, p, ok)
 		}
+	}
+	p, ok := ps.Authenticate([]byte(tokens[DevGlobalOperator]))
+	if !ok || p.Roles != Roles(RoleOperator) || !p.Global || p.Subject != "dev-global-operator" {
+		t.Fatalf("global operator: %+v %v", p, ok)
 	}
 	_, again := DevPrincipals()
 	if again["publisher"] == tokens["publisher"] {

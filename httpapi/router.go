@@ -24,6 +24,7 @@ const (
 	opAdminRevokePrincipal
 	opAdminDrain
 	opAdminStats
+	opAdminTenantStats
 	numOps
 )
 
@@ -31,6 +32,7 @@ var opNames = [numOps]string{
 	"unknown", "livez", "readyz", "metrics", "whoami", "browse", "create_listing",
 	"get_listing", "delete_listing", "renew_lease", "create_join_attempt",
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
+	"admin_tenant_stats",
 }
 
 // route is a path pattern.
@@ -50,6 +52,7 @@ const (
 	routeRevocations
 	routeDrain
 	routeStats
+	routeTenantStats
 	numRoutes
 )
 
@@ -81,6 +84,8 @@ func match(path []byte) (route, []byte) {
 		return routeDrain, nil
 	case "/v1/admin/stats":
 		return routeStats, nil
+	case "/v1/admin/tenant-stats":
+		return routeTenantStats, nil
 	}
 	if rest, ok := bytes.CutPrefix(path, []byte(prefixListing)); ok {
 		id, sub, hasSub := bytes.Cut(rest, []byte{'/'})
@@ -124,6 +129,7 @@ var routeMethods = [numRoutes][]methodOp{
 	routeRevocations:  {{"POST", opAdminRevokePrincipal}},
 	routeDrain:        {{"POST", opAdminDrain}},
 	routeStats:        {{"GET", opAdminStats}},
+	routeTenantStats:  {{"GET", opAdminTenantStats}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {
@@ -153,6 +159,7 @@ func resolve(r route, method []byte) (op, string) {
 type access struct {
 	roles   Roles // any of these; 0: any authenticated principal
 	tenant  bool  // acts in the principal's own tenant (global principals may not)
+	global  bool  // acts on the whole instance: only a global principal (tenant *) may
 	hasBody bool  // a JSON body: Content-Type is checked (415)
 }
 
@@ -166,6 +173,7 @@ var opAccess = [numOps]access{
 	opCreateAttempt:        {roles: Roles(RoleClient), tenant: true, hasBody: true},
 	opAdminRevokeListing:   {roles: Roles(RoleOperator)},
 	opAdminRevokePrincipal: {roles: Roles(RoleOperator), hasBody: true},
-	opAdminDrain:           {roles: Roles(RoleOperator)},
-	opAdminStats:           {roles: Roles(RoleOperator)},
+	opAdminDrain:           {roles: Roles(RoleOperator), global: true},
+	opAdminStats:           {roles: Roles(RoleOperator), global: true},
+	opAdminTenantStats:     {roles: Roles(RoleOperator)},
 }

@@ -176,7 +176,7 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.StringVar(&cfg.TokensFile, "tokens", cfg.TokensFile, "JSON tokens file written by 'rendezvous-load principals'")
 	fs.StringVar(&cfg.Publisher, "publisher-token", cfg.Publisher, "one publisher token (instead of --tokens)")
 	fs.StringVar(&cfg.Client, "client-token", cfg.Client, "one client token (instead of --tokens)")
-	fs.StringVar(&cfg.Operator, "operator-token", cfg.Operator, "operator token (reads /v1/admin/stats)")
+	fs.StringVar(&cfg.Operator, "operator-token", cfg.Operator, "global operator token (tenant *; reads /v1/admin/stats)")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of the measured phase (load traffic or overload)")
 	fs.DurationVar(&cfg.Ramp, "ramp", cfg.Ramp, "time over which every rate rises linearly to its target")
 	fs.Var(&cfg.Rates, "rate", "open-loop rates per kind, e.g. browse=200,get=100,join=50,create=20 (kinds: "+strings.Join(kindNames[:], ", ")+")")

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/httpapi"
 )
 
 // hangGuard bounds every wait on the child process so a broken server fails
@@ -165,9 +167,9 @@ func startProc(t testing.TB, args ...string) *proc {
 		for sc.Scan() {
 			p.stdout.Write(append(sc.Bytes(), '\n'))
 			f := strings.Fields(sc.Text())
-			if len(f) == 2 && (f[0] == "publisher" || f[0] == "client" || f[0] == "operator") && !closed {
+			if len(f) == 2 && (f[0] == "publisher" || f[0] == "client" || f[0] == "operator" || f[0] == httpapi.DevGlobalOperator) && !closed {
 				p.tokens[f[0]] = f[1]
-				if len(p.tokens) == 3 {
+				if len(p.tokens) == 4 {
 					closed = true
 					close(bannerDone)
 				}

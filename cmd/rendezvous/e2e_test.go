@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/httpapi"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -228,7 +229,7 @@ func TestE2EDrainWindowEnds(t *testing.T) {
 	if fin == nil || fin["reason"] != "window" {
 		t.Fatalf("drain finished line %v, want reason window (the attempt never bound)", fin)
 	}
-	p.assertNoSecrets([]string{p.tokens["publisher"], p.tokens["client"], p.tokens["operator"], j.Token, h.pub.Lease.Token, h.pub.Presence.Token},
+	p.assertNoSecrets([]string{p.tokens["publisher"], p.tokens["client"], p.tokens["operator"], p.tokens[httpapi.DevGlobalOperator], j.Token, h.pub.Lease.Token, h.pub.Presence.Token},
 		[]string{j.Token, h.pub.Lease.Token, h.pub.Presence.Token})
 }
 
