@@ -37,11 +37,8 @@ func (s *MemStore) RevokeListing(ctx context.Context, cmd RevokeListing) (Result
 // changes. Like every transition, ServiceUnavailable (and no change) once
 // the store is unavailable (Store.MarkUnavailable: fail closed).
 func (s *MemStore) RevokePrincipal(ctx context.Context, subject Subject, ttl time.Duration) (int, Result, error) {
-	if err := subject.Validate(); err != nil {
+	if err := validateRevocation(subject, ttl); err != nil {
 		return 0, Result{}, err
-	}
-	if ttl < time.Second || ttl > MaxRevocationTTL {
-		return 0, Result{}, errRevocationTTL
 	}
 	sk := s.subjectKey(subject)
 	now, err := s.begin(ctx)
@@ -79,7 +76,17 @@ func (s *MemStore) RevokePrincipal(ctx context.Context, subject Subject, ttl tim
 	return removed, Result{}, nil
 }
 
-// Revoked reports whether subject has a live revocation.
+func validateRevocation(subject Subject, ttl time.Duration) error {
+	if err := subject.Validate(); err != nil {
+		return err
+	}
+	if ttl < time.Second || ttl > MaxRevocationTTL {
+		return errRevocationTTL
+	}
+	return nil
+}
+
+// Revoked reports whether subject has a live global revocation.
 func (s *MemStore) Revoked(ctx context.Context, subject Subject) (bool, error) {
 	if err := subject.Validate(); err != nil {
 		return false, err

@@ -74,11 +74,8 @@ func (s *MemStore) RevokeTenantPrincipal(ctx context.Context, tenant Tenant, sub
 	if err := tenant.Validate(); err != nil {
 		return 0, Result{}, err
 	}
-	if err := subject.Validate(); err != nil {
+	if err := validateRevocation(subject, ttl); err != nil {
 		return 0, Result{}, err
-	}
-	if ttl < time.Second || ttl > MaxRevocationTTL {
-		return 0, Result{}, errRevocationTTL
 	}
 	rk, sk, tk := s.tenantRevKey(tenant, subject), s.subjectKey(subject), s.tenantKey(tenant)
 	now, err := s.begin(ctx)

@@ -55,6 +55,18 @@ func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (en
 
 // RevokePrincipal scans every listing and every attempt for the subject.
 func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
+	return s.revoke(ctx, nil, subject, ttl)
+}
+
+// revoke inserts a revocation of subject, global (tenant nil) or confined
+// to *tenant, then scans every listing and attempt for the subject's
+// records there and removes them.
+func (s *Store) revoke(ctx context.Context, tenant *engine.Tenant, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
+	if tenant != nil {
+		if err := tenant.Validate(); err != nil {
+			return 0, engine.Result{}, err
+		}
+	}
 	if err := subject.Validate(); err != nil {
 		return 0, engine.Result{}, err
 	}
@@ -69,19 +81,30 @@ func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl
 	if !s.available {
 		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
-	if _, ok := s.revocations[subject]; !ok && s.nRevocations() >= s.lim.MaxRevocations {
+	var exists bool
+	if tenant == nil {
+		_, exists = s.revocations[subject]
+	} else {
+		_, exists = s.tenantRevocations[tenantSubject{*tenant, subject}]
+	}
+	if !exists && s.nRevocations() >= s.lim.MaxRevocations {
 		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil
 	}
-	s.revocations[subject] = now + ttl
+	if tenant == nil {
+		s.revocations[subject] = now + ttl
+	} else {
+		s.tenantRevocations[tenantSubject{*tenant, subject}] = now + ttl
+	}
+	in := func(t engine.Tenant) bool { return tenant == nil || t == *tenant }
 	var listings []engine.ListingID
 	for id, l := range s.listings {
-		if l.owner == subject {
+		if l.owner == subject && in(l.tenant) {
 			listings = append(listings, id)
 		}
 	}
 	var attempts []engine.AttemptID
 	for id, a := range s.attempts {
-		if a.client == subject {
+		if a.client == subject && in(a.tenant) {
 			attempts = append(attempts, id)
 		}
 	}

@@ -44,47 +44,7 @@ func (s *Store) TenantUsage(t engine.Tenant) engine.TenantUsage {
 // RevokeTenantPrincipal scans every listing and attempt for the subject's
 // records in tenant.
 func (s *Store) RevokeTenantPrincipal(ctx context.Context, tenant engine.Tenant, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
-	if err := tenant.Validate(); err != nil {
-		return 0, engine.Result{}, err
-	}
-	if err := subject.Validate(); err != nil {
-		return 0, engine.Result{}, err
-	}
-	if ttl < time.Second || ttl > engine.MaxRevocationTTL {
-		return 0, engine.Result{}, inputErr("ttl_s", "must be 1..600 seconds")
-	}
-	now, err := s.atomic(ctx)
-	if err != nil {
-		return 0, engine.Result{}, err
-	}
-	defer s.gate.Unlock()
-	if !s.available {
-		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	key := tenantSubject{tenant, subject}
-	if _, ok := s.tenantRevocations[key]; !ok && s.nRevocations() >= s.lim.MaxRevocations {
-		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil
-	}
-	s.tenantRevocations[key] = now + ttl
-	var listings []engine.ListingID
-	for id, l := range s.listings {
-		if l.owner == subject && l.tenant == tenant {
-			listings = append(listings, id)
-		}
-	}
-	var attempts []engine.AttemptID
-	for id, a := range s.attempts {
-		if a.client == subject && a.tenant == tenant {
-			attempts = append(attempts, id)
-		}
-	}
-	for _, id := range listings {
-		s.removeListing(id)
-	}
-	for _, id := range attempts {
-		s.removeAttempt(id)
-	}
-	return len(listings) + len(attempts), engine.Result{}, nil
+	return s.revoke(ctx, &tenant, subject, ttl)
 }
 
 func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subject engine.Subject) (bool, error) {

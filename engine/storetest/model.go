@@ -210,4 +210,8 @@ func (m *model) verify() {
 	if st.InFlight != nf || st.Draining != m.draining || !st.Available {
 		t.Fatalf("Stats inflight %d draining %v; model %d %v", st.InFlight, st.Draining, nf, m.draining)
 	}
+	// Every record of the model is in one tenant, so its usage is the pools'.
+	if u := e.s.TenantUsage(tenant); u.Listings.Used != nl || u.Attempts.Used != na || u.Idempotency.Used != len(m.idem) {
+		t.Fatalf("TenantUsage %+v; model listings %d attempts %d idempotency %d", u, nl, na, len(m.idem))
+	}
 }
