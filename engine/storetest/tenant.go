@@ -164,6 +164,57 @@ func runTenantRevocation(t *testing.T, f Factory) {
 		e.check()
 	})
 
+	// Creations in both tenants race one tenant revocation: whatever the
+	// order, nothing of the subject's survives in the revoked tenant (a
+	// creation before it is removed, one after it refused) and nothing in
+	// the other tenant is touched.
+	t.Run("RacingCreations", func(t *testing.T) {
+		e := newEnv(t, f, func(l *engine.Limits) { l.OwnerListingQuota = racers })
+		cmds := make([]engine.CreateListing, racers)
+		for i := range cmds {
+			cmds[i] = e.listingCmd("publisher-1")
+			if i%2 == 1 {
+				cmds[i].Tenant = otherTenant
+			}
+		}
+		rs, errs := make([]engine.Result, racers), make([]error, racers)
+		views := make([]engine.ListingView, racers)
+		var removed int
+		race(func(i int) {
+			if i == 0 {
+				removed, rs[i], errs[i] = e.s.RevokeTenantPrincipal(e.ctx, tenant, "publisher-1", time.Minute)
+				return
+			}
+			views[i], rs[i], errs[i] = e.s.CreateListing(e.ctx, cmds[i])
+		})
+		removedHere := 0
+		for i := range rs {
+			if errs[i] != nil {
+				t.Fatalf("racer %d: %v", i, errs[i])
+			}
+			switch {
+			case i == 0 || i%2 == 1:
+				e.want("racer in the other tenant or the revocation", rs[i], errs[i], engine.Success)
+			case rs[i].Outcome == engine.Success:
+				removedHere++
+				e.wantGet(views[i].ID, false, engine.NotFound) // created before the revocation: removed
+			default:
+				e.want("creation after the revocation", rs[i], errs[i], engine.Revoked)
+			}
+		}
+		for i := 1; i < racers; i += 2 {
+			if _, r := e.getIn(otherTenant, views[i].ID); r.Outcome != engine.Success {
+				t.Fatalf("a listing of the other tenant is gone: %v", r.Outcome)
+			}
+		}
+		if removed != removedHere {
+			t.Fatalf("revocation removed %d, but %d listings were created before it", removed, removedHere)
+		}
+		// The removed listings' idempotency records outlive them.
+		e.wantUsage(tenant, 0, 0, removedHere)
+		e.check()
+	})
+
 	t.Run("GlobalRevocationReachesEveryTenant", func(t *testing.T) {
 		e := newEnv(t, f)
 		here := e.visible("publisher-1")
