@@ -100,6 +100,8 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.drain(ctx, p)
 	case opAdminStats:
 		a.stats(ctx)
+	case opAdminReload:
+		a.reloadPrincipals(ctx, p)
 	default:
 		panic("BUG: unrouted operation " + opNames[o])
 	}

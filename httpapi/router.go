@@ -24,6 +24,7 @@ const (
 	opAdminRevokePrincipal
 	opAdminDrain
 	opAdminStats
+	opAdminReload
 	numOps
 )
 
@@ -31,6 +32,7 @@ var opNames = [numOps]string{
 	"unknown", "livez", "readyz", "metrics", "whoami", "browse", "create_listing",
 	"get_listing", "delete_listing", "renew_lease", "create_join_attempt",
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
+	"admin_reload_principals",
 }
 
 // route is a path pattern.
@@ -50,6 +52,7 @@ const (
 	routeRevocations
 	routeDrain
 	routeStats
+	routeReload
 	numRoutes
 )
 
@@ -81,6 +84,8 @@ func match(path []byte) (route, []byte) {
 		return routeDrain, nil
 	case "/v1/admin/stats":
 		return routeStats, nil
+	case "/v1/admin/principals/reload":
+		return routeReload, nil
 	}
 	if rest, ok := bytes.CutPrefix(path, []byte(prefixListing)); ok {
 		id, sub, hasSub := bytes.Cut(rest, []byte{'/'})
@@ -124,6 +129,7 @@ var routeMethods = [numRoutes][]methodOp{
 	routeRevocations:  {{"POST", opAdminRevokePrincipal}},
 	routeDrain:        {{"POST", opAdminDrain}},
 	routeStats:        {{"GET", opAdminStats}},
+	routeReload:       {{"POST", opAdminReload}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {
@@ -168,4 +174,5 @@ var opAccess = [numOps]access{
 	opAdminRevokePrincipal: {roles: Roles(RoleOperator), hasBody: true},
 	opAdminDrain:           {roles: Roles(RoleOperator)},
 	opAdminStats:           {roles: Roles(RoleOperator)},
+	opAdminReload:          {roles: Roles(RoleOperator)},
 }
