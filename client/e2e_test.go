@@ -73,7 +73,7 @@ func flow(t *testing.T, ctx context.Context, srv *testServer, hc, jc *lossyConn)
 		if err != nil {
 			t.Fatalf("browse: %v", err)
 		}
-		found = found || l.ListingID == pub.ListingID().String()
+		found = found || l.ListingID == pub.ListingID()
 	}
 	if !found {
 		t.Fatal("the published listing is not in browse")
@@ -305,7 +305,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = j.Join(ctx, engine.ListingID{UUID: engine.NewUUID()})
+		_, err = j.Join(ctx, ListingID(engine.NewUUID()))
 		return err
 	}, ErrNotFound)
 	f("bad token", func() error {
@@ -333,7 +333,7 @@ func TestBrowsePagesRealServer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("browse: %v", err)
 		}
-		got = append(got, l.ListingID)
+		got = append(got, l.ListingID.String())
 	}
 	if len(got) != 5 {
 		t.Fatalf("browse returned %d listings over pages of 2, want 5: %v", len(got), got)
@@ -348,7 +348,7 @@ func TestBrowsePagesRealServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		other = append(other, l.ListingID)
+		other = append(other, l.ListingID.String())
 	}
 	if len(other) != 0 {
 		t.Fatalf("protocol 8 browse returned %v", other)

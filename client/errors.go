@@ -41,7 +41,24 @@ var (
 
 // InputError is the typed error for invalid input (the field and why); a call
 // that returns it sent nothing and changed nothing.
-type InputError = engine.InputError
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("rendezvous: invalid %s: %s", e.Field, e.Reason)
+}
+
+// checked turns the engine's validation error (the SDK checks input with the
+// same rules as the server) into the SDK's own *InputError.
+func checked(err error) error {
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		return &InputError{Field: ie.Field, Reason: ie.Reason}
+	}
+	return err
+}
 
 // ConfigError reports an unusable SDK configuration.
 type ConfigError struct {

@@ -110,7 +110,7 @@ func Publish(ctx context.Context, cfg PublisherConfig) (*Publisher, error) {
 	}
 	p.ownConn = own
 	p.sock = NewSocket(conn, med)
-	ps := &presenceState{handle: created.Presence.Handle, key: created.Presence.Token, local: cfg.LocalAddr}
+	ps := &presenceState{handle: created.Presence.Handle.engine(), key: *created.Presence.Token.engine(), local: cfg.LocalAddr}
 	if !ps.local.IsValid() {
 		ps.local = localEndpoint(conn, med)
 	}
@@ -146,7 +146,7 @@ func (s *Socket) closeIf(own bool) {
 }
 
 // ListingID names the published listing.
-func (p *Publisher) ListingID() engine.ListingID { return p.created.ListingID }
+func (p *Publisher) ListingID() ListingID { return p.created.ListingID }
 
 // Socket is the publisher's socket: read application datagrams from it and
 // punch on it.
