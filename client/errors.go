@@ -130,7 +130,24 @@ type MediatorError struct {
 }
 
 func (e *MediatorError) Error() string {
-	return fmt.Sprintf("rendezvous: %s: mediator error %d %s", e.Op, e.Code, e.Reason)
+	s := fmt.Sprintf("rendezvous: %s: mediator error %d %s", e.Op, e.Code, e.Reason)
+	if o := mediatorOutcomes[e.Code]; o != "" {
+		s += " (" + o + ")"
+	}
+	return s
+}
+
+// mediatorOutcomes names the contract outcomes a STUN code stands for
+// (CONTRACT.md §2), so a message says "revoked" or "draining", not only
+// the code's generic reason phrase.
+var mediatorOutcomes = map[int]string{
+	400: "invalid request",
+	401: "capability not accepted: unknown to this server",
+	403: "revoked",
+	404: "not found or expired",
+	409: "conflict or replayed sequence",
+	503: "draining or unavailable",
+	508: "capacity exceeded",
 }
 
 // Is maps STUN error codes to sentinels per CONTRACT.md §2: 404 covers
