@@ -178,7 +178,9 @@ func TestPublisherRepublishesAfterDrain(t *testing.T) {
 	if ev := events.await(t, ctx, EventRepublishFailed); !errors.Is(ev.Err, ErrDraining) || ev.RetryIn <= 0 {
 		t.Fatalf("republish failed event %v, want ErrDraining and a wait", ev)
 	}
-	srv.stop(t)
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
 	srv.restart(t)
 	ev := events.await(t, ctx, EventRepublished)
 	if ev.Listing == first || !browsable(t, ctx, srv.api(t, "client"), ev.Listing) {
