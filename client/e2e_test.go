@@ -206,7 +206,7 @@ func TestLeaseRenewalAcrossLifetimes(t *testing.T) {
 	}
 	// Four lease lifetimes; the listing must stay joinable throughout.
 	for i := range 8 {
-		if err := waitFor(ctx, time.Second); err != nil {
+		if err := sleep(ctx, time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := cli.GetListing(ctx, pub.ListingID()); err != nil {
@@ -218,17 +218,6 @@ func TestLeaseRenewalAcrossLifetimes(t *testing.T) {
 	}
 	if err := pub.Err(); err != nil {
 		t.Fatalf("publisher stopped: %v", err)
-	}
-}
-
-func waitFor(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -35,9 +35,10 @@ type PublisherConfig struct {
 	OnEvent func(Event)
 	// Republish shapes the waits before each try to publish again after
 	// the listing was lost: exponential from Min to Max with jitter, so a
-	// fleet of hosts does not return all at once. The zero value means Min
-	// 1 s, Max 30 s and unbounded tries (until Close). Attempts > 0 bounds
-	// the tries after one loss; the Publisher then stops with the last error.
+	// fleet of hosts does not return all at once. A zero Min is 1 s, a zero
+	// Max 30 s (or Min, if larger); Attempts 0 means unbounded tries (until
+	// Close), Attempts > 0 bounds the tries after one loss, after which the
+	// Publisher stops with the last error.
 	Republish Backoff
 	// NoRepublish stops the Publisher at the first loss (Err says why)
 	// instead of publishing again.
@@ -116,8 +117,11 @@ func Publish(ctx context.Context, cfg PublisherConfig) (*Publisher, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	if p.republish.Min <= 0 || p.republish.Max < p.republish.Min {
-		p.republish.Min, p.republish.Max = defaultRepublish.Min, defaultRepublish.Max
+	if p.republish.Min <= 0 {
+		p.republish.Min = defaultRepublish.Min
+	}
+	if p.republish.Max <= 0 {
+		p.republish.Max = max(defaultRepublish.Max, p.republish.Min)
 	}
 	fail := func(err error) (*Publisher, error) {
 		// The creation succeeded; undo it so a failed Publish leaves nothing behind.
