@@ -44,12 +44,12 @@ func (s *ListingSpec) Validate() error {
 		es.Metadata = append(es.Metadata, engine.MetaEntry{Key: k, Value: v})
 	}
 	sort.Slice(es.Metadata, func(i, j int) bool { return es.Metadata[i].Key < es.Metadata[j].Key })
-	return es.Validate()
+	return checked(es.Validate())
 }
 
 // Listing is one browse or get-by-ID item (CONTRACT.md §3.4, §3.5).
 type Listing struct {
-	ListingID       string            `json:"listing_id"`
+	ListingID       ListingID         `json:"listing_id"`
 	Region          string            `json:"region"`
 	ProtocolVersion uint32            `json:"protocol_version"`
 	BuildVersion    string            `json:"build_version"`
@@ -65,8 +65,8 @@ type Listing struct {
 // Lease is a listing's lease as the owner sees it. Token is the lease
 // capability: it prints redacted.
 type Lease struct {
-	ID        engine.LeaseID
-	Token     engine.Capability
+	ID        LeaseID
+	Token     Capability
 	Version   uint64
 	ExpiresAt time.Time
 	TTL       time.Duration
@@ -74,8 +74,8 @@ type Lease struct {
 
 // PresenceGrant is what the host needs for its UDP heartbeat.
 type PresenceGrant struct {
-	Handle   engine.Handle
-	Token    engine.Capability
+	Handle   Handle
+	Token    Capability
 	Mediator string // host:port as the server advertised it
 	Interval time.Duration
 	TTL      time.Duration
@@ -83,7 +83,7 @@ type PresenceGrant struct {
 
 // CreatedListing is the answer to a listing creation.
 type CreatedListing struct {
-	ListingID engine.ListingID
+	ListingID ListingID
 	Lease     Lease
 	Presence  PresenceGrant
 	// Replayed is true when the server answered an idempotent replay.
@@ -92,9 +92,9 @@ type CreatedListing struct {
 
 // Attempt is a join attempt as the client sees it (CONTRACT.md §3.6).
 type Attempt struct {
-	AttemptID engine.AttemptID
-	Handle    engine.Handle
-	Token     engine.Capability // the client's attempt capability
+	AttemptID AttemptID
+	Handle    Handle
+	Token     Capability // the client's attempt capability
 	Mediator  string
 	ExpiresAt time.Time
 	TTL       time.Duration
@@ -113,7 +113,7 @@ type Whoami struct {
 // attempt it belongs to and the peer's endpoints. Local is invalid when the
 // peer did not report its LAN address.
 type Introduction struct {
-	Attempt engine.Handle
+	Attempt Handle
 	Public  netip.AddrPort
 	Local   netip.AddrPort
 }

@@ -11,10 +11,14 @@
 // mediator observed is the very mapping the other peer is told to use. The
 // Socket type owns that socket and demultiplexes what arrives on it.
 //
-// The SDK imports only the server's STUN codec (netio/stun) and the engine's
-// identifier and capability helpers; it has no server code in it.
+// The SDK's API stands alone: identifiers (ListingID, AttemptID, LeaseID,
+// Handle), secrets (Capability) and errors are its own types, so a program
+// imports this package only. Internally it uses the server's STUN codec
+// (netio/stun) and the engine's UUID, validation and capability-derivation
+// helpers (the codec's own types come from there); it has no server code in
+// it.
 //
 // Secrets (lease tokens, presence and attempt capabilities) are held as
-// engine.Capability values, which print as "[REDACTED]"; nothing in this
-// package logs or formats them.
+// Capability values, which print as "[REDACTED]"; nothing in this package
+// logs or formats them.
 package client

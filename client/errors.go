@@ -41,7 +41,24 @@ var (
 
 // InputError is the typed error for invalid input (the field and why); a call
 // that returns it sent nothing and changed nothing.
-type InputError = engine.InputError
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("rendezvous: invalid %s: %s", e.Field, e.Reason)
+}
+
+// checked turns the engine's validation error (the SDK checks input with the
+// same rules as the server) into the SDK's own *InputError.
+func checked(err error) error {
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		return &InputError{Field: ie.Field, Reason: ie.Reason}
+	}
+	return err
+}
 
 // ConfigError reports an unusable SDK configuration.
 type ConfigError struct {
@@ -113,7 +130,24 @@ type MediatorError struct {
 }
 
 func (e *MediatorError) Error() string {
-	return fmt.Sprintf("rendezvous: %s: mediator error %d %s", e.Op, e.Code, e.Reason)
+	s := fmt.Sprintf("rendezvous: %s: mediator error %d %s", e.Op, e.Code, e.Reason)
+	if o := mediatorOutcomes[e.Code]; o != "" {
+		s += " (" + o + ")"
+	}
+	return s
+}
+
+// mediatorOutcomes names the contract outcomes a STUN code stands for
+// (CONTRACT.md §2), so a message says "revoked" or "draining", not only
+// the code's generic reason phrase.
+var mediatorOutcomes = map[int]string{
+	400: "invalid request",
+	401: "capability not accepted: unknown to this server",
+	403: "revoked",
+	404: "not found or expired",
+	409: "conflict or replayed sequence",
+	503: "draining or unavailable",
+	508: "capacity exceeded",
 }
 
 // Is maps STUN error codes to sentinels per CONTRACT.md §2: 404 covers

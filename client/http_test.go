@@ -156,7 +156,7 @@ func TestRenewConflictCarriesVersion(t *testing.T) {
 	f, api := newFake(t)
 	f.next = []http.HandlerFunc{problem(409, "conflict", `,"current_version":5`)}
 	l := Lease{Version: 3}
-	err := api.RenewLease(context.Background(), engine.ListingID{UUID: engine.NewUUID()}, &l, -1)
+	err := api.RenewLease(context.Background(), ListingID(engine.NewUUID()), &l, -1)
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.CurrentVersion != 5 || !errors.Is(err, ErrConflict) {
 		t.Fatalf("got %v", err)
@@ -166,23 +166,29 @@ func TestRenewConflictCarriesVersion(t *testing.T) {
 	}
 }
 
+const (
+	idA = "00000000-0000-4000-8000-00000000000a"
+	idB = "00000000-0000-4000-8000-00000000000b"
+	idC = "00000000-0000-4000-8000-00000000000c"
+)
+
 func TestBrowseFollowsCursor(t *testing.T) {
 	f, api := newFake(t)
 	f.next = []http.HandlerFunc{
-		jsonOK(200, `{"items":[{"listing_id":"a"},{"listing_id":"b"}],"next_after":"b"}`),
-		jsonOK(200, `{"items":[{"listing_id":"c"}],"next_after":null}`),
+		jsonOK(200, `{"items":[{"listing_id":"`+idA+`"},{"listing_id":"`+idB+`"}],"next_after":"`+idB+`"}`),
+		jsonOK(200, `{"items":[{"listing_id":"`+idC+`"}],"next_after":null}`),
 	}
 	var got []string
 	for l, err := range api.Browse(context.Background(), BrowseQuery{ProtocolVersion: 7, PageSize: 2}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, l.ListingID)
+		got = append(got, l.ListingID.String())
 	}
-	if strings.Join(got, ",") != "a,b,c" {
+	if strings.Join(got, ",") != idA+","+idB+","+idC {
 		t.Fatalf("got %v", got)
 	}
-	if q := f.reqs[1].URL.Query(); q.Get("after") != "b" || q.Get("limit") != "2" || q.Get("protocol_version") != "7" {
+	if q := f.reqs[1].URL.Query(); q.Get("after") != idB || q.Get("limit") != "2" || q.Get("protocol_version") != "7" {
 		t.Fatalf("second page query %v", q)
 	}
 }

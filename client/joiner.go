@@ -60,7 +60,7 @@ func (j *Joiner) Browse(ctx context.Context, region string) iter.Seq2[Listing, e
 }
 
 // Get returns one joinable listing by ID.
-func (j *Joiner) Get(ctx context.Context, id engine.ListingID) (*Listing, error) {
+func (j *Joiner) Get(ctx context.Context, id ListingID) (*Listing, error) {
 	return j.api.GetListing(ctx, id)
 }
 
@@ -74,7 +74,7 @@ func (j *Joiner) Socket() *Socket {
 // Join asks to be introduced to the host of listing and returns the host's
 // endpoints. It ends with ErrIntroduceTimeout if the host never binds before
 // the attempt expires, or a typed contract error.
-func (j *Joiner) Join(ctx context.Context, listing engine.ListingID) (Introduction, error) {
+func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, error) {
 	at, err := j.api.CreateJoinAttempt(ctx, NewIdempotencyKey(), listing, j.cfg.ProtocolVersion)
 	if err != nil {
 		return Introduction{}, err
@@ -87,11 +87,11 @@ func (j *Joiner) Join(ctx context.Context, listing engine.ListingID) (Introducti
 	if !local.IsValid() {
 		local = localEndpoint(j.conn, s.Mediator())
 	}
-	return s.bind(ctx, stun.KindAttemptClient, at.Handle, at.Token, local, time.Now().Add(at.TTL))
+	return s.bind(ctx, stun.KindAttemptClient, at.Handle.engine(), *at.Token.engine(), local, time.Now().Add(at.TTL))
 }
 
 // JoinAndPunch joins and then punches toward the host.
-func (j *Joiner) JoinAndPunch(ctx context.Context, listing engine.ListingID, cfg PunchConfig) (Introduction, Path, error) {
+func (j *Joiner) JoinAndPunch(ctx context.Context, listing ListingID, cfg PunchConfig) (Introduction, Path, error) {
 	in, err := j.Join(ctx, listing)
 	if err != nil {
 		return in, Path{}, err

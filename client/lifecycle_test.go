@@ -33,7 +33,7 @@ func TestSetPlayersOutOfRangeKeepsListing(t *testing.T) {
 	// still runs and the listing is there, unchanged.
 	v0 := pub.LeaseVersion()
 	for pub.LeaseVersion() < v0+2 {
-		if err := waitFor(ctx, 100*time.Millisecond); err != nil {
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			t.Fatalf("no renewal: %v (publisher: %v)", err, pub.Err())
 		}
 		if err := pub.Err(); err != nil {
@@ -50,7 +50,7 @@ func TestSetPlayersOutOfRangeKeepsListing(t *testing.T) {
 	}
 	v1 := pub.LeaseVersion()
 	for pub.LeaseVersion() < v1+1 {
-		if err := waitFor(ctx, 100*time.Millisecond); err != nil {
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			t.Fatalf("no renewal: %v (publisher: %v)", err, pub.Err())
 		}
 	}

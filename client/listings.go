@@ -55,7 +55,7 @@ type (
 // or key is refused locally with an *InputError.
 func (a *API) CreateListing(ctx context.Context, idempotencyKey string, spec ListingSpec) (*CreatedListing, error) {
 	if err := engine.ValidateIdempotencyKey(idempotencyKey); err != nil {
-		return nil, err
+		return nil, checked(err)
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -67,13 +67,14 @@ func (a *API) CreateListing(ctx context.Context, idempotencyKey string, spec Lis
 		return nil, err
 	}
 	out := &CreatedListing{Replayed: c.replay}
-	var ok1, ok2, ok3, ok4, ok5 bool
-	out.ListingID.UUID, ok1 = engine.ParseUUID(w.ListingID)
-	out.Lease.ID.UUID, ok2 = engine.ParseUUID(w.Lease.LeaseID)
-	out.Lease.Token, ok3 = engine.ParseToken(w.Lease.Token)
-	out.Presence.Handle.UUID, ok4 = engine.ParseUUID(w.Presence.Handle)
-	out.Presence.Token, ok5 = engine.ParseToken(w.Presence.Token)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || w.Presence.Mediator == "" || w.Lease.TTL <= 0 {
+	var ok3, ok5 bool
+	id, err1 := parseUUID("listing_id", w.ListingID)
+	lease, err2 := parseUUID("lease_id", w.Lease.LeaseID)
+	out.Lease.Token, ok3 = parseCapability(w.Lease.Token)
+	handle, err4 := parseUUID("handle", w.Presence.Handle)
+	out.Presence.Token, ok5 = parseCapability(w.Presence.Token)
+	out.ListingID, out.Lease.ID, out.Presence.Handle = id, lease, handle
+	if err1 != nil || err2 != nil || !ok3 || err4 != nil || !ok5 || w.Presence.Mediator == "" || w.Lease.TTL <= 0 {
 		return nil, &ProtocolError{Op: c.op, Reason: "missing or malformed identifiers"}
 	}
 	out.Lease.Version = w.Lease.Version
@@ -89,13 +90,13 @@ func (a *API) CreateListing(ctx context.Context, idempotencyKey string, spec Lis
 // success lease is updated in place. A stale version fails with an *APIError
 // matching ErrConflict whose CurrentVersion names the server's version.
 // currentPlayers < 0 leaves the player count unchanged.
-func (a *API) RenewLease(ctx context.Context, listing engine.ListingID, lease *Lease, currentPlayers int) error {
+func (a *API) RenewLease(ctx context.Context, listing ListingID, lease *Lease, currentPlayers int) error {
 	body := struct {
 		LeaseID         string `json:"lease_id"`
 		LeaseToken      string `json:"lease_token"`
 		ExpectedVersion uint64 `json:"expected_version"`
 		CurrentPlayers  *int   `json:"current_players,omitempty"`
-	}{LeaseID: lease.ID.String(), LeaseToken: string(lease.Token.AppendToken(nil)), ExpectedVersion: lease.Version}
+	}{LeaseID: lease.ID.String(), LeaseToken: lease.Token.token(), ExpectedVersion: lease.Version}
 	if currentPlayers >= 0 {
 		body.CurrentPlayers = &currentPlayers
 	}
@@ -113,14 +114,14 @@ func (a *API) RenewLease(ctx context.Context, listing engine.ListingID, lease *L
 }
 
 // DeleteListing closes the listing, its presence and every linked attempt.
-func (a *API) DeleteListing(ctx context.Context, listing engine.ListingID, lease *Lease) error {
+func (a *API) DeleteListing(ctx context.Context, listing ListingID, lease *Lease) error {
 	c := &call{op: "delete listing", method: "DELETE", path: "/v1/listings/" + listing.String(),
-		header: map[string]string{"Lease-Id": lease.ID.String(), "Lease-Token": string(lease.Token.AppendToken(nil))}}
+		header: map[string]string{"Lease-Id": lease.ID.String(), "Lease-Token": lease.Token.token()}}
 	return a.do(ctx, c)
 }
 
 // GetListing returns one joinable listing (public or unlisted) by ID.
-func (a *API) GetListing(ctx context.Context, id engine.ListingID) (*Listing, error) {
+func (a *API) GetListing(ctx context.Context, id ListingID) (*Listing, error) {
 	var l Listing
 	c := &call{op: "get listing", method: "GET", path: "/v1/listings/" + id.String(), out: &l}
 	if err := a.do(ctx, c); err != nil {
@@ -194,9 +195,9 @@ func (a *API) Browse(ctx context.Context, q BrowseQuery) iter.Seq2[Listing, erro
 
 // CreateJoinAttempt asks to be introduced to the listing's host. Pass the
 // same idempotencyKey on every retry of one logical join.
-func (a *API) CreateJoinAttempt(ctx context.Context, idempotencyKey string, listing engine.ListingID, protocolVersion uint32) (*Attempt, error) {
+func (a *API) CreateJoinAttempt(ctx context.Context, idempotencyKey string, listing ListingID, protocolVersion uint32) (*Attempt, error) {
 	if err := engine.ValidateIdempotencyKey(idempotencyKey); err != nil {
-		return nil, err
+		return nil, checked(err)
 	}
 	if protocolVersion == 0 {
 		return nil, &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
@@ -211,11 +212,12 @@ func (a *API) CreateJoinAttempt(ctx context.Context, idempotencyKey string, list
 		return nil, err
 	}
 	out := &Attempt{Mediator: w.Mediator, ExpiresAt: w.ExpiresAt, TTL: time.Duration(w.TTL) * time.Second, Replayed: c.replay}
-	var ok1, ok2, ok3 bool
-	out.AttemptID.UUID, ok1 = engine.ParseUUID(w.AttemptID)
-	out.Handle.UUID, ok2 = engine.ParseUUID(w.Handle)
-	out.Token, ok3 = engine.ParseToken(w.Token)
-	if !ok1 || !ok2 || !ok3 || w.Mediator == "" {
+	var ok3 bool
+	id, err1 := parseUUID("attempt_id", w.AttemptID)
+	handle, err2 := parseUUID("handle", w.Handle)
+	out.Token, ok3 = parseCapability(w.Token)
+	out.AttemptID, out.Handle = id, handle
+	if err1 != nil || err2 != nil || !ok3 || w.Mediator == "" {
 		return nil, &ProtocolError{Op: c.op, Reason: "missing or malformed identifiers"}
 	}
 	if out.TTL <= 0 {

@@ -199,7 +199,7 @@ func (s *Socket) handleIntroduce(m *stun.Message) {
 	if !ok {
 		return
 	}
-	in := Introduction{Attempt: h, Public: pub}
+	in := Introduction{Attempt: Handle(h.UUID), Public: pub}
 	in.Local, _ = m.XORAddress(stun.AttrPeerLocalAddress)
 	select {
 	case slot.ch <- in:

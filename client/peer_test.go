@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -131,5 +132,32 @@ func TestPeerCLILoopback(t *testing.T) {
 	}
 	if st := srv.stats(t); st["listings"] != 0 {
 		t.Fatalf("after the host stopped the server still holds %v", st)
+	}
+}
+
+// TestPeerHostRepublishes: `rendezvous-peer host` says when its server goes
+// away and publishes again by itself once a new server process runs on the
+// same ports (it used to sit silent until its lease ran out, then exit).
+func TestPeerHostRepublishes(t *testing.T) {
+	srv := startFileServer(t, "--presence-ttl", "3s", "--lease-ttl", "30s")
+	host := startPeer(t, nil, srv.tokens["publisher"], "host", "--server", srv.http, "--name", "cli republish", "--listen", "127.0.0.1:0")
+	first := host.waitLine(t, publishedRe)
+	srv.kill(t)
+	host.waitLine(t, regexp.MustCompile(`^the server does not answer`))
+	srv.restart(t)
+	host.waitLine(t, regexp.MustCompile(`^listing `+first+` lost .*not_found.*; publishing again in`))
+	again := host.waitLine(t, regexp.MustCompile(`^published again as listing ([0-9a-f-]{36})$`))
+	id, err := ParseListingID(again)
+	if err != nil || again == first {
+		t.Fatalf("republished as %q (first %s): %v", again, first, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if !browsable(t, ctx, srv.api(t, "client"), id) {
+		t.Fatal("the republished listing is not browsable")
+	}
+	host.cmd.Process.Signal(syscall.SIGTERM)
+	if code := host.wait(t); code != 0 {
+		t.Fatalf("the host exited %d on SIGTERM:\n%s", code, host.stderr.String())
 	}
 }

@@ -10,9 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/rendezvous/rendezvous/engine"
-	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // PublisherConfig configures Publish.
@@ -31,23 +28,49 @@ type PublisherConfig struct {
 	IdempotencyKey string
 	// Logger receives operational events (never secrets). Default: discard.
 	Logger *slog.Logger
+	// OnEvent, if set, is told of each Event (the server unreachable, the
+	// listing lost, a drain, each republish try, the stop). Calls are
+	// serialised and made from the Publisher's own goroutines: OnEvent must
+	// return quickly and must not call Close, which waits for them.
+	OnEvent func(Event)
+	// Republish shapes the waits before each try to publish again after
+	// the listing was lost: exponential from Min to Max with jitter, so a
+	// fleet of hosts does not return all at once. A zero Min is 1 s, a zero
+	// Max 30 s (or Min, if larger); Attempts 0 means unbounded tries (until
+	// Close), Attempts > 0 bounds the tries after one loss, after which the
+	// Publisher stops with the last error.
+	Republish Backoff
+	// NoRepublish stops the Publisher at the first loss (Err says why)
+	// instead of publishing again.
+	NoRepublish bool
 }
+
+// defaultRepublish is PublisherConfig.Republish's zero value.
+var defaultRepublish = Backoff{Min: time.Second, Max: 30 * time.Second}
 
 // Publisher keeps one listing alive: its lease (renewed by compare-and-swap
 // before expiry, resynchronised on 409) and its presence (a signed UDP
 // heartbeat with a rising sequence). It answers OFFERs (pushed or pending) by
 // binding with the derived host attempt capability and hands each INTRODUCE to
-// Accept. All methods are safe for concurrent use.
+// Accept. When the listing is lost (lease or presence gone, the server
+// drained or restarted) it publishes the same spec again on the same socket,
+// with backoff, and reports each step to OnEvent; it stops for good only when
+// retrying cannot help (the principal is revoked or no longer accepted, the
+// spec is refused) or on Close. All methods are safe for concurrent use.
 type Publisher struct {
-	api     *API
-	sock    *Socket
-	ownConn bool
-	log     *slog.Logger
-	created CreatedListing
-	// maxPlayers is the listing's max_players (immutable): SetPlayers' bound.
-	maxPlayers int
+	api         *API
+	sock        *Socket
+	ownConn     bool
+	log         *slog.Logger
+	spec        ListingSpec
+	local       netip.AddrPort // RDV-LOCAL-ADDRESS
+	onEvent     func(Event)
+	evMu        sync.Mutex // serialises onEvent
+	republish   Backoff
+	noRepublish bool
 
 	mu      sync.Mutex
+	created CreatedListing // the current listing (replaced on republish)
 	lease   Lease
 	players int // -1: unchanged
 	public  netip.AddrPort
@@ -88,16 +111,21 @@ func Publish(ctx context.Context, cfg PublisherConfig) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Publisher{api: cfg.API, log: cfg.Logger, created: *created, maxPlayers: cfg.Spec.MaxPlayers, lease: created.Lease, players: -1,
+	p := &Publisher{api: cfg.API, log: cfg.Logger, spec: cfg.Spec, onEvent: cfg.OnEvent, republish: cfg.Republish,
+		noRepublish: cfg.NoRepublish, created: *created, lease: created.Lease, players: -1,
 		accepted: make(chan Introduction, acceptBacklog), done: make(chan struct{})}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	if p.republish.Min <= 0 {
+		p.republish.Min = defaultRepublish.Min
+	}
+	if p.republish.Max <= 0 {
+		p.republish.Max = max(defaultRepublish.Max, p.republish.Min)
+	}
 	fail := func(err error) (*Publisher, error) {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
 		// The creation succeeded; undo it so a failed Publish leaves nothing behind.
-		_ = cfg.API.DeleteListing(dctx, created.ListingID, &p.lease)
+		p.deleteBestEffort(ctx, created.ListingID, &created.Lease)
 		return nil, err
 	}
 	med, err := resolveMediator(created.Presence.Mediator)
@@ -110,21 +138,43 @@ func Publish(ctx context.Context, cfg PublisherConfig) (*Publisher, error) {
 	}
 	p.ownConn = own
 	p.sock = NewSocket(conn, med)
-	ps := &presenceState{handle: created.Presence.Handle, key: created.Presence.Token, local: cfg.LocalAddr}
-	if !ps.local.IsValid() {
-		ps.local = localEndpoint(conn, med)
+	p.local = cfg.LocalAddr
+	if !p.local.IsValid() {
+		p.local = localEndpoint(conn, med)
 	}
-	p.sock.setPresence(ps.handle, ps.key)
-	a, err := p.sock.refresh(ctx, ps, presenceTries, presenceRTO)
+	ps, err := p.startPresence(ctx, created)
 	if err != nil {
 		p.sock.closeIf(p.ownConn)
 		return fail(fmt.Errorf("first presence refresh: %w", err))
 	}
-	p.public = a.mapped
 	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	p.stop = stop
 	go p.run(lctx, ps)
 	return p, nil
+}
+
+// startPresence makes created the current listing once its first presence
+// refresh is answered, so it is browsable from then on.
+func (p *Publisher) startPresence(ctx context.Context, created *CreatedListing) (*presenceState, error) {
+	ps := &presenceState{handle: created.Presence.Handle.engine(), key: *created.Presence.Token.engine(), local: p.local}
+	p.sock.setPresence(ps.handle, ps.key)
+	a, err := p.sock.refresh(ctx, ps, presenceTries, presenceRTO)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.created, p.lease, p.public = *created, created.Lease, a.mapped
+	p.mu.Unlock()
+	return ps, nil
+}
+
+// deleteBestEffort deletes a listing the Publisher gives up (a failed
+// Publish, a lost listing that may linger); failures change nothing worth
+// reporting: the lease runs out on its own.
+func (p *Publisher) deleteBestEffort(ctx context.Context, id ListingID, lease *Lease) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = p.api.DeleteListing(dctx, id, lease)
 }
 
 func resolveMediator(s string) (netip.AddrPort, error) {
@@ -145,8 +195,13 @@ func (s *Socket) closeIf(own bool) {
 	s.release()
 }
 
-// ListingID names the published listing.
-func (p *Publisher) ListingID() engine.ListingID { return p.created.ListingID }
+// ListingID names the current listing. It changes when the Publisher
+// publishes again (EventRepublished).
+func (p *Publisher) ListingID() ListingID {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.created.ListingID
+}
 
 // Socket is the publisher's socket: read application datagrams from it and
 // punch on it.
@@ -170,8 +225,8 @@ func (p *Publisher) LeaseVersion() uint64 {
 // outside 0..max_players (which the server would refuse with 400, stopping
 // the Publisher) is refused with an *InputError and changes nothing.
 func (p *Publisher) SetPlayers(n int) error {
-	if n < 0 || n > p.maxPlayers {
-		return &InputError{Field: "current_players", Reason: fmt.Sprintf("must be 0..%d (max_players)", p.maxPlayers)}
+	if n < 0 || n > p.spec.MaxPlayers {
+		return &InputError{Field: "current_players", Reason: fmt.Sprintf("must be 0..%d (max_players)", p.spec.MaxPlayers)}
 	}
 	p.mu.Lock()
 	p.players = n
@@ -182,9 +237,12 @@ func (p *Publisher) SetPlayers(n int) error {
 // Done is closed when the Publisher stops (Close, or a fatal error: Err).
 func (p *Publisher) Done() <-chan struct{} { return p.done }
 
-// Err is the error that stopped the Publisher (nil while it runs or after a
-// plain Close). It matches ErrDraining when the server drains, ErrLeaseLost
-// (and the server's outcome) when the lease or presence is gone.
+// Err is the error that stopped the Publisher (nil while it runs, which
+// includes publishing again, or after a plain Close). It matches the cause:
+// ErrRevoked (with ErrLeaseLost) when the publisher's principal is revoked,
+// ErrUnauthorized when its token is no longer accepted; with NoRepublish
+// also ErrDraining when the server drains and ErrLeaseLost (with the
+// server's outcome, e.g. ErrNotFound) when the listing is gone.
 func (p *Publisher) Err() error {
 	if e := p.errv.Load(); e != nil {
 		return *e
@@ -223,192 +281,13 @@ func (p *Publisher) Close(ctx context.Context) error {
 		<-p.done
 		p.binds.Wait()
 		p.mu.Lock()
-		lease := p.lease
+		id, lease := p.created.ListingID, p.lease
 		p.mu.Unlock()
-		err = p.api.DeleteListing(ctx, p.created.ListingID, &lease)
+		err = p.api.DeleteListing(ctx, id, &lease)
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked) || errors.Is(err, ErrExpired) {
 			err = nil // already gone: the goal of Close is met
 		}
 		p.sock.closeIf(p.ownConn)
 	})
 	return err
-}
-
-func (p *Publisher) fatal(err error) {
-	p.errv.CompareAndSwap(nil, &err)
-	p.log.Warn("publisher stopped", "listing", p.created.ListingID.String(), "err", err.Error())
-}
-
-// run runs the publisher's two loops (lease renewal, which may wait on HTTP
-// retries, must never delay the presence heartbeat) and closes done when both
-// have stopped. A fatal error in either stops both.
-func (p *Publisher) run(ctx context.Context, ps *presenceState) {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); defer p.stop(); p.runPresence(ctx, ps) }()
-	go func() { defer wg.Done(); defer p.stop(); p.runLease(ctx) }()
-	wg.Wait()
-	close(p.done)
-}
-
-// runPresence refreshes presence and handles offers.
-func (p *Publisher) runPresence(ctx context.Context, ps *presenceState) {
-	interval := min(p.created.Presence.Interval, p.created.Presence.TTL/3)
-	presence := time.NewTicker(max(interval, 100*time.Millisecond))
-	defer presence.Stop()
-	seen := make(map[engine.Handle]time.Time) // offers already handled, by expiry
-	sem := make(chan struct{}, maxHostBinds)  // concurrent binds
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.sock.Done():
-			p.fatal(ErrClosed)
-			return
-		case <-presence.C:
-			a, err := p.sock.refresh(ctx, ps, presenceTries, presenceRTO)
-			switch {
-			case err == nil:
-				p.mu.Lock()
-				p.public = a.mapped
-				p.mu.Unlock()
-			case errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked) || errors.Is(err, ErrUnauthorized):
-				p.fatal(fmt.Errorf("%w: presence: %w", ErrLeaseLost, err))
-				return
-			case ctx.Err() != nil:
-				return
-			default:
-				// A lost round: the next tick tries again well within the presence TTL.
-				p.log.Debug("presence refresh failed", "err", err.Error())
-			}
-		case h := <-p.sock.offerCh():
-			now := time.Now()
-			for k, exp := range seen {
-				if now.After(exp) {
-					delete(seen, k)
-				}
-			}
-			if _, dup := seen[h]; dup || len(seen) >= maxSeenOffers {
-				continue
-			}
-			select {
-			case sem <- struct{}{}:
-			default:
-				continue // at the bind limit: the next presence answer offers it again
-			}
-			seen[h] = now.Add(engine.MaxAttemptTTL)
-			p.binds.Add(1)
-			go func() {
-				defer func() { <-sem }()
-				p.bindAttempt(ctx, ps, h, now.Add(engine.MaxAttemptTTL))
-			}()
-		}
-	}
-}
-
-// runLease renews the lease when half its TTL has passed, retrying
-// transient failures while the lease still runs.
-func (p *Publisher) runLease(ctx context.Context) {
-	renew := time.NewTimer(p.renewIn())
-	defer renew.Stop()
-	leaseEnd := time.Now().Add(p.leaseTTL()) // by the monotonic clock
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-renew.C:
-		}
-		err := p.renewLease(ctx)
-		switch {
-		case err == nil:
-			leaseEnd = time.Now().Add(p.leaseTTL())
-			renew.Reset(p.renewIn())
-		case ctx.Err() != nil:
-			return
-		case transient(err) && time.Until(leaseEnd) > time.Second:
-			// The lease still runs: try again soon, well before it ends.
-			p.log.Debug("lease renewal failed, retrying", "err", err.Error())
-			renew.Reset(min(time.Second, time.Until(leaseEnd)/4))
-		default:
-			if transient(err) {
-				err = fmt.Errorf("%w: renewal kept failing until the lease ended: %w", ErrLeaseLost, err)
-			}
-			p.fatal(err)
-			return
-		}
-	}
-}
-
-func (p *Publisher) leaseTTL() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.lease.TTL
-}
-
-// transient reports a failure worth retrying while the lease runs: no answer
-// at all, or a server shedding load.
-func transient(err error) bool {
-	var te *transportError
-	var ae *APIError
-	switch {
-	case errors.As(err, &te):
-		return true
-	case errors.As(err, &ae):
-		return ae.Code == "service_unavailable" || ae.Code == "capacity_exceeded"
-	}
-	return false
-}
-
-func (p *Publisher) renewIn() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return max(p.lease.TTL/renewFraction, 100*time.Millisecond)
-}
-
-// renewLease renews by compare-and-swap, resynchronising the version from a
-// 409's current_version (a retried renewal whose first answer was lost looks
-// exactly like that).
-func (p *Publisher) renewLease(ctx context.Context) error {
-	p.mu.Lock()
-	lease, players := p.lease, p.players
-	p.mu.Unlock()
-	var err error
-	for range maxRenewResync {
-		err = p.api.RenewLease(ctx, p.created.ListingID, &lease, players)
-		var ae *APIError
-		if errors.As(err, &ae) && ae.Code == "conflict" && ae.CurrentVersion != 0 {
-			lease.Version = ae.CurrentVersion
-			continue
-		}
-		break
-	}
-	switch {
-	case err == nil:
-		p.mu.Lock()
-		p.lease = lease
-		p.mu.Unlock()
-		return nil
-	case errors.Is(err, ErrDraining):
-		return err
-	case errors.Is(err, ErrNotFound) || errors.Is(err, ErrExpired) || errors.Is(err, ErrRevoked):
-		return fmt.Errorf("%w: %w", ErrLeaseLost, err)
-	}
-	return err
-}
-
-// bindAttempt binds the host side of one offered attempt and queues its
-// introduction for Accept.
-func (p *Publisher) bindAttempt(ctx context.Context, ps *presenceState, h engine.Handle, deadline time.Time) {
-	defer p.binds.Done()
-	key := engine.HostAttemptCapability(&ps.key, h)
-	in, err := p.sock.bind(ctx, stun.KindAttemptHost, h, key, ps.local, deadline)
-	if err != nil {
-		p.log.Info("attempt bind ended without introduction", "attempt", h.String(), "err", err.Error())
-		return
-	}
-	select {
-	case p.accepted <- in:
-	default:
-		p.log.Warn("accept backlog full: introduction dropped", "attempt", h.String())
-	}
 }

@@ -87,7 +87,8 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 	interval := cmp0(cfg.Interval, defaultPunchInterval)
 	ps := &punchSession{role: byte(role), acked: make(chan netip.AddrPort, 1), probed: make(chan netip.AddrPort, 4)}
 	_, _ = rand.Read(ps.nonce[:]) // never fails since Go 1.24: it crashes the process instead
-	if err := s.addPunch(intro.Attempt, ps); err != nil {
+	h := intro.Attempt.engine()
+	if err := s.addPunch(h, ps); err != nil {
 		return Path{}, err
 	}
 	start := time.Now()
@@ -96,7 +97,7 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var probe [probeSize]byte
-	putProbe(&probe, probeType, byte(role), intro.Attempt, ps.nonce)
+	putProbe(&probe, probeType, byte(role), h, ps.nonce)
 	probed := false
 	send := func() {
 		for _, c := range cands {
@@ -109,7 +110,7 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 	for {
 		select {
 		case p := <-ps.acked:
-			s.lingerPunch(intro.Attempt, ps, 2*timeout)
+			s.lingerPunch(h, ps, 2*timeout)
 			return Path{Peer: p, Elapsed: time.Since(start)}, nil
 		case p := <-ps.probed:
 			probed = true
@@ -120,10 +121,10 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 		case <-tick.C:
 			send()
 		case <-end.C:
-			s.removePunch(intro.Attempt, ps)
+			s.removePunch(h, ps)
 			return Path{}, &PunchError{Candidates: cands, Timeout: timeout, Probed: probed}
 		case <-ctx.Done():
-			s.removePunch(intro.Attempt, ps)
+			s.removePunch(h, ps)
 			return Path{}, ctx.Err()
 		case <-s.done:
 			return Path{}, ErrClosed

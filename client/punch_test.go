@@ -38,7 +38,7 @@ func TestPunchLoopback(t *testing.T) {
 		t.Helper()
 		t.Run(name, func(t *testing.T) {
 			ca, cb := newLossy(t), newLossy(t)
-			h := engine.Handle{UUID: engine.NewUUID()}
+			h := Handle(engine.NewUUID())
 			ca.setDrop(dropFirst(dropA, isProbe), nil)
 			cb.setDrop(nil, dropFirst(dropB, isProbe))
 			inA := Introduction{Attempt: h, Public: cb.addr()}
@@ -68,7 +68,7 @@ func TestPunchFailsCleanly(t *testing.T) {
 	sa, sb := NewSocket(ca, noMediator), NewSocket(cb, noMediator)
 	defer sa.Close()
 	defer sb.Close()
-	h := engine.Handle{UUID: engine.NewUUID()}
+	h := Handle(engine.NewUUID())
 	// The peer's socket exists but runs no punch: it ignores our probes.
 	_, err := Punch(context.Background(), sa, Introduction{Attempt: h, Public: cb.addr()}, RoleHost,
 		PunchConfig{Timeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond})
@@ -95,7 +95,7 @@ func TestPunchBadInput(t *testing.T) {
 	ca := newLossy(t)
 	s := NewSocket(ca, noMediator)
 	defer s.Close()
-	h := engine.Handle{UUID: engine.NewUUID()}
+	h := Handle(engine.NewUUID())
 	f := func(in Introduction, role Role) {
 		t.Helper()
 		_, err := Punch(context.Background(), s, in, role, PunchConfig{Timeout: time.Second})
@@ -114,7 +114,7 @@ func TestPunchBadInput(t *testing.T) {
 
 func TestPunchThenAppData(t *testing.T) {
 	ca, cb := newLossy(t), newLossy(t)
-	h := engine.Handle{UUID: engine.NewUUID()}
+	h := Handle(engine.NewUUID())
 	sa, sb := NewSocket(ca, noMediator), NewSocket(cb, noMediator)
 	defer sa.Close()
 	defer sb.Close()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,6 +34,16 @@ var (
 // buildBinaries builds the server and rendezvous-peer once per test run.
 func buildBinaries(t *testing.T) string {
 	t.Helper()
+	dir, err := binaries()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return dir
+}
+
+// binaries builds the server and rendezvous-peer once and returns their
+// directory.
+func binaries() (string, error) {
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "rendezvous-client-test-")
 		if buildErr != nil {
@@ -48,10 +60,7 @@ func buildBinaries(t *testing.T) string {
 			}
 		}
 	})
-	if buildErr != nil {
-		t.Fatalf("%v", buildErr)
-	}
-	return binDir
+	return binDir, buildErr
 }
 
 func goTool() string {
@@ -66,7 +75,14 @@ func goTool() string {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	stopExamples, err := serveExamples()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	stopExamples()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
@@ -97,10 +113,32 @@ var tokenLine = regexp.MustCompile(`^\s+(publisher|client|operator)\s+(\S{8,})\s
 
 // startServer runs the server with prefix (e.g. ip netns exec NS) before the
 // binary, --dev, JSON logs and extra flags; it waits for the "listening" log
-// line and the dev tokens. The process is stopped at cleanup.
+// line and the dev tokens (none with --principals in extra: the file's
+// principals are used). The process is stopped at cleanup.
 func startServer(t *testing.T, prefix []string, extra ...string) *testServer {
 	t.Helper()
-	bin := filepath.Join(buildBinaries(t), "rendezvous")
+	s, err := launchServer(prefix, extra...)
+	if s != nil {
+		t.Cleanup(func() {
+			if err := s.stop(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// launchServer is startServer without a test: on error, a started process
+// is returned too, for the caller to stop.
+func launchServer(prefix []string, extra ...string) (*testServer, error) {
+	dir, err := binaries()
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "rendezvous")
 	args := append(append([]string{}, prefix...), bin, "--dev", "--log-format", "json")
 	args = append(args, extra...)
 	s := &testServer{tokens: map[string]string{}, exited: make(chan struct{})}
@@ -109,7 +147,7 @@ func startServer(t *testing.T, prefix []string, extra ...string) *testServer {
 	errR, errW := io.Pipe()
 	s.cmd.Stdout, s.cmd.Stderr = outW, errW
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("cannot start the server: %v", err)
+		return nil, fmt.Errorf("cannot start the server: %v", err)
 	}
 	go func() {
 		s.cmd.Wait() // the exit status is read from ProcessState where needed
@@ -117,7 +155,6 @@ func startServer(t *testing.T, prefix []string, extra ...string) *testServer {
 		errW.Close()
 		close(s.exited)
 	}()
-	t.Cleanup(func() { s.stop(t) })
 	listening := make(chan map[string]any, 1)
 	tokens := make(chan struct{})
 	go func() {
@@ -152,37 +189,42 @@ func startServer(t *testing.T, prefix []string, extra ...string) *testServer {
 		s.http = "http://" + fmt.Sprint(rec["http"])
 		med, err := netip.ParseAddrPort(fmt.Sprint(rec["mediator"]))
 		if err != nil {
-			t.Fatalf("the listening line names no usable mediator: %v (%v)", rec, err)
+			return s, fmt.Errorf("the listening line names no usable mediator: %v (%v)", rec, err)
 		}
 		s.mediator = med
 	case <-s.exited:
-		t.Fatalf("the server exited at start:\n%s", s.stderr.String())
+		return s, fmt.Errorf("the server exited at start:\n%s", s.stderr.String())
 	case <-timer.C:
-		t.Fatalf("no listening line within %v:\n%s", hangGuard, s.stderr.String())
+		return s, fmt.Errorf("no listening line within %v:\n%s", hangGuard, s.stderr.String())
+	}
+	if slices.Contains(extra, "--principals") {
+		return s, nil // the caller knows the file's tokens; none is printed
 	}
 	select {
 	case <-tokens:
 	case <-s.exited:
-		t.Fatalf("the server exited before printing tokens:\n%s", s.stderr.String())
+		return s, fmt.Errorf("the server exited before printing tokens:\n%s", s.stderr.String())
 	case <-timer.C:
-		t.Fatalf("no dev tokens within %v", hangGuard)
+		return s, fmt.Errorf("no dev tokens within %v", hangGuard)
 	}
-	return s
+	return s, nil
 }
 
-func (s *testServer) stop(t *testing.T) {
+// stop sends SIGTERM and waits for the exit (killing a wedged server).
+func (s *testServer) stop() error {
 	select {
 	case <-s.exited:
-		return
+		return nil
 	default:
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM) // an error means it already exited
 	select {
 	case <-s.exited:
+		return nil
 	case <-time.After(hangGuard):
 		s.cmd.Process.Kill() // a wedged server must not outlive the test
 		<-s.exited
-		t.Errorf("the server did not stop on SIGTERM within %v", hangGuard)
+		return fmt.Errorf("the server did not stop on SIGTERM within %v", hangGuard)
 	}
 }
 

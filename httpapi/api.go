@@ -32,16 +32,22 @@ type Config struct {
 	Metrics      *metrics.Set // nil: a private set
 	// WritePrometheus is what /metrics writes; nil: metrics.WritePrometheus(w, true).
 	WritePrometheus func(w io.Writer)
+
+	// PrincipalsFile is the file Principals was loaded from, re-read by
+	// ReloadPrincipals. Empty (a --dev start): reloading is refused with
+	// ErrNotReloadable.
+	PrincipalsFile string
 }
 
-// API is the HTTP front of one store. It is immutable after New and safe
-// for concurrent use by any number of fasthttp workers.
+// API is the HTTP front of one store. It is safe for concurrent use by any
+// number of fasthttp workers; only its principal set changes after New
+// (ReloadPrincipals swaps it whole).
 type API struct {
 	store     engine.Store
 	items     engine.ItemBrowser // the store, if it implements it; else nil
 	keys      *engine.Keyring
 	limits    engine.Limits
-	ps        *Principals
+	ps        livePrincipals
 	offerer   Offerer
 	mediator  string
 	log       *slog.Logger
@@ -70,7 +76,7 @@ func New(cfg Config) (*API, error) {
 		return nil, errors.New("httpapi: Config.Limits: " + err.Error())
 	}
 	a := &API{
-		store: cfg.Store, keys: cfg.Keys, limits: cfg.Limits, ps: cfg.Principals,
+		store: cfg.Store, keys: cfg.Keys, limits: cfg.Limits, ps: livePrincipals{file: cfg.PrincipalsFile},
 		offerer: cfg.Offerer, mediator: cfg.MediatorAddr, log: cfg.Logger,
 		writeProm:       cfg.WritePrometheus,
 		regions:         newInterner(maxInternedRegions),
@@ -92,6 +98,7 @@ func New(cfg Config) (*API, error) {
 	if a.writeProm == nil {
 		a.writeProm = func(w io.Writer) { metrics.WritePrometheus(w, true) }
 	}
+	a.ps.cur.Store(cfg.Principals)
 	a.items, _ = cfg.Store.(engine.ItemBrowser)
 	a.metrics = newHTTPMetrics(set, cfg.Store, cfg.Limits)
 	return a, nil

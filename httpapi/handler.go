@@ -106,6 +106,8 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.stats(ctx)
 	case opAdminTenantStats:
 		a.tenantStats(ctx, p)
+	case opAdminReload:
+		a.reloadPrincipals(ctx, p)
 	default:
 		panic("BUG: unrouted operation " + opNames[o])
 	}

@@ -118,7 +118,8 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func newHarness(t *testing.T, limits engine.Limits) *harness {
+// newHarness builds the API with testPrincipals; opts adjust the Config.
+func newHarness(t *testing.T, limits engine.Limits, opts ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: engine.NewManualClock(), keys: engine.RandomKeyring(), offers: &offerRecorder{}, logs: &lockedBuffer{}}
 	st, err := engine.NewMemStore(limits, h.clock, h.keys)
@@ -128,11 +129,15 @@ func newHarness(t *testing.T, limits engine.Limits) *harness {
 	h.store = st
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	set := metrics.NewSet()
-	h.api, err = New(Config{
+	cfg := Config{
 		Store: st, Keys: h.keys, Limits: limits, Principals: testPrincipals(t), Offerer: h.offers,
 		MediatorAddr: "127.0.0.1:3478", Logger: logger, Metrics: set,
 		WritePrometheus: func(w io.Writer) { set.WritePrometheus(w) },
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h.api, err = New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

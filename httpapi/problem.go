@@ -29,6 +29,8 @@ const (
 	probServiceUnavailable
 	probHeadersTooLarge
 	probInternal
+	probNotReloadable
+	probPrincipalsInvalid
 	numProblems
 )
 
@@ -54,6 +56,8 @@ var problems = [numProblems]struct {
 	probServiceUnavailable:   {503, "service_unavailable", "The service is unavailable"},
 	probHeadersTooLarge:      {431, "headers_too_large", "The request headers are too large"},
 	probInternal:             {500, "internal_error", "Internal error"},
+	probNotReloadable:        {409, "not_reloadable", "The server has no principals file to reload"},
+	probPrincipalsInvalid:    {422, "principals_invalid", "The principals file was refused; the previous principals stay in force"},
 }
 
 // Retry-After values (seconds) on 429 and 503 answers.

@@ -25,6 +25,7 @@ const (
 	opAdminDrain
 	opAdminStats
 	opAdminTenantStats
+	opAdminReload
 	numOps
 )
 
@@ -33,6 +34,7 @@ var opNames = [numOps]string{
 	"get_listing", "delete_listing", "renew_lease", "create_join_attempt",
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
 	"admin_tenant_stats",
+	"admin_reload_principals",
 }
 
 // route is a path pattern.
@@ -53,6 +55,7 @@ const (
 	routeDrain
 	routeStats
 	routeTenantStats
+	routeReload
 	numRoutes
 )
 
@@ -86,6 +89,8 @@ func match(path []byte) (route, []byte) {
 		return routeStats, nil
 	case "/v1/admin/tenant-stats":
 		return routeTenantStats, nil
+	case "/v1/admin/principals/reload":
+		return routeReload, nil
 	}
 	if rest, ok := bytes.CutPrefix(path, []byte(prefixListing)); ok {
 		id, sub, hasSub := bytes.Cut(rest, []byte{'/'})
@@ -130,6 +135,7 @@ var routeMethods = [numRoutes][]methodOp{
 	routeDrain:        {{"POST", opAdminDrain}},
 	routeStats:        {{"GET", opAdminStats}},
 	routeTenantStats:  {{"GET", opAdminTenantStats}},
+	routeReload:       {{"POST", opAdminReload}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {
@@ -176,4 +182,5 @@ var opAccess = [numOps]access{
 	opAdminDrain:           {roles: Roles(RoleOperator), global: true},
 	opAdminStats:           {roles: Roles(RoleOperator), global: true},
 	opAdminTenantStats:     {roles: Roles(RoleOperator)},
+	opAdminReload:          {roles: Roles(RoleOperator), global: true},
 }

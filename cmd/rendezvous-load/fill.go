@@ -105,7 +105,7 @@ func newHeld(cl *client.CreatedListing, pub int) *held {
 	if cl.Lease.Version == 0 {
 		return nil
 	}
-	h := &held{ID: cl.ListingID, Lease: cl.Lease, Handle: cl.Presence.Handle, PresCap: cl.Presence.Token,
+	h := &held{ID: cl.ListingID, Lease: cl.Lease, Handle: engine.Handle{UUID: engine.UUID(cl.Presence.Handle)}, PresCap: engine.Capability(cl.Presence.Token),
 		Mediator: cl.Presence.Mediator, Pub: pub}
 	h.version.Store(cl.Lease.Version)
 	return h
@@ -196,8 +196,9 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 	if code == CodeOK && keep {
 		// The SDK has checked the handle and token; the host derives its
 		// capability from its presence capability (CONTRACT.md §1).
-		at2 := attemptRec{Listing: li, Handle: at.Handle, Client: at.Token,
-			Host: engine.HostAttemptCapability(&h.PresCap, at.Handle)}
+		ah := engine.Handle{UUID: engine.UUID(at.Handle)}
+		at2 := attemptRec{Listing: li, Handle: ah, Client: engine.Capability(at.Token),
+			Host: engine.HostAttemptCapability(&h.PresCap, ah)}
 		r.attMu.Lock()
 		r.attempts = append(r.attempts, at2)
 		idx = len(r.attempts) - 1

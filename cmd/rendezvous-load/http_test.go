@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rendezvous/rendezvous/client"
 	"github.com/rendezvous/rendezvous/engine"
 )
 
@@ -35,7 +36,7 @@ func TestClassifyAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := engine.ListingID{UUID: engine.NewUUID()}
+	id := client.ListingID(engine.NewUUID())
 	f := func(want Code, h func(w http.ResponseWriter)) {
 		t.Helper()
 		answer.Store(h)
@@ -61,7 +62,7 @@ func TestClassifyAnswers(t *testing.T) {
 	bare := func(status int) func(http.ResponseWriter) {
 		return func(w http.ResponseWriter) { w.WriteHeader(status) }
 	}
-	f(CodeOK, func(w http.ResponseWriter) { w.Write([]byte(`{"listing_id":"x"}`)) })
+	f(CodeOK, func(w http.ResponseWriter) { w.Write([]byte(`{"listing_id":"` + id.String() + `"}`)) })
 	f(CodeCapacity, problem(503, "capacity_exceeded", "Retry-After", "1"))
 	f(CodeQuota, problem(429, "quota_exceeded", "Retry-After", "1"))
 	f(CodeDraining, problem(503, "draining"))

@@ -18,7 +18,7 @@ import (
 // held is one listing the load tester created and keeps alive. The lease
 // and presence capabilities print redacted; nothing here is ever printed.
 type held struct {
-	ID       engine.ListingID
+	ID       client.ListingID
 	Lease    client.Lease // ID and Token; the current version is in version
 	Handle   engine.Handle
 	PresCap  engine.Capability

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
-	"github.com/rendezvous/rendezvous/engine"
 )
 
 // The overload phase ends overloadMargin before the first filled attempt
@@ -157,7 +156,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	}
 
 	// Verify: enumerate every visible listing and compare with the admitted set.
-	var enumerated map[engine.ListingID]bool
+	var enumerated map[client.ListingID]bool
 	var enumErr error
 	r.phase("verify", func() error {
 		enumerated, enumErr = r.enumerate(ctx)
@@ -306,8 +305,8 @@ func cpuSummary(phase string, cpu float64, answers uint64) *CPUSummary {
 
 // enumerate walks every browse page (at most 100 items each) and returns
 // the set of listed IDs.
-func (r *Run) enumerate(ctx context.Context) (map[engine.ListingID]bool, error) {
-	seen := map[engine.ListingID]bool{}
+func (r *Run) enumerate(ctx context.Context) (map[client.ListingID]bool, error) {
+	seen := map[client.ListingID]bool{}
 	q := client.BrowseQuery{ProtocolVersion: r.cfg.ProtoVer, PageSize: 100}
 	after := ""
 	for pages := 0; ctx.Err() == nil; pages++ {
@@ -322,11 +321,7 @@ func (r *Run) enumerate(ctx context.Context) (map[engine.ListingID]bool, error) 
 			return seen, fmt.Errorf("browse page %d (%s): %w", pages, code, err)
 		}
 		for _, it := range items {
-			id, ok := engine.ParseUUID(it.ListingID)
-			if !ok {
-				return seen, fmt.Errorf("browse page %d lists a malformed listing_id", pages)
-			}
-			seen[engine.ListingID{UUID: id}] = true
+			seen[it.ListingID] = true // the SDK refuses a page with a malformed listing_id
 		}
 		if next == "" {
 			return seen, nil

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
@@ -40,7 +41,11 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	spec := client.ListingSpec{Region: region, ProtocolVersion: uint32(c.protocol), BuildVersion: "1.0.0",
 		DisplayName: *name, Visibility: vis, TrustMode: "player_hosted", CurrentPlayers: 1, MaxPlayers: *maxPlayers}
-	pub, err := client.Publish(ctx, client.PublisherConfig{API: api, Spec: spec, ListenAddr: c.listen})
+	// Event lines come from the Publisher's goroutines: out keeps them
+	// whole next to the session's lines.
+	out := &syncWriter{w: stdout}
+	onEvent := func(ev client.Event) { fmt.Fprintf(out, "%s\n", describeEvent(ev)) }
+	pub, err := client.Publish(ctx, client.PublisherConfig{API: api, Spec: spec, ListenAddr: c.listen, OnEvent: onEvent})
 	if err != nil {
 		return exitCode(stderr, "publish", err)
 	}
@@ -51,7 +56,7 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stderr, "rendezvous-peer: closing the listing: %v\n", err)
 		}
 	}()
-	sess := newSession(pub.Socket(), stdout, *echo)
+	sess := newSession(pub.Socket(), out, *echo)
 	sess.printf("published listing %s (%q); public endpoint %v\n", pub.ListingID(), *name, pub.Public())
 	sess.printf("waiting for joiners (Ctrl-C to close the listing)\n")
 	go sess.loop(ctx)
@@ -76,6 +81,38 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 			sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(10*time.Microsecond))
 		}()
 	}
+}
+
+// describeEvent says what happened to the listing and what the host does
+// about it, so it never sits silent while its server is away.
+func describeEvent(ev client.Event) string {
+	switch ev.Kind {
+	case client.EventUnreachable:
+		return "the server does not answer (" + ev.Err.Error() + "); still trying"
+	case client.EventLeaseLost:
+		return fmt.Sprintf("listing %s lost (%v); publishing again in %v", ev.Listing, ev.Err, ev.RetryIn.Round(time.Millisecond))
+	case client.EventDraining:
+		return fmt.Sprintf("the server is draining; publishing again in %v", ev.RetryIn.Round(time.Millisecond))
+	case client.EventRepublishFailed:
+		return fmt.Sprintf("publishing again failed (%v); next try in %v", ev.Err, ev.RetryIn.Round(time.Millisecond))
+	case client.EventRepublished:
+		return fmt.Sprintf("published again as listing %s", ev.Listing)
+	case client.EventStopped:
+		return fmt.Sprintf("listing %s stopped: %v", ev.Listing, ev.Err)
+	}
+	return ev.String()
+}
+
+// syncWriter serialises whole writes.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // hostStdin sends each stdin line to every punched joiner.

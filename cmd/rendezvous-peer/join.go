@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
-	"github.com/rendezvous/rendezvous/engine"
 )
 
 func runJoin(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -68,14 +67,13 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // pickListing resolves --listing or --first to a listing ID.
-func pickListing(ctx context.Context, j *client.Joiner, listing, region string, stdout, stderr io.Writer) (engine.ListingID, int) {
+func pickListing(ctx context.Context, j *client.Joiner, listing, region string, stdout, stderr io.Writer) (client.ListingID, int) {
 	if listing != "" {
-		u, ok := engine.ParseUUID(listing)
-		if !ok {
+		id, err := client.ParseListingID(listing)
+		if err != nil {
 			fmt.Fprintln(stderr, "rendezvous-peer join: --listing must be a UUID")
-			return engine.ListingID{}, exitUsage
+			return client.ListingID{}, exitUsage
 		}
-		id := engine.ListingID{UUID: u}
 		l, err := j.Get(ctx, id)
 		if err != nil {
 			return id, exitCode(stderr, "get listing", err)
@@ -85,17 +83,13 @@ func pickListing(ctx context.Context, j *client.Joiner, listing, region string, 
 	}
 	for l, err := range j.Browse(ctx, region) {
 		if err != nil {
-			return engine.ListingID{}, exitCode(stderr, "browse", err)
-		}
-		u, ok := engine.ParseUUID(l.ListingID)
-		if !ok {
-			continue
+			return client.ListingID{}, exitCode(stderr, "browse", err)
 		}
 		fmt.Fprintf(stdout, "joining listing %s (%q)\n", l.ListingID, l.DisplayName)
-		return engine.ListingID{UUID: u}, exitOK
+		return l.ListingID, exitOK
 	}
 	fmt.Fprintln(stderr, "rendezvous-peer join: no joinable listing found")
-	return engine.ListingID{}, exitNoListings
+	return client.ListingID{}, exitNoListings
 }
 
 func joinSay(ctx context.Context, sess *session, path client.Path, says []string, replies int, wait time.Duration, stderr io.Writer) int {

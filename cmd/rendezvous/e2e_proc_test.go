@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -127,7 +128,8 @@ func runBinary(t testing.TB, env []string, args ...string) (code int, stdout, st
 }
 
 // startProc starts the binary in --dev mode with JSON logs on free loopback
-// ports, and waits for its first log line and its dev banner.
+// ports, and waits for its first log line and its dev banner (none with
+// --principals in args: the file's principals are used, no token printed).
 func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, exited: make(chan struct{}), tokens: map[string]string{}, client: httpClient}
@@ -215,6 +217,9 @@ func startProc(t testing.TB, args ...string) *proc {
 	}
 	if strings.HasSuffix(p.httpAddr, ":0") || strings.HasSuffix(p.udpAddrs[0], ":0") {
 		t.Fatalf("first log line names port 0, not the bound port: %v", p.first)
+	}
+	if slices.Contains(args, "--principals") {
+		return p
 	}
 	select {
 	case <-bannerDone:

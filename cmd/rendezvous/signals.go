@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/httpapi"
 )
 
 // drainPoll is how often drain checks whether attempts are still in flight.
@@ -40,6 +42,35 @@ func signalContext() (ctx context.Context, stop func()) {
 		signal.Stop(ch)
 		close(done)
 		cancel()
+	}
+}
+
+// reloadOnHangup re-reads the principals file on every SIGHUP until stop
+// is called (see httpapi.API.ReloadPrincipals: a bad file is logged and
+// changes nothing; without a file, under --dev, the signal is logged and
+// ignored). stop waits for a reload in progress.
+func reloadOnHangup(api *httpapi.API, log *slog.Logger) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-ch:
+				// ReloadPrincipals logs the outcome itself, success or refusal.
+				if _, err := api.ReloadPrincipals("SIGHUP"); errors.Is(err, httpapi.ErrNotReloadable) {
+					log.Warn("SIGHUP ignored: no principals file to reload (started with --dev)")
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		<-exited
 	}
 }
 

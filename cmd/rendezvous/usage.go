@@ -26,6 +26,8 @@ SIGTERM or SIGINT begins a drain: readiness turns 503 at once, new work is
 refused, join attempts in flight may finish within --drain-window, then the
 sockets close and the process exits 0 (at once if nothing is in flight).
 A second signal exits at once with status 1. Status 2: a bad setting.
+SIGHUP re-reads the --principals file; a bad file is logged and changes
+nothing.
 
 Flags:
 `)

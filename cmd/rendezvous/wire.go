@@ -41,6 +41,8 @@ type server struct {
 	// ("publisher", "client", "operator"); nil with a principals file.
 	// They are printed once to stdout and never logged.
 	devTokens map[string]string
+	// stopHangup ends the SIGHUP watch (principals reload) that start began.
+	stopHangup func()
 }
 
 // start builds and binds everything but does not yet serve UDP (run calls
@@ -111,6 +113,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 			procSet.WritePrometheus(w)
 			metrics.WriteProcessMetrics(w)
 		},
+		PrincipalsFile: c.Principals, // re-read on SIGHUP and by the reload route
 	})
 	if err != nil {
 		s.closeMediator()
@@ -124,12 +127,14 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	s.httpAddr = s.ln.Addr()
 	s.http = api.NewServer()
 	go func() { s.serveErr <- s.http.Serve(s.ln) }()
+	s.stopHangup = reloadOnHangup(api, log)
 	return s, nil
 }
 
 // close stops the HTTP server (bounded by httpShutdownTimeout), then the
 // mediator. Called once.
 func (s *server) close() {
+	s.stopHangup()
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
 	if err := s.http.ShutdownWithContext(ctx); err != nil {

@@ -1,0 +1,92 @@
+package client
+
+import (
+	"fmt"
+	"time"
+)
+
+// EventKind names what happened to a Publisher's listing.
+type EventKind uint8
+
+const (
+	// EventUnreachable: a presence refresh got no answer after every
+	// retransmission (the server is down or the path is lost). The
+	// Publisher keeps trying; reported once per outage.
+	EventUnreachable EventKind = iota + 1
+	// EventLeaseLost: the listing is gone (its lease or presence ran out,
+	// it was deleted by an operator, or the server restarted and lost it).
+	// The Publisher publishes again unless NoRepublish is set.
+	EventLeaseLost
+	// EventDraining: the server drains and refuses renewals. The Publisher
+	// publishes again (to a restarted server) unless NoRepublish is set.
+	EventDraining
+	// EventRepublishFailed: one try to publish again failed (Err says why,
+	// often ErrDraining or a transport error); the next comes in RetryIn.
+	EventRepublishFailed
+	// EventRepublished: the listing was published again under a new ID
+	// (Listing) and is browsable.
+	EventRepublished
+	// EventStopped: the Publisher stopped for good; Err is Publisher.Err
+	// (for example ErrRevoked when its principal was revoked). Not sent
+	// after a plain Close.
+	EventStopped
+)
+
+var eventNames = [...]string{"", "unreachable", "lease lost", "draining", "republish failed", "republished", "stopped"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && k != 0 {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
+
+// Event is one change in a Publisher's life, given to
+// PublisherConfig.OnEvent.
+type Event struct {
+	Kind EventKind
+	// Listing is the listing concerned: the lost one, or for
+	// EventRepublished the new one.
+	Listing ListingID
+	// Err is the cause (nil for EventRepublished).
+	Err error
+	// RetryIn is the wait before the next republish try
+	// (EventRepublishFailed, EventLeaseLost, EventDraining).
+	RetryIn time.Duration
+}
+
+func (e Event) String() string {
+	s := e.Kind.String() + " (listing " + e.Listing.String() + ")"
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	if e.RetryIn > 0 {
+		s += "; publishing again in " + e.RetryIn.Round(time.Millisecond).String()
+	}
+	return s
+}
+
+// emit hands ev to OnEvent (calls are serialised) and logs it.
+func (p *Publisher) emit(ev Event) {
+	switch ev.Kind {
+	case EventRepublished:
+		p.log.Info("listing published again", "listing", ev.Listing.String())
+	case EventStopped:
+		// fatal logged it
+	default:
+		attrs := []any{"event", ev.Kind.String(), "listing", ev.Listing.String()}
+		if ev.Err != nil {
+			attrs = append(attrs, "err", ev.Err.Error())
+		}
+		if ev.RetryIn > 0 {
+			attrs = append(attrs, "retry_in", ev.RetryIn.String())
+		}
+		p.log.Warn("publisher", attrs...)
+	}
+	if p.onEvent == nil {
+		return
+	}
+	p.evMu.Lock()
+	defer p.evMu.Unlock()
+	p.onEvent(ev)
+}

@@ -1,0 +1,128 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/rendezvous/rendezvous/client"
+)
+
+// The bodies of these examples are the code blocks of docs/sdk.md, in this
+// order (TestSDKDocMatchesExamples keeps them equal). They run against a
+// real server the test binary starts (example_server_test.go).
+
+func Example_host() {
+	ctx := context.Background()
+	api, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_HOST_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pub, err := client.Publish(ctx, client.PublisherConfig{
+		API: api,
+		Spec: client.ListingSpec{Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3",
+			DisplayName: "My game", Visibility: "public", TrustMode: "player_hosted",
+			CurrentPlayers: 1, MaxPlayers: 8},
+		// A lost listing (server restart, drain, expiry) is published again
+		// by itself; OnEvent says so.
+		OnEvent: func(ev client.Event) { log.Println("publisher:", ev) },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pub.Close(ctx) // deletes the listing
+	l, err := api.GetListing(ctx, pub.ListingID())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("published %q for up to %d players\n", l.DisplayName, l.MaxPlayers)
+	// Output: published "My game" for up to 8 players
+}
+
+func Example_join() {
+	ctx := context.Background()
+	// The host side: publish, then greet each joiner on the punched path.
+	hostAPI, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_HOST_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pub, err := client.Publish(ctx, client.PublisherConfig{API: hostAPI, Spec: client.ListingSpec{
+		Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3", DisplayName: "Coop night",
+		Visibility: "public", TrustMode: "player_hosted", CurrentPlayers: 1, MaxPlayers: 4}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pub.Close(ctx)
+	go func() {
+		for {
+			in, err := pub.Accept(ctx) // an introduced joiner
+			if err != nil {
+				return // ErrClosed after Close; Err says why it stopped
+			}
+			path, err := pub.Punch(ctx, in, client.PunchConfig{})
+			if errors.Is(err, client.ErrPunchFailed) {
+				continue // no direct path (a symmetric NAT): relay or give up
+			}
+			buf := make([]byte, 1500)
+			n, from, err := pub.Socket().ReadFrom(ctx, buf)
+			if err == nil && from == path.Peer {
+				pub.Socket().WriteTo(append([]byte("welcome, "), buf[:n]...), from)
+			}
+		}
+	}()
+
+	// The player side: find the listing, join it, punch, talk.
+	api, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_PLAYER_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: 7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer j.Close()
+	for l, err := range j.Browse(ctx, "eu-central") { // every page, in ID order
+		if err != nil {
+			log.Fatal(err)
+		}
+		if l.DisplayName != "Coop night" {
+			continue
+		}
+		_, path, err := j.JoinAndPunch(ctx, l.ListingID, client.PunchConfig{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		j.Socket().WriteTo([]byte("player one"), path.Peer)
+		buf := make([]byte, 1500)
+		n, _, err := j.Socket().ReadFrom(ctx, buf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(string(buf[:n]))
+		break
+	}
+	// Output: welcome, player one
+}
+
+func Example_errors() {
+	ctx := context.Background()
+	api, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_PLAYER_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, err := client.ParseListingID("0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = api.GetListing(ctx, id)
+	fmt.Println(errors.Is(err, client.ErrNotFound), err)
+
+	_, err = client.ParseListingID("lobby-7")
+	var bad *client.InputError
+	fmt.Println(errors.As(err, &bad), bad.Field)
+	// Output:
+	// true rendezvous: get listing: HTTP 404 not_found: Not found
+	// true listing_id
+}
