@@ -46,7 +46,7 @@ func TestOutcomeMapping(t *testing.T) {
 
 func TestAttemptCapacity(t *testing.T) {
 	l := testLimits()
-	l.TenantAttemptQuota, l.MaxAttempts = 2, 3
+	l.TenantAttemptQuota, l.SubjectAttemptQuota, l.MaxAttempts = 2, 3, 3
 	h := newHarness(t, l)
 	ls := h.visible(tokPub, listingBody("eu", 7, "public"))
 	o := h.visible(tokOtherPub, listingBody("eu", 7, "public"))

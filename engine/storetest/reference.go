@@ -278,7 +278,7 @@ func runReference(t *testing.T, f Factory) {
 	})
 
 	t.Run("PresenceAttemptAndRevocationPoolsShedWithoutPartialMutation", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxPresence, l.MaxAttempts, l.MaxRevocations = 1, 1, 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxPresence, l.MaxAttempts, l.MaxRevocations = 1, 1, 1 }, wholePools)
 		first := e.visible("publisher-1")
 		second := e.create(e.listingCmd("publisher-2"))
 		e.unchanged("presence over ceiling", func() {
@@ -304,7 +304,7 @@ func runReference(t *testing.T, f Factory) {
 	})
 
 	t.Run("ExhaustionShedsNewListingWithoutMutatingExistingState", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
 		e.unchanged("listing over ceiling", func() {
 			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
@@ -314,7 +314,7 @@ func runReference(t *testing.T, f Factory) {
 	})
 
 	t.Run("IdempotencyPoolExhaustionDoesNotCreateUntrackedResource", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency = 2, 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency = 2, 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
 		e.unchanged("idempotency over ceiling", func() {
 			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))

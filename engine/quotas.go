@@ -1,0 +1,42 @@
+package engine
+
+// Policy quotas (ADR 0004: evaluated inside the creating transition, after
+// the global pools). The principal's own quota is checked before its
+// tenant's, so a caller over its own share is told so; the tenant's share of
+// the idempotency pool comes last. Every count read here is kept
+// incrementally (subjectRec lists, tenantRec.attempts and tenantRec.counts):
+// no scans.
+
+// listingQuota returns the quota a new listing of owner in tenant would
+// exceed, or PoolNone.
+func (s *MemStore) listingQuota(owner subjectKey, tenant tenantKey) Pool {
+	if oi := s.findSubject(owner); oi >= 0 && int(s.subjects.at(oi).listings.n) >= s.lim.OwnerListingQuota {
+		return QuotaOwnerListings
+	}
+	if ti := s.findTenant(tenant); ti >= 0 {
+		t := s.tenants.at(ti)
+		switch {
+		case t.counts.listings >= s.lim.TenantListingQuota:
+			return QuotaTenantListings
+		case t.counts.idem >= s.lim.TenantIdempotencyQuota:
+			return QuotaTenantIdempotency
+		}
+	}
+	return PoolNone
+}
+
+// attemptQuota returns the quota a new attempt of client in tenant slot ti
+// would exceed, or PoolNone.
+func (s *MemStore) attemptQuota(client subjectKey, ti int32) Pool {
+	if ci := s.findSubject(client); ci >= 0 && int(s.subjects.at(ci).attempts.n) >= s.lim.SubjectAttemptQuota {
+		return QuotaSubjectAttempts
+	}
+	t := s.tenants.at(ti)
+	switch {
+	case t.attempts >= s.lim.TenantAttemptQuota:
+		return QuotaTenantAttempts
+	case t.counts.idem >= s.lim.TenantIdempotencyQuota:
+		return QuotaTenantIdempotency
+	}
+	return PoolNone
+}
