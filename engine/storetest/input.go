@@ -59,6 +59,7 @@ func runInput(t *testing.T, f Factory) {
 			{"trust_mode", func(s *engine.ListingSpec) { s.TrustMode = 9 }},
 			{"max_players", func(s *engine.ListingSpec) { s.MaxPlayers = 1025 }},
 			{"max_players", func(s *engine.ListingSpec) { s.MaxPlayers = -1 }},
+			{"max_players", func(s *engine.ListingSpec) { s.MaxPlayers, s.CurrentPlayers = 0, 0 }}, // a session nobody can join
 			{"current_players", func(s *engine.ListingSpec) { s.CurrentPlayers = 9 }},
 			{"current_players", func(s *engine.ListingSpec) { s.CurrentPlayers = -1 }},
 			{"metadata", func(s *engine.ListingSpec) {
