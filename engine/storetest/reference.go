@@ -41,6 +41,9 @@ func runReference(t *testing.T, f Factory) {
 	t.Run("WallClockMovementDoesNotExpireOrExtendLease", func(t *testing.T) {
 		e := newEnv(t, f)
 		v := e.visible("publisher-1")
+		// The informational wall time comes from the monotonic clock: one
+		// second after the creation plus the lease, whatever the wall did.
+		want := e.c.Wall().Add(time.Second + e.l.LeaseTTL)
 		e.c.MoveWall(30 * 24 * time.Hour)
 		e.wantGet(v.ID, false, engine.Success)
 		e.c.Advance(time.Second)
@@ -49,7 +52,13 @@ func runReference(t *testing.T, f Factory) {
 		if rv.LeaseTTL != 60*time.Second {
 			t.Fatalf("renewed LeaseTTL = %v, want 60s", rv.LeaseTTL)
 		}
+		if !rv.LeaseExpiresAt.Equal(want) {
+			t.Fatalf("renewed lease_expires_at = %v, want %v (the wall clock moved 30 days)", rv.LeaseExpiresAt, want)
+		}
 		e.c.MoveWall(-60 * 24 * time.Hour)
+		if gv := e.wantGet(v.ID, false, engine.Success); !gv.LeaseExpiresAt.Equal(want) {
+			t.Fatalf("lease_expires_at after the wall moved back = %v, want %v", gv.LeaseExpiresAt, want)
+		}
 		e.c.Advance(59 * time.Second)
 		e.wantGet(v.ID, false, engine.Success)
 		e.c.Advance(time.Second)
