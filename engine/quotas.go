@@ -15,12 +15,7 @@ func (s *MemStore) listingQuota(owner subjectKey, tenant tenantKey) Pool {
 	}
 	if ti := s.findTenant(tenant); ti >= 0 {
 		t := s.tenants.at(ti)
-		switch {
-		case t.counts.listings >= s.lim.TenantListingQuota:
-			return QuotaTenantListings
-		case t.counts.idem >= s.lim.TenantIdempotencyQuota:
-			return QuotaTenantIdempotency
-		}
+		return s.tenantQuota(t, t.counts.listings, s.lim.TenantListingQuota, QuotaTenantListings)
 	}
 	return PoolNone
 }
@@ -32,9 +27,16 @@ func (s *MemStore) attemptQuota(client subjectKey, ti int32) Pool {
 		return QuotaSubjectAttempts
 	}
 	t := s.tenants.at(ti)
+	return s.tenantQuota(t, t.attempts, s.lim.TenantAttemptQuota, QuotaTenantAttempts)
+}
+
+// tenantQuota returns p when the tenant holds its quota of the kind being
+// created (held), else QuotaTenantIdempotency when its share of the
+// idempotency pool is used up, else PoolNone.
+func (s *MemStore) tenantQuota(t *tenantRec, held, quota int, p Pool) Pool {
 	switch {
-	case t.attempts >= s.lim.TenantAttemptQuota:
-		return QuotaTenantAttempts
+	case held >= quota:
+		return p
 	case t.counts.idem >= s.lim.TenantIdempotencyQuota:
 		return QuotaTenantIdempotency
 	}
