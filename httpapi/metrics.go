@@ -60,9 +60,17 @@ func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) 
 			return float64(store.Stats().Pools[i].Ceiling)
 		})
 	}
-	owner, tenant := float64(limits.OwnerListingQuota), float64(limits.TenantAttemptQuota)
-	set.GetOrCreateGauge(metricQuota+`{quota="owner_listings"}`, func() float64 { return owner })
-	set.GetOrCreateGauge(metricQuota+`{quota="tenant_attempts"}`, func() float64 { return tenant })
+	for _, q := range []struct {
+		pool engine.Pool
+		v    int
+	}{
+		{engine.QuotaOwnerListings, limits.OwnerListingQuota}, {engine.QuotaTenantListings, limits.TenantListingQuota},
+		{engine.QuotaTenantAttempts, limits.TenantAttemptQuota}, {engine.QuotaSubjectAttempts, limits.SubjectAttemptQuota},
+		{engine.QuotaTenantIdempotency, limits.TenantIdempotencyQuota},
+	} {
+		v := float64(q.v)
+		set.GetOrCreateGauge(metricQuota+`{quota="`+q.pool.String()+`"}`, func() float64 { return v })
+	}
 	return m
 }
 

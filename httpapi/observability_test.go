@@ -33,6 +33,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`rendezvous_pool_used{pool="presence"} 1`,
 		`rendezvous_pool_ceiling{pool="idempotency"} 35000`,
 		`rendezvous_quota_limit{quota="owner_listings"} 3`,
+		`rendezvous_quota_limit{quota="tenant_idempotency"} 35000`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("metrics lack %q:\n%s", want, text)

@@ -121,8 +121,11 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.DurationVar(&l.ReplayTTL, "replay-ttl", d.ReplayTTL, "replay entry lifetime (1s..30s)")
 	fs.DurationVar(&l.IdempotencyTTL, "idempotency-ttl", d.IdempotencyTTL, "idempotency record lifetime (1s..10m, at least lease-ttl and attempt-ttl)")
 	fs.DurationVar(&l.DrainWindow, "drain-window", d.DrainWindow, "how long in-flight attempts may finish after drain begins (1s..30s)")
-	fs.IntVar(&l.OwnerListingQuota, "owner-listing-quota", d.OwnerListingQuota, "listings per owner")
-	fs.IntVar(&l.TenantAttemptQuota, "tenant-attempt-quota", d.TenantAttemptQuota, "active join attempts per tenant")
+	fs.IntVar(&l.OwnerListingQuota, "owner-listing-quota", d.OwnerListingQuota, "listings per owner; not given: 100, at most --max-listings")
+	fs.IntVar(&l.TenantListingQuota, "tenant-listing-quota", d.TenantListingQuota, "listings per tenant; not given: half of --max-listings")
+	fs.IntVar(&l.TenantAttemptQuota, "tenant-attempt-quota", d.TenantAttemptQuota, "active join attempts per tenant; not given: half of --max-attempts")
+	fs.IntVar(&l.SubjectAttemptQuota, "subject-attempt-quota", d.SubjectAttemptQuota, "active join attempts per principal; not given: a tenth of --max-attempts")
+	fs.IntVar(&l.TenantIdempotencyQuota, "tenant-idempotency-quota", d.TenantIdempotencyQuota, "idempotency records per tenant; not given: half of --max-idempotency")
 
 	fs.Float64Var(&c.UDPErrorRate, "udp-error-rate", defaultErrorRate, "unsigned UDP error answers per second per source (IPv4 address, IPv6 /64)")
 	fs.IntVar(&c.UDPErrorBurst, "udp-error-burst", defaultErrorBurst, "burst of unsigned UDP error answers per source")
@@ -168,10 +171,35 @@ func parseConfig(args []string, env func(string) string) (*config, error) {
 	if envErr != nil {
 		return nil, envErr
 	}
+	c.defaultQuotas()
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// defaultQuotas sets every quota neither flag nor environment gave to its
+// default share of the pools as configured (engine.Limits.DefaultShares),
+// so lowering a pool lowers its default quotas with it. A quota given
+// explicitly is kept, and validate rejects it if it is above its pool.
+func (c *config) defaultQuotas() {
+	l := &c.Limits
+	shares := l.DefaultShares()
+	for _, q := range []struct {
+		name  string
+		quota *int
+		share int
+	}{
+		{"owner-listing-quota", &l.OwnerListingQuota, shares.OwnerListingQuota},
+		{"tenant-listing-quota", &l.TenantListingQuota, shares.TenantListingQuota},
+		{"tenant-attempt-quota", &l.TenantAttemptQuota, shares.TenantAttemptQuota},
+		{"subject-attempt-quota", &l.SubjectAttemptQuota, shares.SubjectAttemptQuota},
+		{"tenant-idempotency-quota", &l.TenantIdempotencyQuota, shares.TenantIdempotencyQuota},
+	} {
+		if c.source[q.name] == "" {
+			*q.quota = q.share
+		}
+	}
 }
 
 // flagParseError turns the flag package's error into a settingError when it

@@ -49,7 +49,8 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_MAX_REPLAY": "14", "RDV_MAX_REVOCATIONS": "15", "RDV_MAX_IDEMPOTENCY": "16",
 		"RDV_LEASE_TTL": "50s", "RDV_PRESENCE_TTL": "15s", "RDV_ATTEMPT_TTL": "25s",
 		"RDV_REPLAY_TTL": "20s", "RDV_IDEMPOTENCY_TTL": "5m", "RDV_DRAIN_WINDOW": "10s",
-		"RDV_OWNER_LISTING_QUOTA": "3", "RDV_TENANT_ATTEMPT_QUOTA": "4",
+		"RDV_OWNER_LISTING_QUOTA": "3", "RDV_TENANT_ATTEMPT_QUOTA": "4", "RDV_SUBJECT_ATTEMPT_QUOTA": "2",
+		"RDV_TENANT_LISTING_QUOTA": "9", "RDV_TENANT_IDEMPOTENCY_QUOTA": "8",
 		"RDV_UDP_ERROR_RATE": "2.5", "RDV_UDP_ERROR_BURST": "7", "RDV_UDP_SOCKETS": "2",
 		"RDV_UDP_RECV_BUFFER": "65536", "RDV_UDP_SEND_BUFFER": "32768", "RDV_UDP_PORTABLE": "true",
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
@@ -72,7 +73,7 @@ func TestParseConfigEnvironment(t *testing.T) {
 		MaxListings: 11, MaxPresence: 12, MaxAttempts: 13, MaxReplay: 14, MaxRevocations: 15, MaxIdempotency: 16,
 		LeaseTTL: 50 * time.Second, PresenceTTL: 15 * time.Second, AttemptTTL: 25 * time.Second,
 		ReplayTTL: 20 * time.Second, IdempotencyTTL: 5 * time.Minute, DrainWindow: 10 * time.Second,
-		OwnerListingQuota: 3, TenantAttemptQuota: 4,
+		OwnerListingQuota: 3, TenantAttemptQuota: 4, SubjectAttemptQuota: 2, TenantListingQuota: 9, TenantIdempotencyQuota: 8,
 	}
 	if c.Limits != wantLimits {
 		t.Fatalf("limits %+v, want %+v", c.Limits, wantLimits)
@@ -98,6 +99,21 @@ func TestParseConfigFlagWins(t *testing.T) {
 	}
 	if c.Limits.MaxListings != 7 || c.Limits.LeaseTTL != 30*time.Second || !c.Dev {
 		t.Fatalf("max-listings %d lease-ttl %v dev %v, want 7, 30s (flags) and true (env)", c.Limits.MaxListings, c.Limits.LeaseTTL, c.Dev)
+	}
+}
+
+// Quotas not given follow their pools, so lowering a pool alone is a valid
+// configuration; quotas given are kept.
+func TestParseConfigQuotasFollowPools(t *testing.T) {
+	c, err := parseConfig([]string{"--dev", "--max-listings", "50", "--max-attempts", "40", "--max-idempotency", "30",
+		"--tenant-attempt-quota", "40"}, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Limits
+	if l.OwnerListingQuota != 50 || l.TenantListingQuota != 25 || l.TenantAttemptQuota != 40 ||
+		l.SubjectAttemptQuota != 4 || l.TenantIdempotencyQuota != 15 {
+		t.Fatalf("quotas %+v, want 50, 25, 40 (given), 4, 15", l)
 	}
 }
 
@@ -132,6 +148,11 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--drain-window", "31s"}, e, "drain-window", "flag --drain-window")
 	f([]string{"--owner-listing-quota", "0"}, e, "owner-listing-quota", "flag --owner-listing-quota")
 	f(nil, map[string]string{"RDV_TENANT_ATTEMPT_QUOTA": "0"}, "tenant-attempt-quota", "RDV_TENANT_ATTEMPT_QUOTA")
+	// A quota given above its pool is named; one not given follows its pool.
+	f([]string{"--max-attempts", "100", "--subject-attempt-quota", "101"}, e, "subject-attempt-quota", "flag --subject-attempt-quota")
+	f(nil, map[string]string{"RDV_TENANT_LISTING_QUOTA": "25001"}, "tenant-listing-quota", "RDV_TENANT_LISTING_QUOTA")
+	f([]string{"--max-idempotency", "10", "--tenant-idempotency-quota", "11"}, e, "tenant-idempotency-quota", "flag --tenant-idempotency-quota")
+	f([]string{"--tenant-attempt-quota", "10001"}, e, "tenant-attempt-quota", "flag --tenant-attempt-quota")
 	f([]string{"--http-addr", "localhost"}, e, "http-addr", "flag --http-addr")
 	f([]string{"--http-addr", "127.0.0.1:70000"}, e, "http-addr", "flag --http-addr")
 	f([]string{"--udp-addr", "127.0.0.1:1,"}, e, "udp-addr", "flag --udp-addr")

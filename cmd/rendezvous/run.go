@@ -79,7 +79,9 @@ func (s *server) logSettings(c *config) {
 		"max_replay", l.MaxReplay, "max_revocations", l.MaxRevocations, "max_idempotency", l.MaxIdempotency,
 		"lease_ttl", l.LeaseTTL.String(), "presence_ttl", l.PresenceTTL.String(), "attempt_ttl", l.AttemptTTL.String(),
 		"replay_ttl", l.ReplayTTL.String(), "idempotency_ttl", l.IdempotencyTTL.String(), "drain_window", l.DrainWindow.String(),
-		"owner_listing_quota", l.OwnerListingQuota, "tenant_attempt_quota", l.TenantAttemptQuota,
+		"owner_listing_quota", l.OwnerListingQuota, "tenant_listing_quota", l.TenantListingQuota,
+		"tenant_attempt_quota", l.TenantAttemptQuota, "subject_attempt_quota", l.SubjectAttemptQuota,
+		"tenant_idempotency_quota", l.TenantIdempotencyQuota,
 		"udp_recv_buffer", recv, "udp_send_buffer", send,
 		"udp_error_rate", c.UDPErrorRate, "udp_error_burst", c.UDPErrorBurst,
 		"principals", principals, "capability_key", key)
