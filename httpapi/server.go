@@ -54,7 +54,8 @@ func (a *API) serverError(ctx *fasthttp.RequestCtx, err error) {
 		a.writeProblem(ctx, probHeadersTooLarge, "", nil)
 		a.metrics.request(opUnknown, fasthttp.StatusRequestHeaderFieldsTooLarge, 0)
 	case errors.As(err, &ne) && ne.Timeout():
-		ctx.Error("request timeout", fasthttp.StatusRequestTimeout)
+		a.writeProblem(ctx, probRequestTimeout, "", nil)
+		a.metrics.request(opUnknown, fasthttp.StatusRequestTimeout, 0)
 	default:
 		a.writeProblem(ctx, probInvalidRequest, "malformed HTTP request", nil)
 		a.metrics.request(opUnknown, fasthttp.StatusBadRequest, 0)
