@@ -91,10 +91,10 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// waitLogged waits (bounded) for a log line with msg and returns it: lines
+// waitLogLine waits (bounded) for a log line with msg and returns it: lines
 // written before the dev banner may still be in the pipe when startProc
 // returns.
-func (p *proc) waitLogged(msg string) map[string]any {
+func (p *proc) waitLogLine(msg string) map[string]any {
 	p.t.Helper()
 	waitFor(p.t, "log line "+msg, func() bool { return p.logged(msg) != nil })
 	return p.logged(msg)
@@ -157,10 +157,10 @@ const (
 func TestE2EConnectionFlood(t *testing.T) {
 	t.Run("default ceiling refuses the excess", func(t *testing.T) {
 		p := startProcWrapped(t, fdLimitWrapper(floodFDLimit))
-		if l := p.waitLogged("open-file limit"); l["limit"] != float64(floodFDLimit) {
+		if l := p.waitLogLine("open-file limit"); l["limit"] != float64(floodFDLimit) {
 			t.Fatalf("open-file limit line %v, want limit %d", l, floodFDLimit)
 		}
-		maxConns := int(p.waitLogged("settings")["http_max_conns"].(float64))
+		maxConns := int(p.waitLogLine("settings")["http_max_conns"].(float64))
 		if maxConns < floodLegit+1 || maxConns >= floodFDLimit {
 			t.Fatalf("default http_max_conns %d at an open-file limit of %d", maxConns, floodFDLimit)
 		}
@@ -170,15 +170,15 @@ func TestE2EConnectionFlood(t *testing.T) {
 		if open := legit[0].metric(t, "rendezvous_http_connections_open"); open != float64(maxConns) {
 			t.Fatalf("%v connections open under the flood, want the ceiling %d", open, maxConns)
 		}
-		p.waitLogged("HTTP connections refused")
+		p.waitLogLine("HTTP connections refused")
 		endFlood()
 		afterFlood(t, p, legit)
 	})
 	t.Run("ceiling above the fd limit retries accepts", func(t *testing.T) {
 		p := startProcWrapped(t, fdLimitWrapper(floodFDLimit), "--http-max-conns", "1000")
-		p.waitLogged("http-max-conns is above what the open-file limit leaves for connections; accepts that find no descriptor are retried")
+		p.waitLogLine("http-max-conns is above what the open-file limit leaves for connections; accepts that find no descriptor are retried")
 		legit, endFlood := floodWithLegitClients(t, p, "rendezvous_http_accept_errors_total", 1)
-		p.waitLogged("cannot accept HTTP connections; retrying")
+		p.waitLogLine("cannot accept HTTP connections; retrying")
 		t.Logf("under the flood: %v connections open, %v accept errors",
 			legit[0].metric(t, "rendezvous_http_connections_open"), legit[0].metric(t, "rendezvous_http_accept_errors_total"))
 		endFlood()
@@ -254,7 +254,7 @@ func TestE2EMaxConnsPerIP(t *testing.T) {
 	if n := other.metric(t, `rendezvous_http_connections_refused_total{reason="max_conns"}`); n != 0 {
 		t.Fatalf("%v ceiling refusals counted, want 0", n)
 	}
-	p.waitLogged("HTTP connections refused")
+	p.waitLogLine("HTTP connections refused")
 	_ = held[0].c.Close()
 	waitFor(t, "the closed connection's slot to free", func() bool {
 		return other.metric(t, "rendezvous_http_connections_open") == perIP
