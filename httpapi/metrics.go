@@ -23,7 +23,7 @@ const (
 
 // statusClasses are the statuses the API answers with; anything else is
 // counted as "other".
-var statusClasses = [...]int{200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 410, 413, 415, 429, 431, 500, 503}
+var statusClasses = [...]int{200, 201, 202, 204, 400, 401, 403, 404, 405, 408, 409, 410, 413, 415, 429, 431, 500, 503}
 
 const numStatus = len(statusClasses) + 1
 

@@ -43,6 +43,11 @@ type config struct {
 
 	Limits engine.Limits
 
+	// HTTPMaxConns bounds open HTTP connections; 0: derived from the
+	// open-file limit at start (autoMaxConns).
+	HTTPMaxConns      int
+	HTTPMaxConnsPerIP int // 0: no per-source bound
+
 	UDPSockets    int
 	UDPRecvBuffer int
 	UDPSendBuffer int
@@ -94,6 +99,8 @@ func newFlagSet(c *config) *flag.FlagSet {
 	l := &c.Limits
 
 	fs.StringVar(&c.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address `host:port` (port 0: any free port)")
+	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", 0, fmt.Sprintf("open HTTP connections at once; further ones are closed on accept (0: the open-file limit minus a reserve of max(%d, limit/%d)); 0..%d", minFDReserve, fdReserveDenominator, maxHTTPConns))
+	fs.IntVar(&c.HTTPMaxConnsPerIP, "http-max-conns-per-ip", defaultConnsPerIP, fmt.Sprintf("open HTTP connections per client IPv4 address or IPv6 /64 (0: no bound; behind a proxy every connection has the proxy's address); 0..%d", maxHTTPConns))
 	fs.Func("udp-addr", "UDP mediator listen address `host:port`, or a comma-separated list (e.g. one IPv4 and one IPv6) (default 127.0.0.1:3478)", func(s string) error {
 		addrs, err := splitAddrs(s)
 		if err != nil {
@@ -238,6 +245,12 @@ func (c *config) validate() error {
 	}
 	if err := checkHostPort(c.HTTPAddr, true); err != nil {
 		return c.bad("http-addr", "%v", err)
+	}
+	if c.HTTPMaxConns < 0 || c.HTTPMaxConns > maxHTTPConns {
+		return c.bad("http-max-conns", "%d is not in 0..%d", c.HTTPMaxConns, maxHTTPConns)
+	}
+	if c.HTTPMaxConnsPerIP < 0 || c.HTTPMaxConnsPerIP > maxHTTPConns {
+		return c.bad("http-max-conns-per-ip", "%d is not in 0..%d", c.HTTPMaxConnsPerIP, maxHTTPConns)
 	}
 	for _, a := range c.UDPAddrs {
 		if ap, err := netip.ParseAddrPort(a); err != nil || ap.Addr().Zone() != "" {

@@ -30,7 +30,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c.HTTPAddr != "127.0.0.1:8080" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:3478"}) || c.MediatorAddr != "" {
 		t.Fatalf("addresses %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr)
 	}
-	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil {
+	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil ||
+		c.HTTPMaxConns != 0 || c.HTTPMaxConnsPerIP != defaultConnsPerIP {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -54,6 +55,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_UDP_ERROR_RATE": "2.5", "RDV_UDP_ERROR_BURST": "7", "RDV_UDP_SOCKETS": "2",
 		"RDV_UDP_RECV_BUFFER": "65536", "RDV_UDP_SEND_BUFFER": "32768", "RDV_UDP_PORTABLE": "true",
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
+		"RDV_HTTP_MAX_CONNS":      "500", "RDV_HTTP_MAX_CONNS_PER_IP": "0",
 	}
 }
 
@@ -86,7 +88,7 @@ func TestParseConfigEnvironment(t *testing.T) {
 		c.MediatorAddr != "rdv.example.com:3478" || c.Principals != "/etc/rendezvous/principals.json" || !c.Dev ||
 		c.LogFormat != "json" || c.LogLevel != "debug" || c.UDPErrorRate != 2.5 || c.UDPErrorBurst != 7 ||
 		c.UDPSockets != 2 || c.UDPRecvBuffer != 65536 || c.UDPSendBuffer != 32768 || !c.UDPPortable ||
-		c.CapabilityKey == nil || *c.CapabilityKey != key {
+		c.CapabilityKey == nil || *c.CapabilityKey != key || c.HTTPMaxConns != 500 || c.HTTPMaxConnsPerIP != 0 {
 		t.Fatalf("config from the environment: %+v", c)
 	}
 }
@@ -155,6 +157,10 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--tenant-attempt-quota", "10001"}, e, "tenant-attempt-quota", "flag --tenant-attempt-quota")
 	f([]string{"--http-addr", "localhost"}, e, "http-addr", "flag --http-addr")
 	f([]string{"--http-addr", "127.0.0.1:70000"}, e, "http-addr", "flag --http-addr")
+	f([]string{"--http-max-conns", "-1"}, e, "http-max-conns", "flag --http-max-conns")
+	f(nil, map[string]string{"RDV_HTTP_MAX_CONNS": "10000001"}, "http-max-conns", "RDV_HTTP_MAX_CONNS")
+	f([]string{"--http-max-conns-per-ip", "-5"}, e, "http-max-conns-per-ip", "flag --http-max-conns-per-ip")
+	f(nil, map[string]string{"RDV_HTTP_MAX_CONNS_PER_IP": "many"}, "http-max-conns-per-ip", "RDV_HTTP_MAX_CONNS_PER_IP")
 	f([]string{"--udp-addr", "127.0.0.1:1,"}, e, "udp-addr", "flag --udp-addr")
 	f(nil, map[string]string{"RDV_UDP_ADDR": "[::1]"}, "udp-addr", "RDV_UDP_ADDR")
 	f([]string{"--mediator-addr", "example.com:0"}, e, "mediator-addr", "flag --mediator-addr")
@@ -290,4 +296,19 @@ func (f *fakeStats) Stats() engine.Stats {
 	n := f.seq[min(f.i, len(f.seq)-1)]
 	f.i++
 	return engine.Stats{InFlight: n}
+}
+
+// The default connection ceiling leaves a reserve of descriptors below the
+// open-file limit, and a usable ceiling even at tiny limits.
+func TestAutoMaxConns(t *testing.T) {
+	for _, c := range []struct {
+		limit uint64
+		want  int
+	}{
+		{0, connsNoFDLimit}, {2, 1}, {100, 50}, {256, 192}, {1024, 896}, {65536, 57344}, {1 << 40, maxHTTPConns},
+	} {
+		if got := autoMaxConns(c.limit); got != c.want {
+			t.Errorf("autoMaxConns(%d) = %d, want %d", c.limit, got, c.want)
+		}
+	}
 }

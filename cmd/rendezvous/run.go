@@ -84,10 +84,12 @@ func (s *server) logSettings(c *config) {
 		"tenant_idempotency_quota", l.TenantIdempotencyQuota,
 		"udp_recv_buffer", recv, "udp_send_buffer", send,
 		"udp_error_rate", c.UDPErrorRate, "udp_error_burst", c.UDPErrorBurst,
+		"http_max_conns", s.conns.MaxConns, "http_max_conns_per_ip", s.conns.MaxConnsPerIP,
 		"principals", principals, "capability_key", key)
 	if c.CapabilityKeyShared {
 		s.log.Warn("the capability key file is readable by group or others; make it 0600", "file", c.CapabilityKeyFile)
 	}
+	s.logFDLimit()
 	if recv < c.UDPRecvBuffer || send < c.UDPSendBuffer {
 		s.log.Warn("the kernel granted smaller UDP buffers than asked; raise net.core.rmem_max / wmem_max",
 			"recv_asked", c.UDPRecvBuffer, "recv", recv, "send_asked", c.UDPSendBuffer, "send", send)

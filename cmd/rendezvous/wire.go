@@ -31,7 +31,9 @@ type server struct {
 	store    *engine.MemStore
 	med      *netio.Mediator
 	http     *fasthttp.Server
-	ln       net.Listener
+	ln       *httpapi.Listener
+	conns    httpapi.ConnLimits
+	fds      fdLimit
 	serveErr chan error // receives the HTTP server's Serve result, once
 
 	httpAddr     net.Addr
@@ -49,7 +51,11 @@ type server struct {
 // s.med.Start after the "listening" log line). On error whatever was bound
 // is closed again.
 func start(c *config, log *slog.Logger) (*server, error) {
-	s := &server{log: log, limits: c.Limits, serveErr: make(chan error, 1)}
+	s := &server{log: log, limits: c.Limits, serveErr: make(chan error, 1), fds: raiseFDLimit()}
+	s.conns = httpapi.ConnLimits{MaxConns: c.HTTPMaxConns, MaxConnsPerIP: c.HTTPMaxConnsPerIP}
+	if s.conns.MaxConns == 0 {
+		s.conns.MaxConns = autoMaxConns(s.fds.after)
+	}
 	keys := engine.RandomKeyring()
 	if c.CapabilityKey != nil {
 		keys = engine.NewKeyring(*c.CapabilityKey)
@@ -119,13 +125,24 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		s.closeMediator()
 		return nil, fmt.Errorf("cannot create the HTTP API: %w", err)
 	}
-	s.ln, err = net.Listen("tcp", c.HTTPAddr)
+	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		s.closeMediator()
 		return nil, &settingError{"http-addr", c.sourceOf("http-addr"), fmt.Errorf("cannot listen: %w", err)}
 	}
-	s.httpAddr = s.ln.Addr()
+	s.httpAddr = ln.Addr()
+	s.ln, err = api.NewListener(ln, s.conns)
+	if err != nil {
+		_ = ln.Close() // never used
+		s.closeMediator()
+		return nil, fmt.Errorf("cannot wrap the HTTP listener: %w", err)
+	}
 	s.http = api.NewServer()
+	// The listener bounds connections; fasthttp's own bound (which answers
+	// 503 and logs) must never bite first. It frees a connection's worker a
+	// moment after the connection's Close, which the listener counts, hence
+	// the slack.
+	s.http.Concurrency = 2 * s.conns.MaxConns
 	go func() { s.serveErr <- s.http.Serve(s.ln) }()
 	s.stopHangup = reloadOnHangup(api, log)
 	return s, nil
