@@ -34,6 +34,7 @@ const (
 // modified after parseConfig returns.
 type config struct {
 	HTTPAddr     string
+	MetricsAddr  string // empty: /metrics only on HTTPAddr
 	UDPAddrs     []string
 	MediatorAddr string // empty: advertise the first bound UDP address
 	Principals   string // path; empty only with Dev
@@ -94,6 +95,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	l := &c.Limits
 
 	fs.StringVar(&c.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address `host:port` (port 0: any free port)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "extra listen address `host:port` serving only /metrics, for scrapers (default: none; /metrics is always on --http-addr)")
 	fs.Func("udp-addr", "UDP mediator listen address `host:port`, or a comma-separated list (e.g. one IPv4 and one IPv6) (default 127.0.0.1:3478)", func(s string) error {
 		addrs, err := splitAddrs(s)
 		if err != nil {
@@ -210,6 +212,11 @@ func (c *config) validate() error {
 	}
 	if err := checkHostPort(c.HTTPAddr, true); err != nil {
 		return c.bad("http-addr", "%v", err)
+	}
+	if c.MetricsAddr != "" {
+		if err := checkHostPort(c.MetricsAddr, true); err != nil {
+			return c.bad("metrics-addr", "%v", err)
+		}
 	}
 	for _, a := range c.UDPAddrs {
 		if ap, err := netip.ParseAddrPort(a); err != nil || ap.Addr().Zone() != "" {

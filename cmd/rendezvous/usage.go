@@ -27,6 +27,8 @@ refused, join attempts in flight may finish within --drain-window, then the
 sockets close and the process exits 0 (at once if nothing is in flight).
 A second signal exits at once with status 1. Status 2: a bad setting.
 
+rendezvous --version prints the version, the Go version and the platform.
+
 Flags:
 `)
 	fs.VisitAll(func(f *flag.Flag) {
