@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -14,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // scrape is one parsed /metrics answer.
@@ -273,5 +278,108 @@ func TestMetricsAddrServesOnlyMetrics(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", metricsAddr(t, p), time.Second); err == nil {
 		c.Close()
 		t.Fatalf("the metrics port still accepts connections after exit")
+	}
+}
+
+// Parts of a PromQL expression that hold no metric name: strings, then
+// label matchers, ranges, label lists of grouping and matching clauses,
+// numbers and durations.
+var (
+	promqlStrings = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	promqlNoNames = regexp.MustCompile(`\{[^}]*\}|\[[^\]]*\]|\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)|\b[0-9][0-9a-zA-Z.]*`)
+	promqlIdent   = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?`)
+	promqlWords   = map[string]bool{"and": true, "or": true, "unless": true, "bool": true, "offset": true}
+	docMetric     = regexp.MustCompile(`\b(?:rendezvous|process|go)_[a-z0-9_]+`)
+)
+
+// promqlNames returns the metric names expr selects (function names and
+// keywords left out).
+func promqlNames(expr string) []string {
+	var names []string
+	for _, m := range promqlIdent.FindAllStringSubmatch(promqlNoNames.ReplaceAllString(promqlStrings.ReplaceAllString(expr, " "), " "), -1) {
+		if m[1] == "" && !promqlWords[m[0]] {
+			names = append(names, m[0])
+		}
+	}
+	return names
+}
+
+func TestPromqlNames(t *testing.T) {
+	got := strings.Join(promqlNames(`histogram_quantile(0.99, sum by (job, le) (rate(a_bucket{route!="x{y}"}[5m])))
+		/ on(instance) group_left(pool) b{x="1"} > bool 0.5 and c_total offset 5m`), " ")
+	if got != "a_bucket b c_total" {
+		t.Fatalf("promqlNames = %q, want a_bucket b c_total", got)
+	}
+}
+
+// TestDeployAndDocsNameRealMetrics: every metric the alert rules and the
+// dashboard query, and every series docs/operations.md names, is in the
+// real binary's exposition, so none of them can drift from the code.
+func TestDeployAndDocsNameRealMetrics(t *testing.T) {
+	p := startProc(t)
+	exercise(t, p)
+	s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+	known := func(name string) bool { return s.names[name] || s.help[name] != "" }
+
+	var exprs []string
+	rulesFile := filepath.Join("..", "..", "deploy", "prometheus", "rendezvous-alerts.yml")
+	b, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct{ Alert, Expr string }
+		}
+	}
+	if err := yaml.Unmarshal(b, &rules); err != nil {
+		t.Fatalf("%s: %v", rulesFile, err)
+	}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			exprs = append(exprs, r.Expr)
+		}
+	}
+	dashFile := filepath.Join("..", "..", "deploy", "grafana", "rendezvous-dashboard.json")
+	if b, err = os.ReadFile(dashFile); err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("%s: %v", dashFile, err)
+	}
+	for _, panel := range dash.Panels {
+		for _, q := range panel.Targets {
+			exprs = append(exprs, q.Expr)
+		}
+	}
+	checked := 0
+	for _, e := range exprs {
+		for _, name := range promqlNames(e) {
+			// up is written by Prometheus itself, per scrape target.
+			if name != "up" && !known(name) {
+				t.Errorf("query %q uses %s, which the server does not export", e, name)
+			}
+			checked++
+		}
+	}
+	if len(exprs) < 20 || checked < len(exprs) {
+		t.Fatalf("found %d names in %d queries: the files were not read as expected", checked, len(exprs))
+	}
+
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Label lists such as {version,go_version,store} name no metric.
+	labels := regexp.MustCompile(`\{[^}\n]*\}`)
+	for _, name := range docMetric.FindAllString(labels.ReplaceAllString(string(doc), " "), -1) {
+		if _, omitted := omittedFamilies[name]; !omitted && !known(name) {
+			t.Errorf("docs/operations.md names %s, which the server does not export", name)
+		}
 	}
 }
