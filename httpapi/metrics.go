@@ -123,6 +123,9 @@ func (m *httpMetrics) request(op op, status int, d time.Duration) {
 // store call that began at start took (commit latency, CONTRACT.md §6).
 // op must be one of storeOps.
 func (m *httpMetrics) outcome(op op, o engine.Outcome, start time.Time) {
+	if m.commit[op] == nil {
+		panic("BUG: a store outcome of " + opNames[op] + ", which is not in storeOps")
+	}
 	m.commit[op].Update(time.Since(start).Seconds())
 	if o > engine.ServiceUnavailable {
 		return
