@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -27,8 +28,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c.Limits != engine.DefaultLimits() {
 		t.Fatalf("limits %+v, want the defaults", c.Limits)
 	}
-	if c.HTTPAddr != "127.0.0.1:8080" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:3478"}) || c.MediatorAddr != "" {
-		t.Fatalf("addresses %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr)
+	if c.HTTPAddr != "127.0.0.1:8080" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:3478"}) || c.MediatorAddr != "" || c.MetricsAddr != "" {
+		t.Fatalf("addresses %q %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr, c.MetricsAddr)
 	}
 	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil ||
 		c.HTTPMaxConns != 0 || c.HTTPMaxConnsPerIP != defaultConnsPerIP {
@@ -43,7 +44,7 @@ func everySetting(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"RDV_HTTP_ADDR": "127.0.0.1:9", "RDV_UDP_ADDR": "127.0.0.1:1, [::1]:2",
+		"RDV_HTTP_ADDR": "127.0.0.1:9", "RDV_METRICS_ADDR": "127.0.0.1:10", "RDV_UDP_ADDR": "127.0.0.1:1, [::1]:2",
 		"RDV_MEDIATOR_ADDR": "rdv.example.com:3478", "RDV_PRINCIPALS": "/etc/rendezvous/principals.json",
 		"RDV_DEV": "true", "RDV_LOG_FORMAT": "json", "RDV_LOG_LEVEL": "debug",
 		"RDV_MAX_LISTINGS": "11", "RDV_MAX_PRESENCE": "12", "RDV_MAX_ATTEMPTS": "13",
@@ -84,7 +85,7 @@ func TestParseConfigEnvironment(t *testing.T) {
 	for i := range key {
 		key[i] = 0xab
 	}
-	if c.HTTPAddr != "127.0.0.1:9" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:1", "[::1]:2"}) ||
+	if c.HTTPAddr != "127.0.0.1:9" || c.MetricsAddr != "127.0.0.1:10" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:1", "[::1]:2"}) ||
 		c.MediatorAddr != "rdv.example.com:3478" || c.Principals != "/etc/rendezvous/principals.json" || !c.Dev ||
 		c.LogFormat != "json" || c.LogLevel != "debug" || c.UDPErrorRate != 2.5 || c.UDPErrorBurst != 7 ||
 		c.UDPSockets != 2 || c.UDPRecvBuffer != 65536 || c.UDPSendBuffer != 32768 || !c.UDPPortable ||
@@ -161,6 +162,8 @@ func TestParseConfigRejects(t *testing.T) {
 	f(nil, map[string]string{"RDV_HTTP_MAX_CONNS": "10000001"}, "http-max-conns", "RDV_HTTP_MAX_CONNS")
 	f([]string{"--http-max-conns-per-ip", "-5"}, e, "http-max-conns-per-ip", "flag --http-max-conns-per-ip")
 	f(nil, map[string]string{"RDV_HTTP_MAX_CONNS_PER_IP": "many"}, "http-max-conns-per-ip", "RDV_HTTP_MAX_CONNS_PER_IP")
+	f([]string{"--metrics-addr", "127.0.0.1"}, e, "metrics-addr", "flag --metrics-addr")
+	f(nil, map[string]string{"RDV_METRICS_ADDR": "127.0.0.1:65536"}, "metrics-addr", "RDV_METRICS_ADDR")
 	f([]string{"--udp-addr", "127.0.0.1:1,"}, e, "udp-addr", "flag --udp-addr")
 	f(nil, map[string]string{"RDV_UDP_ADDR": "[::1]"}, "udp-addr", "RDV_UDP_ADDR")
 	f([]string{"--mediator-addr", "example.com:0"}, e, "mediator-addr", "flag --mediator-addr")
@@ -253,6 +256,8 @@ func TestRunHelpAndBadSettings(t *testing.T) {
 	}
 	f([]string{"--help"}, nil, exitOK, "RDV_MAX_LISTINGS", "")
 	f([]string{"-h"}, nil, exitOK, "--drain-window", "")
+	f([]string{"--version"}, nil, exitOK, version.Line("rendezvous"), "")
+	f([]string{"-version"}, nil, exitOK, version.Line("rendezvous"), "")
 	f([]string{"--dev"}, map[string]string{"RDV_MAX_LISTINGS": "0"}, exitUsage, "", "invalid max-listings (RDV_MAX_LISTINGS)")
 	f([]string{"--dev", "--lease-ttl", "61s"}, nil, exitUsage, "", "invalid lease-ttl (flag --lease-ttl)")
 	f([]string{"--no-such-flag"}, nil, exitUsage, "", "no-such-flag")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
 // Exit statuses.
@@ -21,6 +23,10 @@ const (
 // returns the exit status. Logs go to stderr; stdout gets --help and the
 // --dev banner only.
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	if version.Requested(args) {
+		fmt.Fprint(stdout, version.Line("rendezvous"))
+		return exitOK
+	}
 	c, err := parseConfig(args, env)
 	if errors.Is(err, flag.ErrHelp) {
 		writeUsage(stdout)
@@ -39,8 +45,12 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	}
 	// The first log line after start: it names the bound addresses (port 0
 	// in a setting is resolved here).
-	log.Info("listening", "http", s.httpAddr.String(), "udp", udpList(s.udpAddrs),
-		"mediator", s.mediatorAddr, "instance", s.store.InstanceID().String())
+	attrs := []any{"http", s.httpAddr.String(), "udp", udpList(s.udpAddrs),
+		"mediator", s.mediatorAddr, "instance", s.store.InstanceID().String()}
+	if s.metricsLn != nil {
+		attrs = append(attrs, "metrics", s.metricsLn.Addr().String())
+	}
+	log.Info("listening", attrs...)
 	s.logSettings(c)
 	if s.devTokens != nil {
 		writeDevBanner(stdout, s.httpAddr.String(), s.mediatorAddr, s.devTokens)

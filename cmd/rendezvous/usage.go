@@ -35,6 +35,8 @@ A second signal exits at once with status 1. Status 2: a bad setting.
 SIGHUP re-reads the --principals file; a bad file is logged and changes
 nothing.
 
+rendezvous --version prints the version, the Go version and the platform.
+
 Flags:
 `)
 	fs.VisitAll(func(f *flag.Flag) {
