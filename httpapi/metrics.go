@@ -32,6 +32,10 @@ var metricHelp = map[string]string{
 	metricPoolUsed: "Entries held in each bounded store pool.",
 	metricPoolCeil: "Configured ceiling of each bounded store pool.",
 	metricQuota:    "Configured policy quotas.",
+
+	metricConnsOpen:    "HTTP connections open now (counted by the bounding listener).",
+	metricConnsRefused: "HTTP connections closed on accept, by reason: max_conns or max_conns_per_ip.",
+	metricAcceptErrors: "Failed accepts of HTTP connections (e.g. no file descriptor left), each retried after a backoff.",
 }
 
 // MetricHelp is the HELP text of a metric family this package exports, or
@@ -54,7 +58,7 @@ var storeOps = [...]op{
 
 // statusClasses are the statuses the API answers with; anything else is
 // counted as "other".
-var statusClasses = [...]int{200, 201, 202, 204, 400, 401, 403, 404, 405, 408, 409, 410, 413, 415, 429, 431, 500, 503}
+var statusClasses = [...]int{200, 201, 202, 204, 400, 401, 403, 404, 405, 408, 409, 410, 413, 415, 422, 429, 431, 500, 503}
 
 const numStatus = len(statusClasses) + 1
 
