@@ -37,6 +37,10 @@ type linSlot struct {
 	attempts   [linJoinKeys]linAttempt
 	intro      introCounts // INTRODUCEs the sockets received
 	introErr   error
+	// countOnly: count INTRODUCEs in introTotal without attributing them
+	// (for load whose attempts outnumber linJoinKeys).
+	countOnly  bool
+	introTotal int
 }
 
 type linAttempt struct {
@@ -267,6 +271,10 @@ func (s *linSlot) bind(in linInput) (linOutput, error) {
 func (s *linSlot) onIntro(role, sockIdx int, m *stun.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.countOnly {
+		s.introTotal++
+		return
+	}
 	fail := func(format string, args ...any) {
 		if s.introErr == nil {
 			s.introErr = fmt.Errorf(format, args...)
