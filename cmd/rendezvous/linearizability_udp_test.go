@@ -89,35 +89,13 @@ func (s *linSock) fail(err error) {
 // RDV-SEQUENCE) and returns the answer's code: 200, or the ERROR-CODE. A
 // success must be signed with key; so must every error but 401.
 func (s *linSock) roundTrip(kind byte, h engine.Handle, key *engine.Capability, seq uint64) (int, *stun.Message, error) {
-	var tx [12]byte
-	if _, err := rand.Read(tx[:]); err != nil {
+	msg, tx, err := signedRequest(kind, h, key, seq, s.local)
+	if err != nil {
 		return 0, nil, err
 	}
-	var buf [stun.MaxDatagram]byte
-	b := stun.NewBuilder(buf[:], stun.BindingRequest, tx)
-	name := stun.Username(kind, h)
-	b.AddUsername(name[:])
-	if seq != 0 {
-		b.AddUint64(stun.AttrSequence, seq)
-	}
-	b.AddXORAddress(stun.AttrLocalAddress, s.local)
-	b.AddIntegritySHA256(key[:])
-	b.AddFingerprint()
-	if err := b.Err(); err != nil {
+	m, err := s.exchange(msg, tx)
+	if err != nil {
 		return 0, nil, err
-	}
-	ch := make(chan *stun.Message, 1)
-	s.mu.Lock()
-	s.waiting[tx] = ch
-	s.mu.Unlock()
-	if _, err := s.conn.WriteToUDPAddrPort(b.Bytes(), s.server); err != nil {
-		return 0, nil, err
-	}
-	var m *stun.Message
-	select {
-	case m = <-ch:
-	case <-time.After(hangGuard):
-		return 0, nil, errors.New("no answer from the mediator")
 	}
 	code := 200
 	if m.Type() != stun.BindingSuccess {
@@ -143,17 +121,23 @@ func (s *linSock) barrier() error {
 	var buf [64]byte
 	b := stun.NewBuilder(buf[:], stun.BindingRequest, tx)
 	b.AddFingerprint()
+	_, err := s.exchange(b.Bytes(), tx)
+	return err
+}
+
+// exchange sends msg and waits for the answer to transaction tx.
+func (s *linSock) exchange(msg []byte, tx [12]byte) (*stun.Message, error) {
 	ch := make(chan *stun.Message, 1)
 	s.mu.Lock()
 	s.waiting[tx] = ch
 	s.mu.Unlock()
-	if _, err := s.conn.WriteToUDPAddrPort(b.Bytes(), s.server); err != nil {
-		return err
+	if _, err := s.conn.WriteToUDPAddrPort(msg, s.server); err != nil {
+		return nil, err
 	}
 	select {
-	case <-ch:
-		return nil
+	case m := <-ch:
+		return m, nil
 	case <-time.After(hangGuard):
-		return errors.New("no answer to a plain Binding")
+		return nil, errors.New("no answer from the mediator")
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -12,27 +11,15 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// signedDatagram builds the bytes udpPeer.request would send, so a test can
-// send the very same datagram again, from anywhere.
+// signedDatagram is signedRequest for a test that sends the very same
+// datagram again, from anywhere.
 func signedDatagram(t *testing.T, kind byte, h engine.Handle, key *engine.Capability, seq uint64, local netip.AddrPort) ([]byte, [12]byte) {
 	t.Helper()
-	var tx [12]byte
-	if _, err := rand.Read(tx[:]); err != nil {
+	msg, tx, err := signedRequest(kind, h, key, seq, local)
+	if err != nil {
 		t.Fatal(err)
 	}
-	b := stun.NewBuilder(make([]byte, 0, stun.MaxDatagram), stun.BindingRequest, tx)
-	name := stun.Username(kind, h)
-	b.AddUsername(name[:])
-	if seq != 0 {
-		b.AddUint64(stun.AttrSequence, seq)
-	}
-	b.AddXORAddress(stun.AttrLocalAddress, local)
-	b.AddIntegritySHA256(key[:])
-	b.AddFingerprint()
-	if err := b.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes(), tx
+	return msg, tx
 }
 
 // quiet proves u was sent nothing since its last read: the answer to a
