@@ -67,7 +67,7 @@ func TestUnavailableStoreFailsClosed(t *testing.T) {
 			Used int `json:"used"`
 		} `json:"pools"`
 	}
-	p.call("GET", "/v1/admin/stats", p.tokens["operator"], nil).expect(t, "stats", http.StatusOK, &st)
+	p.call("GET", "/v1/admin/stats", statsToken(p.tokens), nil).expect(t, "stats", http.StatusOK, &st)
 	if st.Available {
 		t.Fatalf("stats: available true after the store was marked unavailable")
 	}
