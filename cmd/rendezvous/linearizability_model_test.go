@@ -241,9 +241,12 @@ func stepBind(s slotState, in linInput, out linOutput) (bool, slotState) {
 	a := &s.att[ai]
 	if !a.exists {
 		// A host's key is derived from the attempt, so a gone attempt is an
-		// unsigned 401 or, when it vanished between the key lookup and the
-		// commit, a signed 404; a client's key needs no lookup: 404.
-		return out.Code == 404 || (in.Role == roleHostIdx && out.Code == 401), s
+		// unsigned 401, even when it vanished between the key lookup and the
+		// commit; a client's key needs no lookup: a signed 404.
+		if in.Role == roleHostIdx {
+			return out.Code == 401, s
+		}
+		return out.Code == 404, s
 	}
 	switch a.bound[in.Role] {
 	case -1:
