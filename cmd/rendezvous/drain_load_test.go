@@ -86,7 +86,7 @@ func (l *loadTally) waitFor(t *testing.T, n int, keys ...string) {
 // still bind and are introduced; the process exits 0 on its own, within the
 // drain window, once the last in-flight attempt is introduced.
 func TestE2EDrainUnderLoad(t *testing.T) {
-	p := startProc(t, "--drain-window", "30s", "--owner-listing-quota", "100000")
+	p := startProc(t, "--drain-window", "30s", "--owner-listing-quota", "25000")
 	client := &http.Client{Timeout: hangGuard, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	defer client.CloseIdleConnections()
 	slot := func(k int) *linSlot {
