@@ -24,6 +24,7 @@ const (
 	opAdminRevokePrincipal
 	opAdminDrain
 	opAdminStats
+	opOpenAPI
 	numOps
 )
 
@@ -31,6 +32,7 @@ var opNames = [numOps]string{
 	"unknown", "livez", "readyz", "metrics", "whoami", "browse", "create_listing",
 	"get_listing", "delete_listing", "renew_lease", "create_join_attempt",
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
+	"openapi",
 }
 
 // route is a path pattern.
@@ -50,11 +52,14 @@ const (
 	routeRevocations
 	routeDrain
 	routeStats
+	routeOpenAPI
 	numRoutes
 )
 
 // public routes need no authentication.
-func (r route) public() bool { return r == routeLivez || r == routeReadyz || r == routeMetrics }
+func (r route) public() bool {
+	return r == routeLivez || r == routeReadyz || r == routeMetrics || r == routeOpenAPI
+}
 
 const (
 	prefixListing      = "/v1/listings/"
@@ -81,6 +86,8 @@ func match(path []byte) (route, []byte) {
 		return routeDrain, nil
 	case "/v1/admin/stats":
 		return routeStats, nil
+	case "/v1/openapi.json":
+		return routeOpenAPI, nil
 	}
 	if rest, ok := bytes.CutPrefix(path, []byte(prefixListing)); ok {
 		id, sub, hasSub := bytes.Cut(rest, []byte{'/'})
@@ -124,6 +131,7 @@ var routeMethods = [numRoutes][]methodOp{
 	routeRevocations:  {{"POST", opAdminRevokePrincipal}},
 	routeDrain:        {{"POST", opAdminDrain}},
 	routeStats:        {{"GET", opAdminStats}},
+	routeOpenAPI:      {{"GET", opOpenAPI}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {
