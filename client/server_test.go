@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/httpapi/openapitest"
 )
 
 // hangGuard bounds every wait on a child process so a broken server fails
@@ -170,6 +173,13 @@ func startServer(t *testing.T, prefix []string, extra ...string) *testServer {
 	return s
 }
 
+// checkedClient is the SDK's default HTTP client with a transport that
+// fails t on any exchange the OpenAPI description does not promise.
+func checkedClient(t *testing.T) *http.Client {
+	t.Helper()
+	return openapitest.Client(t, &http.Client{Timeout: 10 * time.Second})
+}
+
 func (s *testServer) stop(t *testing.T) {
 	select {
 	case <-s.exited:
@@ -186,10 +196,11 @@ func (s *testServer) stop(t *testing.T) {
 	}
 }
 
-// api returns an API for one of the dev principals.
+// api returns an API for one of the dev principals whose every exchange is
+// checked against the OpenAPI description.
 func (s *testServer) api(t *testing.T, role string) *API {
 	t.Helper()
-	a, err := NewAPI(s.http, s.tokens[role], nil)
+	a, err := NewAPI(s.http, s.tokens[role], checkedClient(t))
 	if err != nil {
 		t.Fatal(err)
 	}

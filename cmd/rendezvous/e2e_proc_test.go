@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/httpapi/openapitest"
 )
 
 // hangGuard bounds every wait on the child process so a broken server fails
@@ -84,7 +86,7 @@ type proc struct {
 	udpAddrs []string
 	mediator string
 	tokens   map[string]string // dev tokens by role
-	client   *http.Client      // httpClient unless a benchmark wants keep-alive
+	client   *http.Client      // httpClient checked against the OpenAPI description, unless a benchmark wants keep-alive
 }
 
 // cleanEnv is the test's environment without any RDV_* setting, plus extra.
@@ -128,7 +130,7 @@ func runBinary(t testing.TB, env []string, args ...string) (code int, stdout, st
 // ports, and waits for its first log line and its dev banner.
 func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, exited: make(chan struct{}), tokens: map[string]string{}, client: httpClient}
+	p := &proc{t: t, exited: make(chan struct{}), tokens: map[string]string{}, client: openapitest.Client(t, httpClient)}
 	base := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--dev", "--log-format", "json"}
 	p.cmd = exec.Command(binPath, append(base, args...)...)
 	p.cmd.Env = cleanEnv()

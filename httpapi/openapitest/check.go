@@ -38,12 +38,10 @@ type Checker struct {
 
 // checkerOptions: strict mode reports answer members the description does
 // not declare (the schemas themselves stay open, since clients must ignore
-// unknown members); metadata is a map whose keys are the publisher's.
-// Server is fasthttp's name header.
+// unknown members). Server is fasthttp's name header.
 func checkerOptions() []config.Option {
 	return []config.Option{
 		config.WithStrictMode(),
-		config.WithStrictIgnorePaths("$.body.metadata.*", "$.body.items[*].metadata.*"),
 		config.WithStrictIgnoredHeadersExtra("server"),
 		config.WithFormatAssertions(),
 	}

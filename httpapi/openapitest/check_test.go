@@ -57,6 +57,8 @@ var (
 	problemCT = []string{"Content-Type", "application/problem+json"}
 	listing   = `{"region":"eu-central","protocol_version":7,"build_version":"1.2.3","display_name":"Host",` +
 		`"visibility":"public","trust_mode":"managed_dedicated","current_players":1,"max_players":8,"metadata":{"mode":"coop"}}`
+	item = `{"listing_id":"` + listingID + `","region":"eu-central","protocol_version":7,"build_version":"1.2.3","display_name":"Host",` +
+		`"trust_mode":"managed_dedicated","max_players":8,"metadata":{"mode":"coop"},"current_players":1,"lease_expires_at":"2026-07-16T00:01:00.000Z"}`
 	created = `{"listing_id":"` + listingID + `","lease":{"lease_id":"` + listingID + `","token":"` + token43 +
 		`","version":1,"expires_at":"2026-07-16T00:01:00.000Z","ttl_s":60},"presence":{"handle":"` + listingID +
 		`","token":"` + token43 + `","mediator":"127.0.0.1:3478","interval_s":5,"ttl_s":20}}`
@@ -80,6 +82,7 @@ func TestCheckAcceptsDescribedExchanges(t *testing.T) {
 			reqBody: `{"lease_id":"` + listingID + `","lease_token":"x","expected_version":1,"current_players":null}`,
 			status:  409, respHeader: problemCT, respBody: problem(409, "conflict", `,"current_version":3`)},
 		{method: "GET", path: "/v1/listings?protocol_version=7&limit=2", status: 200, respHeader: jsonCT, respBody: `{"items":[],"next_after":null}`},
+		{method: "GET", path: "/v1/listings?protocol_version=7", status: 200, respHeader: jsonCT, respBody: `{"items":[` + item + `],"next_after":"` + listingID + `"}`},
 		{method: "DELETE", path: "/v1/listings/" + listingID, reqHeader: []string{"Lease-Id", listingID, "Lease-Token", "t"}, status: 204},
 		{method: "GET", path: "/v1/nowhere", status: 404, respHeader: problemCT, respBody: problem(404, "not_found", "")},
 		{method: "PATCH", path: "/v1/listings", status: 405, respHeader: with(problemCT, "Allow", "GET, POST"), respBody: problem(405, "method_not_allowed", "")},
@@ -118,6 +121,8 @@ func TestCheckReportsDrift(t *testing.T) {
 		"401 on a public path":    {method: "POST", path: "/livez", status: 401, respHeader: with(problemCT, "WWW-Authenticate", `Bearer realm="rendezvous"`), respBody: problem(401, "unauthorized", "")},
 		"401 without WWW-Authenticate": {method: "GET", path: "/v1/nowhere", status: 401, respHeader: problemCT,
 			respBody: problem(401, "unauthorized", "")},
+		"metadata key outside its pattern": {method: "GET", path: "/v1/listings?protocol_version=7", status: 200, respHeader: jsonCT,
+			respBody: `{"items":[` + strings.Replace(item, `"mode"`, `"Mode"`, 1) + `],"next_after":null}`},
 		"undescribed route answered 200": {method: "GET", path: "/v1/nowhere", status: 200, respHeader: jsonCT, respBody: `{}`},
 	} {
 		bad := e.check(t)
