@@ -87,6 +87,10 @@ func TestCheckAcceptsDescribedExchanges(t *testing.T) {
 		{method: "GET", path: "/v1/nowhere", status: 404, respHeader: problemCT, respBody: problem(404, "not_found", "")},
 		{method: "PATCH", path: "/v1/listings", status: 405, respHeader: with(problemCT, "Allow", "GET, POST"), respBody: problem(405, "method_not_allowed", "")},
 		{method: "GET", path: "/v1/nowhere", status: 401, respHeader: with(problemCT, "WWW-Authenticate", `Bearer realm="rendezvous"`), respBody: problem(401, "unauthorized", "")},
+		// HEAD answers GET's status and headers without the body.
+		{method: "HEAD", path: "/livez", status: 200, respHeader: jsonCT},
+		// A header the server does not know is ignored, not a fault.
+		{method: "GET", path: "/livez", reqHeader: []string{"X-Trace", "1"}, status: 200, respHeader: jsonCT, respBody: `{"status":"live"}`},
 		// A request the description rejects (no Idempotency-Key) refused with a described problem.
 		{method: "POST", path: "/v1/listings", reqBody: listing, status: 400, respHeader: problemCT, respBody: problem(400, "invalid_request", "")},
 	} {
@@ -123,7 +127,11 @@ func TestCheckReportsDrift(t *testing.T) {
 			respBody: problem(401, "unauthorized", "")},
 		"metadata key outside its pattern": {method: "GET", path: "/v1/listings?protocol_version=7", status: 200, respHeader: jsonCT,
 			respBody: `{"items":[` + strings.Replace(item, `"mode"`, `"Mode"`, 1) + `],"next_after":null}`},
-		"undescribed route answered 200": {method: "GET", path: "/v1/nowhere", status: 200, respHeader: jsonCT, respBody: `{}`},
+		"empty body where one is described": {method: "GET", path: "/livez", status: 200, respHeader: jsonCT},
+		"body where none is described": {method: "DELETE", path: "/v1/listings/" + listingID, reqHeader: []string{"Lease-Id", listingID, "Lease-Token", "t"},
+			status: 204, respHeader: jsonCT, respBody: `{}`},
+		"HEAD with an undocumented status": {method: "HEAD", path: "/livez", status: 418, respHeader: jsonCT},
+		"undescribed route answered 200":   {method: "GET", path: "/v1/nowhere", status: 200, respHeader: jsonCT, respBody: `{}`},
 	} {
 		bad := e.check(t)
 		if len(bad) == 0 {
