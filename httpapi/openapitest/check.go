@@ -206,13 +206,13 @@ func undeclaredHeaders(r *v3.Response, h http.Header) []string {
 }
 
 // methods lists the methods of a path item in the order the router's Allow
-// header uses (GET, POST, PUT, DELETE).
+// header uses (GET, HEAD, POST, PUT, DELETE).
 func methods(item *v3.PathItem) []string {
 	var ms []string
 	for _, m := range []struct {
 		name string
 		op   *v3.Operation
-	}{{"GET", item.Get}, {"POST", item.Post}, {"PUT", item.Put}, {"DELETE", item.Delete}, {"PATCH", item.Patch}} {
+	}{{"GET", item.Get}, {"HEAD", item.Head}, {"POST", item.Post}, {"PUT", item.Put}, {"DELETE", item.Delete}, {"PATCH", item.Patch}} {
 		if m.op != nil {
 			ms = append(ms, m.name)
 		}
