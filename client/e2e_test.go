@@ -300,7 +300,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		return err
 	}, ErrNotFound)
 	f("bad token", func() error {
-		a, _ := NewAPI(srv.http, "not-a-token", nil)
+		a, _ := NewAPI(srv.http, "not-a-token", checkedClient(t))
 		_, err := a.Whoami(ctx)
 		return err
 	}, ErrUnauthorized)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -19,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/httpapi/openapitest"
 )
 
 // hangGuard bounds every wait on a child process so a broken server fails
@@ -212,6 +215,13 @@ func launchServer(prefix []string, extra ...string) (*testServer, error) {
 	return s, nil
 }
 
+// checkedClient is the SDK's default HTTP client with a transport that
+// fails t on any exchange the OpenAPI description does not promise.
+func checkedClient(t *testing.T) *http.Client {
+	t.Helper()
+	return openapitest.Client(t, &http.Client{Timeout: 10 * time.Second})
+}
+
 // stop sends SIGTERM and waits for the exit (killing a wedged server).
 func (s *testServer) stop() error {
 	select {
@@ -230,10 +240,11 @@ func (s *testServer) stop() error {
 	}
 }
 
-// api returns an API for one of the dev principals.
+// api returns an API for one of the dev principals whose every exchange is
+// checked against the OpenAPI description.
 func (s *testServer) api(t *testing.T, role string) *API {
 	t.Helper()
-	a, err := NewAPI(s.http, s.tokens[role], nil)
+	a, err := NewAPI(s.http, s.tokens[role], checkedClient(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Unauthenticated endpoints: liveness, readiness and Prometheus metrics.
+// Unauthenticated endpoints: liveness, readiness, Prometheus metrics and
+// the OpenAPI description.
 
 func (a *API) servePublic(ctx *fasthttp.RequestCtx, o op) {
 	switch o {
@@ -25,6 +26,8 @@ func (a *API) servePublic(ctx *fasthttp.RequestCtx, o op) {
 		ctx.SetStatusCode(fasthttp.StatusOK)
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 		a.writeProm(ctx)
+	case opOpenAPI:
+		serveOpenAPI(ctx)
 	default:
 		panic("BUG: not a public operation: " + opNames[o])
 	}

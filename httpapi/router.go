@@ -26,6 +26,7 @@ const (
 	opAdminStats
 	opAdminTenantStats
 	opAdminReload
+	opOpenAPI
 	numOps
 )
 
@@ -35,6 +36,7 @@ var opNames = [numOps]string{
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
 	"admin_tenant_stats",
 	"admin_reload_principals",
+	"openapi",
 }
 
 // route is a path pattern.
@@ -56,11 +58,14 @@ const (
 	routeStats
 	routeTenantStats
 	routeReload
+	routeOpenAPI
 	numRoutes
 )
 
 // public routes need no authentication.
-func (r route) public() bool { return r == routeLivez || r == routeReadyz || r == routeMetrics }
+func (r route) public() bool {
+	return r == routeLivez || r == routeReadyz || r == routeMetrics || r == routeOpenAPI
+}
 
 const (
 	prefixListing      = "/v1/listings/"
@@ -91,6 +96,8 @@ func match(path []byte) (route, []byte) {
 		return routeTenantStats, nil
 	case "/v1/admin/principals/reload":
 		return routeReload, nil
+	case "/v1/openapi.json":
+		return routeOpenAPI, nil
 	}
 	if rest, ok := bytes.CutPrefix(path, []byte(prefixListing)); ok {
 		id, sub, hasSub := bytes.Cut(rest, []byte{'/'})
@@ -138,6 +145,7 @@ var routeMethods = [numRoutes][]methodOp{
 	routeStats:        {{"GET", opAdminStats}},
 	routeTenantStats:  {{"GET", opAdminTenantStats}},
 	routeReload:       {{"POST", opAdminReload}},
+	routeOpenAPI:      {{"GET", opOpenAPI}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {

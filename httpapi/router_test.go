@@ -36,6 +36,8 @@ func TestRouting(t *testing.T) {
 	f("POST", "/v1/admin/drain", opAdminDrain, "", "")
 	f("GET", "/v1/admin/stats", opAdminStats, "", "")
 	f("POST", "/v1/admin/principals/reload", opAdminReload, "", "")
+	f("GET", "/v1/openapi.json", opOpenAPI, "", "")
+	f("POST", "/v1/openapi.json", opUnknown, "", "GET")
 	f("GET", "/v1/listings/", opUnknown, "", "")
 	f("GET", "/v1/listings/"+id+"/", opUnknown, "", "")
 	f("GET", "/v1/listings/"+id+"/other", opUnknown, "", "")

@@ -28,10 +28,13 @@ Try it:
     -d '{"region":"eu-central","protocol_version":7,"build_version":"1.0.0","display_name":"Try me","visibility":"public","trust_mode":"player_hosted","current_players":1,"max_players":8}'
   curl -s -H 'Authorization: Bearer %[3]s' '%[4]s/v1/admin/tenant-stats'
   curl -s -H 'Authorization: Bearer %[6]s' '%[4]s/v1/admin/stats'
+  curl -s '%[4]s/v1/openapi.json'   (the API's OpenAPI 3.1 description)
 UDP mediator (STUN, RFC 8489): %[5]s
   a plain STUN Binding request there answers with your reflexive address.
-A listing shows up in browse once its host refreshes presence over UDP
-(see docs/operations.md). Stop with Ctrl-C (drains first).
+A listing shows up in browse only once its host refreshes presence over UDP,
+which curl cannot send: docs/walkthrough.md runs a host and a joiner with
+bin/rendezvous-peer (make build) that publish, join and punch a direct path.
+Stop with Ctrl-C (drains first).
 
 `, tokens["publisher"], tokens["client"], tokens["operator"], base, udpAddr, tokens[httpapi.DevGlobalOperator])
 }

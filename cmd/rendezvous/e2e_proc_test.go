@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/httpapi"
+	"github.com/rendezvous/rendezvous/httpapi/openapitest"
 )
 
 // hangGuard bounds every wait on the child process so a broken server fails
@@ -87,7 +88,7 @@ type proc struct {
 	udpAddrs []string
 	mediator string
 	tokens   map[string]string // dev tokens by role
-	client   *http.Client      // httpClient unless a benchmark wants keep-alive
+	client   *http.Client      // httpClient checked against the OpenAPI description, unless a benchmark wants keep-alive
 }
 
 // cleanEnv is the test's environment without any RDV_* setting, plus extra.
@@ -139,7 +140,7 @@ func startProc(t testing.TB, args ...string) *proc {
 // (e.g. prlimit), whose arguments come before the binary's path.
 func startProcWrapped(t testing.TB, wrapper []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, exited: make(chan struct{}), tokens: map[string]string{}, client: httpClient}
+	p := &proc{t: t, exited: make(chan struct{}), tokens: map[string]string{}, client: openapitest.Client(t, httpClient)}
 	base := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--dev", "--log-format", "json"}
 	argv := append(append(append([]string(nil), wrapper...), binPath), append(base, args...)...)
 	p.cmd = exec.Command(argv[0], argv[1:]...)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/httpapi/openapitest"
 )
 
 // runInProcess starts run in a goroutine and waits for its first log line.
@@ -64,9 +65,10 @@ func TestRunInProcessServesAndDrains(t *testing.T) {
 		t.Fatalf("first log line %v", first)
 	}
 	base := "http://" + first["http"].(string)
+	hc := openapitest.Client(t, httpClient)
 	f := func(path string, want int, contains string) {
 		t.Helper()
-		resp, err := httpClient.Get(base + path)
+		resp, err := hc.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +178,7 @@ func TestRunPrincipalsAndCapabilityKeyFiles(t *testing.T) {
 	if first["mediator"] != "rdv.example.com:3478" {
 		t.Fatalf("first log line names mediator %v, want the configured one", first["mediator"])
 	}
-	p := &proc{t: t, httpAddr: first["http"].(string), client: httpClient, tokens: map[string]string{"publisher": token}}
+	p := &proc{t: t, httpAddr: first["http"].(string), client: openapitest.Client(t, httpClient), tokens: map[string]string{"publisher": token}}
 	var who struct{ Subject, GameID string }
 	p.call("GET", "/v1/whoami", token, nil).expect(t, "whoami", http.StatusOK, &who)
 	if who.Subject != "pub-1" {
