@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -75,9 +76,13 @@ func TestOpenAPIRoutesMatchRouter(t *testing.T) {
 				t.Errorf("%s %s: the description says public=%v, the router %v", m, path, public, r.public())
 			}
 		}
+		// The methods the router dispatches (HEAD included wherever GET is),
+		// asked of resolve itself rather than read from its table.
 		var routerMethods []string
-		for _, m := range routeMethods[r] {
-			routerMethods = append(routerMethods, m.method)
+		for _, m := range httpMethods {
+			if o, _ := resolve(r, []byte(strings.ToUpper(m))); o != opUnknown {
+				routerMethods = append(routerMethods, strings.ToUpper(m))
+			}
 		}
 		slices.Sort(specMethods)
 		slices.Sort(routerMethods)
@@ -88,6 +93,36 @@ func TestOpenAPIRoutesMatchRouter(t *testing.T) {
 	for r := routeNone + 1; r < numRoutes; r++ {
 		if _, ok := described[r]; !ok {
 			t.Errorf("route %d (methods %v) is not in the description", r, routeMethods[r])
+		}
+	}
+}
+
+// TestOpenAPIHeadMirrorsGet: the server answers HEAD exactly as GET, so
+// each path's head operation has its get operation's parameters, security
+// and answers, and no path has one without the other.
+func TestOpenAPIHeadMirrorsGet(t *testing.T) {
+	d := loadOpenAPI(t)
+	for path, item := range d.Paths {
+		get, hasGet := item["get"]
+		head, hasHead := item["head"]
+		if hasGet != hasHead {
+			t.Errorf("%s: get %v, head %v: want both or neither", path, hasGet, hasHead)
+			continue
+		}
+		if !hasGet {
+			continue
+		}
+		var g, h map[string]any
+		if err := json.Unmarshal(get, &g); err != nil {
+			t.Fatalf("get %s: %v", path, err)
+		}
+		if err := json.Unmarshal(head, &h); err != nil {
+			t.Fatalf("head %s: %v", path, err)
+		}
+		for _, k := range []string{"parameters", "security", "responses"} {
+			if !reflect.DeepEqual(g[k], h[k]) {
+				t.Errorf("%s: head's %s differ from get's:\n\t%v\n\t%v", path, k, h[k], g[k])
+			}
 		}
 	}
 }

@@ -53,9 +53,11 @@ func problem(status int, code string, extra string) string {
 }
 
 var (
-	jsonCT    = []string{"Content-Type", "application/json"}
-	problemCT = []string{"Content-Type", "application/problem+json"}
-	listing   = `{"region":"eu-central","protocol_version":7,"build_version":"1.2.3","display_name":"Host",` +
+	jsonCT      = []string{"Content-Type", "application/json"}
+	problemCT   = []string{"Content-Type", "application/problem+json"}
+	tenantStats = `{"game_id":"demo","environment_id":"dev","pools":{"listings":{"used":1,"quota":12500},` +
+		`"attempts":{"used":0,"quota":5000},"idempotency":{"used":1,"quota":17500}},"owner_listing_quota":100,"subject_attempt_quota":1000}`
+	listing = `{"region":"eu-central","protocol_version":7,"build_version":"1.2.3","display_name":"Host",` +
 		`"visibility":"public","trust_mode":"managed_dedicated","current_players":1,"max_players":8,"metadata":{"mode":"coop"}}`
 	item = `{"listing_id":"` + listingID + `","region":"eu-central","protocol_version":7,"build_version":"1.2.3","display_name":"Host",` +
 		`"trust_mode":"managed_dedicated","max_players":8,"metadata":{"mode":"coop"},"current_players":1,"lease_expires_at":"2026-07-16T00:01:00.000Z"}`
@@ -85,10 +87,22 @@ func TestCheckAcceptsDescribedExchanges(t *testing.T) {
 		{method: "GET", path: "/v1/listings?protocol_version=7", status: 200, respHeader: jsonCT, respBody: `{"items":[` + item + `],"next_after":"` + listingID + `"}`},
 		{method: "DELETE", path: "/v1/listings/" + listingID, reqHeader: []string{"Lease-Id", listingID, "Lease-Token", "t"}, status: 204},
 		{method: "GET", path: "/v1/nowhere", status: 404, respHeader: problemCT, respBody: problem(404, "not_found", "")},
-		{method: "PATCH", path: "/v1/listings", status: 405, respHeader: with(problemCT, "Allow", "GET, POST"), respBody: problem(405, "method_not_allowed", "")},
+		{method: "PATCH", path: "/v1/listings", status: 405, respHeader: with(problemCT, "Allow", "GET, HEAD, POST"), respBody: problem(405, "method_not_allowed", "")},
 		{method: "GET", path: "/v1/nowhere", status: 401, respHeader: with(problemCT, "WWW-Authenticate", `Bearer realm="rendezvous"`), respBody: problem(401, "unauthorized", "")},
 		// HEAD answers GET's status and headers without the body.
 		{method: "HEAD", path: "/livez", status: 200, respHeader: jsonCT},
+		{method: "HEAD", path: "/v1/listings?protocol_version=7", status: 200, respHeader: jsonCT},
+		{method: "HEAD", path: "/v1/admin/stats", status: 403, respHeader: problemCT},
+		{method: "GET", path: "/v1/admin/tenant-stats?game_id=demo&environment_id=dev", status: 200, respHeader: jsonCT, respBody: tenantStats},
+		{method: "POST", path: "/v1/admin/principals/reload", status: 200, respHeader: jsonCT, respBody: `{"loaded":4}`},
+		{method: "POST", path: "/v1/admin/principals/reload", status: 409, respHeader: problemCT, respBody: problem(409, "not_reloadable", "")},
+		{method: "POST", path: "/v1/admin/principals/reload", status: 422, respHeader: problemCT, respBody: problem(422, "principals_invalid", "")},
+		// A request that does not arrive in time, on any route.
+		{method: "POST", path: "/v1/listings", reqHeader: []string{"Idempotency-Key", "k1"}, reqBody: listing,
+			status: 408, respHeader: with(problemCT, "Connection", "close"), respBody: problem(408, "request_timeout", "")},
+		{method: "POST", path: "/v1/listings/" + listingID + "/join-attempts", reqHeader: []string{"Idempotency-Key", "k1"}, reqBody: `{"protocol_version":7}`,
+			status: 429, respHeader: with(problemCT, "Retry-After", "5"),
+			respBody: `{"type":"urn:rendezvous:problem:quota_exceeded","title":"t","status":429,"code":"quota_exceeded","detail":"quota tenant_idempotency is exhausted"}`},
 		// A header the server does not know is ignored, not a fault.
 		{method: "GET", path: "/livez", reqHeader: []string{"X-Trace", "1"}, status: 200, respHeader: jsonCT, respBody: `{"status":"live"}`},
 		// A request the description rejects (no Idempotency-Key) refused with a described problem.
@@ -130,8 +144,20 @@ func TestCheckReportsDrift(t *testing.T) {
 		"empty body where one is described": {method: "GET", path: "/livez", status: 200, respHeader: jsonCT},
 		"body where none is described": {method: "DELETE", path: "/v1/listings/" + listingID, reqHeader: []string{"Lease-Id", listingID, "Lease-Token", "t"},
 			status: 204, respHeader: jsonCT, respBody: `{}`},
-		"HEAD with an undocumented status": {method: "HEAD", path: "/livez", status: 418, respHeader: jsonCT},
-		"undescribed route answered 200":   {method: "GET", path: "/v1/nowhere", status: 200, respHeader: jsonCT, respBody: `{}`},
+		"HEAD with an undocumented status":              {method: "HEAD", path: "/livez", status: 418, respHeader: jsonCT},
+		"HEAD accepted with an unknown query parameter": {method: "HEAD", path: "/v1/listings?protocol_version=7&colour=red", status: 200, respHeader: jsonCT},
+		"tenant-stats accepted for a tenant outside its pattern": {method: "GET", path: "/v1/admin/tenant-stats?game_id=Demo&environment_id=dev",
+			status: 200, respHeader: jsonCT, respBody: tenantStats},
+		"instance stats without a quota": {method: "GET", path: "/v1/admin/stats", status: 200, respHeader: jsonCT,
+			respBody: `{"instance_id":"` + listingID + `","available":true,"draining":false,"pools":{"listings":{"used":0,"ceiling":1},` +
+				`"presence":{"used":0,"ceiling":1},"attempts":{"used":0,"ceiling":1},"replay":{"used":0,"ceiling":1},"revocations":{"used":0,"ceiling":1},` +
+				`"idempotency":{"used":0,"ceiling":1}},"quotas":{"owner_listings":1,"subject_attempts":1,"tenant_listings":1,"tenant_attempts":1},"in_flight":0}`},
+		"429 naming no quota": {method: "POST", path: "/v1/listings", reqHeader: []string{"Idempotency-Key", "k"}, reqBody: listing,
+			status: 429, respHeader: with(problemCT, "Retry-After", "5"),
+			respBody: `{"type":"urn:rendezvous:problem:quota_exceeded","title":"t","status":429,"code":"quota_exceeded","detail":"quota pool is exhausted"}`},
+		"reload answered 422 with another code": {method: "POST", path: "/v1/admin/principals/reload", status: 422, respHeader: problemCT,
+			respBody: problem(422, "invalid_request", "")},
+		"undescribed route answered 200": {method: "GET", path: "/v1/nowhere", status: 200, respHeader: jsonCT, respBody: `{}`},
 	} {
 		bad := e.check(t)
 		if len(bad) == 0 {
