@@ -85,7 +85,7 @@ func Repository() (*Checker, error) { return shared() }
 // server accepting it means the description is stricter than the server. A
 // request to an undescribed path or method must get the problem the
 // description's components promise for it (404, 405 with Allow, or 401,
-// 413, 431, which come first).
+// 408, 413, 431, which come first).
 func (c *Checker) Check(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -145,6 +145,8 @@ func (c *Checker) checkUndescribed(req *http.Request, item *v3.PathItem, tmpl st
 			return []string{"401 on the public path " + tmpl}
 		}
 		want = "Unauthorized"
+	case http.StatusRequestTimeout:
+		want = "RequestTimeout"
 	case http.StatusRequestEntityTooLarge:
 		want = "PayloadTooLarge"
 	case http.StatusRequestHeaderFieldsTooLarge:

@@ -97,9 +97,10 @@ func TestCheckAcceptsDescribedExchanges(t *testing.T) {
 		{method: "POST", path: "/v1/admin/principals/reload", status: 200, respHeader: jsonCT, respBody: `{"loaded":4}`},
 		{method: "POST", path: "/v1/admin/principals/reload", status: 409, respHeader: problemCT, respBody: problem(409, "not_reloadable", "")},
 		{method: "POST", path: "/v1/admin/principals/reload", status: 422, respHeader: problemCT, respBody: problem(422, "principals_invalid", "")},
-		// A request that does not arrive in time, on any route.
+		// A request that does not arrive in time, on any path.
 		{method: "POST", path: "/v1/listings", reqHeader: []string{"Idempotency-Key", "k1"}, reqBody: listing,
 			status: 408, respHeader: with(problemCT, "Connection", "close"), respBody: problem(408, "request_timeout", "")},
+		{method: "GET", path: "/v1/nowhere", status: 408, respHeader: with(problemCT, "Connection", "close"), respBody: problem(408, "request_timeout", "")},
 		{method: "POST", path: "/v1/listings/" + listingID + "/join-attempts", reqHeader: []string{"Idempotency-Key", "k1"}, reqBody: `{"protocol_version":7}`,
 			status: 429, respHeader: with(problemCT, "Retry-After", "5"),
 			respBody: `{"type":"urn:rendezvous:problem:quota_exceeded","title":"t","status":429,"code":"quota_exceeded","detail":"quota tenant_idempotency is exhausted"}`},
@@ -155,6 +156,8 @@ func TestCheckReportsDrift(t *testing.T) {
 		"429 naming no quota": {method: "POST", path: "/v1/listings", reqHeader: []string{"Idempotency-Key", "k"}, reqBody: listing,
 			status: 429, respHeader: with(problemCT, "Retry-After", "5"),
 			respBody: `{"type":"urn:rendezvous:problem:quota_exceeded","title":"t","status":429,"code":"quota_exceeded","detail":"quota pool is exhausted"}`},
+		"408 on an undescribed path with another code": {method: "GET", path: "/v1/nowhere", status: 408, respHeader: problemCT,
+			respBody: problem(408, "not_found", "")},
 		"reload answered 422 with another code": {method: "POST", path: "/v1/admin/principals/reload", status: 422, respHeader: problemCT,
 			respBody: problem(422, "invalid_request", "")},
 		"undescribed route answered 200": {method: "GET", path: "/v1/nowhere", status: 200, respHeader: jsonCT, respBody: `{}`},
