@@ -1,0 +1,40 @@
+-- CreateJoinAttempt. ARGV[3..]: tenant, client, idempotency key, request
+-- fingerprint, listing, protocol, attempt ID, handle, the listing's presence
+-- handle as the caller derived it, host key, client key. Order:
+-- unavailable, draining, revoked, idempotency, not found (missing, other
+-- tenant, protocol mismatch, presence not fresh), pools (attempts,
+-- idempotency), tenant attempt quota.
+redis.register_function('rdv_create_attempt', function(keys, a)
+  begin(keys, a)
+  local tenant, client, ik, fp, lid, aid, handle = a[3], a[4], a[5], a[6], a[7], a[9], a[10]
+  local r = admit(tenant, client)
+  if r ~= OK then return {r, 0} end
+  local prev = call('HGET', P .. 'idem', ik)
+  if prev then
+    local res, pfp = idemParse(prev)
+    if pfp ~= fp then return {CONFLICT, 0} end
+    if call('EXISTS', P .. 'a:' .. res) == 1 then return {OK, 0, 1, attemptView(res)} end
+    return {EXPIRED, 0}
+  end
+  local l = call('HMGET', P .. 'l:' .. lid, 'tenant', 'proto', 'pres')
+  if l[1] ~= tenant or l[2] ~= a[8] or l[3] ~= a[11] or not call('ZSCORE', P .. 'pexp', lid) then
+    return {NOT_FOUND, 0}
+  end
+  if call('ZCARD', P .. 'aexp') >= LIM[MAX_A] then return {CAPACITY, P_ATTEMPTS} end
+  if call('ZCARD', P .. 'iexp') >= LIM[MAX_I] then return {CAPACITY, P_IDEM} end
+  if tonumber(call('HGET', P .. 't:' .. tenant, 'a') or '0') >= LIM[TENANT_AQ] then return {CAPACITY, Q_TENANT_ATTEMPTS} end
+  if call('EXISTS', P .. 'a:' .. aid) == 1 or call('HEXISTS', P .. 'ah', handle) == 1 then return {RETRY, 0} end
+  local seq = call('HINCRBY', P .. 'meta', 'seq', 1)
+  local dl = I(NOW + LIM[ATT_TTL])
+  call('HSET', P .. 'a:' .. aid, 'handle', handle, 'listing', lid, 'tenant', tenant, 'client', client,
+    'hkey', a[12], 'ckey', a[13], 'host', '', 'peer', '', 'consumed', '0', 'dl', dl)
+  call('ZADD', P .. 'aexp', dl, aid)
+  call('HSET', P .. 'ah', handle, aid)
+  call('ZADD', P .. 'la:' .. lid, seq, aid)
+  call('ZADD', P .. 'lp:' .. lid, seq, handle)
+  call('SADD', P .. 'ca:' .. client, aid)
+  tenantAdd(tenant, 'a', 1)
+  call('HINCRBY', P .. 'meta', 'inflight', 1)
+  addIdem(ik, aid, fp, tenant)
+  return {OK, 0, 0, attemptView(aid)}
+end)
