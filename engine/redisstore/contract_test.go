@@ -27,3 +27,10 @@ func newContractStore(t *testing.T, l engine.Limits, c *engine.ManualClock, k *e
 func TestRedisStoreContract(t *testing.T) {
 	storetest.Run(t, newContractStore)
 }
+
+// FuzzRedisStoreOps drives the Redis store through fuzzer-chosen operation
+// sequences (the seeds run with every go test): go test -run '^$' -fuzz
+// FuzzRedisStoreOps -fuzztime 30s -fuzzminimizetime 2s ./engine/redisstore/
+func FuzzRedisStoreOps(f *testing.F) {
+	storetest.Fuzz(f, newContractStore)
+}
