@@ -23,13 +23,8 @@ func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.
 	if err := ctx.Err(); err != nil {
 		return m, false, err
 	}
-	now := ""
-	if s.clock != nil {
-		now = strconv.FormatInt(int64(s.clock.Now()/s.tick), 10)
-	}
-	cmd := func() rueidis.Completed {
-		return s.c.B().Fcall().Function(fn).Numkeys(1).Key(s.prefix).Arg(now, s.limits).Arg(args...).Build()
-	}
+	now := s.now()
+	cmd := func() rueidis.Completed { return s.command(fn, now, args) }
 	if err := ctx.Err(); err != nil {
 		return m, false, err
 	}
@@ -44,6 +39,18 @@ func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.
 		}
 	}
 	return m, rerr == nil, nil
+}
+
+// now is ARGV[1]: the test hook's time in ticks, or "" for the server's.
+func (s *Store) now() string {
+	if s.clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(s.clock.Now()/s.tick), 10)
+}
+
+func (s *Store) command(fn, now string, args []string) rueidis.Completed {
+	return s.c.B().Fcall().Function(fn).Numkeys(1).Key(s.prefix).Arg(now, s.limits).Arg(args...).Build()
 }
 
 func missingFunction(err error) bool {

@@ -29,21 +29,8 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	if err := engine.ValidateCreateListing(&cmd); err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}
-	spec, err := json.Marshal(&cmd.Spec)
-	if err != nil {
-		return engine.ListingView{}, engine.Result{}, err
-	}
-	fp := cmd.Spec.Hash()
-	ik := packKey('l', cmd.Tenant.Game, cmd.Tenant.Env, string(cmd.Owner), cmd.IdempotencyKey)
 	for {
-		id, lease := engine.ListingID{UUID: engine.NewUUID()}, engine.LeaseID{UUID: engine.NewUUID()}
-		pres := s.presenceHandle(id)
-		lc, pc := s.keys.Lease(lease), s.keys.Presence(pres)
-		lk, pk := engine.FingerprintOf(&lc), engine.FingerprintOf(&pc)
-		m, ok, err := s.call(ctx, "rdv_create_listing", tenantArg(cmd.Tenant), string(cmd.Owner), ik, hex.EncodeToString(fp[:]),
-			uuidArg(id.UUID), uuidArg(lease.UUID), uuidArg(pres.UUID), fpArg(&lk), fpArg(&pk), string(spec), string(cmd.Doc),
-			strconv.Itoa(cmd.Spec.CurrentPlayers), strconv.Itoa(cmd.Spec.MaxPlayers),
-			strconv.FormatUint(uint64(cmd.Spec.ProtocolVersion), 10), boolArg(cmd.Spec.Visibility == engine.Public), cmd.Spec.Region)
+		m, ok, err := s.call(ctx, "rdv_create_listing", s.createListingArgs(&cmd)...)
 		if err != nil {
 			return engine.ListingView{}, engine.Result{}, err
 		}
@@ -53,6 +40,25 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 		}
 		return s.listingResult(r, rest)
 	}
+}
+
+// createListingArgs makes fresh IDs for a validated registration and
+// renders rdv_create_listing's arguments.
+func (s *Store) createListingArgs(cmd *engine.CreateListing) []string {
+	spec, err := json.Marshal(&cmd.Spec)
+	if err != nil {
+		panic("BUG: a ListingSpec does not encode: " + err.Error())
+	}
+	fp := cmd.Spec.Hash()
+	ik := packKey('l', cmd.Tenant.Game, cmd.Tenant.Env, string(cmd.Owner), cmd.IdempotencyKey)
+	id, lease := engine.ListingID{UUID: engine.NewUUID()}, engine.LeaseID{UUID: engine.NewUUID()}
+	pres := s.presenceHandle(id)
+	lc, pc := s.keys.Lease(lease), s.keys.Presence(pres)
+	lk, pk := engine.FingerprintOf(&lc), engine.FingerprintOf(&pc)
+	return []string{tenantArg(cmd.Tenant), string(cmd.Owner), ik, hex.EncodeToString(fp[:]),
+		uuidArg(id.UUID), uuidArg(lease.UUID), uuidArg(pres.UUID), fpArg(&lk), fpArg(&pk), string(spec), string(cmd.Doc),
+		strconv.Itoa(cmd.Spec.CurrentPlayers), strconv.Itoa(cmd.Spec.MaxPlayers),
+		strconv.FormatUint(uint64(cmd.Spec.ProtocolVersion), 10), boolArg(cmd.Spec.Visibility == engine.Public), cmd.Spec.Region}
 }
 
 // listingResult completes a result whose rest may be {replay, view}.
