@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -96,6 +97,15 @@ func (e *faultEnv) everyTransitionUnavailable(fault string) {
 	want("BrowseVisible", r, err)
 	if e.s.Available() {
 		e.t.Fatalf("Available under %s", fault)
+	}
+	// Revoked is a read (flagged no-writes): a server refusing writes still
+	// answers it; a busy one answers nothing.
+	if revoked, err := e.s.Revoked(ctx, "publisher"); fault == "BUSY" && !errors.Is(err, redisstore.ErrUnavailable) ||
+		fault != "BUSY" && (err != nil || revoked) {
+		e.t.Fatalf("Revoked under %s = %v, %v", fault, revoked, err)
+	}
+	if err := e.s.BeginDrain(ctx); !errors.Is(err, redisstore.ErrUnavailable) {
+		e.t.Fatalf("BeginDrain under %s: error %v, want ErrUnavailable", fault, err)
 	}
 }
 

@@ -58,9 +58,8 @@ func (s *Store) revoke(ctx context.Context, tenant string, subject engine.Subjec
 	return int(num(rest[0])), r, nil
 }
 
-// Revoked reports a live global revocation. When Redis does not answer it
-// fails closed: the subject counts as revoked (the transition that follows
-// answers ServiceUnavailable anyway).
+// Revoked reports a live global revocation; ErrUnavailable when Redis does
+// not answer.
 func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, error) {
 	if err := subject.Validate(); err != nil {
 		return false, err
@@ -69,7 +68,7 @@ func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, erro
 }
 
 // RevokedInTenant reports a live global revocation or one confined to
-// tenant; it fails closed as Revoked.
+// tenant; ErrUnavailable when Redis does not answer.
 func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subject engine.Subject) (bool, error) {
 	if err := tenant.Validate(); err != nil {
 		return false, err
@@ -86,7 +85,7 @@ func (s *Store) revoked(ctx context.Context, tenant string, subject engine.Subje
 		return false, err
 	}
 	if !ok {
-		return true, nil
+		return false, ErrUnavailable
 	}
 	return num(m) == 1, nil
 }

@@ -168,9 +168,18 @@ func (s *Store) MarkUnavailable() {
 	_, _, _ = s.call(context.Background(), "rdv_mark_unavailable")
 }
 
+// ErrUnavailable is the error of the methods that answer no Result
+// (BeginDrain, Revoked, RevokedInTenant) when Redis does not answer: the
+// caller must treat it as ServiceUnavailable, never as "not revoked" or
+// "drain started".
+var ErrUnavailable = errors.New("redisstore: Redis did not answer (service unavailable)")
+
 // BeginDrain starts the drain window (idempotent).
 func (s *Store) BeginDrain(ctx context.Context) error {
-	_, _, err := s.call(ctx, "rdv_begin_drain")
+	_, ok, err := s.call(ctx, "rdv_begin_drain")
+	if err == nil && !ok {
+		return ErrUnavailable
+	}
 	return err
 }
 
