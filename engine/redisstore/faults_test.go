@@ -7,19 +7,19 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
 // faultEnv is a store on a dedicated server with one visible listing.
 type faultEnv struct {
 	t   *testing.T
-	srv *redisServer
+	srv *redistest.Server
 	c   rueidis.Client
 	s   *redisstore.Store
 	k   *engine.Keyring
@@ -171,7 +171,7 @@ func TestBusyServerIsUnavailable(t *testing.T) {
 	if err := e.redis("CONFIG", "SET", "busy-reply-threshold", "20"); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.Dial("tcp", e.srv.addr)
+	conn, err := net.Dial("tcp", e.srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,10 +227,10 @@ func TestScriptErrorChangesNothing(t *testing.T) {
 // each call its timeout, then ServiceUnavailable; never a hang.
 func TestStoppedServerTimesOut(t *testing.T) {
 	e := newFaultEnv(t, 200*time.Millisecond)
-	if err := e.srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := e.srv.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	defer e.srv.cmd.Process.Signal(syscall.SIGCONT)
+	defer e.srv.Resume()
 	done := make(chan engine.Result, 1)
 	go func() {
 		_, r, _ := e.s.GetListing(context.Background(), engine.GetListing{Tenant: e.v.Tenant, Listing: e.v.ID})
@@ -247,7 +247,7 @@ func TestStoppedServerTimesOut(t *testing.T) {
 	if e.s.Available() {
 		t.Fatalf("Available on a stopped server")
 	}
-	if err := e.srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := e.srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
 	e.recovered()
@@ -256,9 +256,7 @@ func TestStoppedServerTimesOut(t *testing.T) {
 // TestNewFailsOnAServerThatNeverAnswers: connecting and New are bounded by
 // their timeouts too.
 func TestNewFailsOnAServerThatNeverAnswers(t *testing.T) {
-	if serverMissing != "" {
-		t.Skip(serverMissing)
-	}
+	redistest.SkipIfMissing(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
