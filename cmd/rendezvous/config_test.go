@@ -30,7 +30,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c.HTTPAddr != "127.0.0.1:8080" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:3478"}) || c.MediatorAddr != "" {
 		t.Fatalf("addresses %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr)
 	}
-	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil {
+	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil ||
+		c.Store != "memory" || c.RedisAddr != "127.0.0.1:6379" || c.RedisName != "rdv" {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -53,6 +54,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_UDP_ERROR_RATE": "2.5", "RDV_UDP_ERROR_BURST": "7", "RDV_UDP_SOCKETS": "2",
 		"RDV_UDP_RECV_BUFFER": "65536", "RDV_UDP_SEND_BUFFER": "32768", "RDV_UDP_PORTABLE": "true",
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
+		"RDV_STORE":               "redis", "RDV_REDIS_ADDR": "redis.example.com:6380", "RDV_REDIS_NAME": "eu-1",
 	}
 }
 
@@ -85,7 +87,8 @@ func TestParseConfigEnvironment(t *testing.T) {
 		c.MediatorAddr != "rdv.example.com:3478" || c.Principals != "/etc/rendezvous/principals.json" || !c.Dev ||
 		c.LogFormat != "json" || c.LogLevel != "debug" || c.UDPErrorRate != 2.5 || c.UDPErrorBurst != 7 ||
 		c.UDPSockets != 2 || c.UDPRecvBuffer != 65536 || c.UDPSendBuffer != 32768 || !c.UDPPortable ||
-		c.CapabilityKey == nil || *c.CapabilityKey != key {
+		c.CapabilityKey == nil || *c.CapabilityKey != key ||
+		c.Store != "redis" || c.RedisAddr != "redis.example.com:6380" || c.RedisName != "eu-1" {
 		t.Fatalf("config from the environment: %+v", c)
 	}
 }
@@ -148,6 +151,12 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--udp-error-burst", "0"}, e, "udp-error-burst", "flag --udp-error-burst")
 	f(nil, map[string]string{"RDV_UDP_PORTABLE": "maybe"}, "udp-portable", "RDV_UDP_PORTABLE")
 	f([]string{"--capability-key-file", filepath.Join(t.TempDir(), "missing")}, e, "capability-key-file", "flag --capability-key-file")
+	f([]string{"--store", "disk"}, e, "store", "flag --store")
+	f(nil, map[string]string{"RDV_STORE": "redis"}, "capability-key-file", "default") // redis needs the shared key
+	f([]string{"--store", "redis", "--redis-addr", "localhost"}, e, "redis-addr", "flag --redis-addr")
+	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_ADDR": ":6379"}, "redis-addr", "RDV_REDIS_ADDR")
+	f([]string{"--store", "redis", "--redis-name", "a{b}"}, e, "redis-name", "flag --redis-name")
+	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_NAME": ""}, "capability-key-file", "default") // empty: unset, so the default name
 
 	// Without --dev a principals file is required.
 	_, err := parseConfig(nil, envOf(nil))

@@ -26,13 +26,15 @@ const httpShutdownTimeout = 5 * time.Second
 // and its listener, built by start in that order. Its fields are set once by
 // start and read afterwards; close is called once, from run's goroutine.
 type server struct {
-	log      *slog.Logger
-	limits   engine.Limits
-	store    *engine.MemStore
-	med      *netio.Mediator
-	http     *fasthttp.Server
-	ln       net.Listener
-	serveErr chan error // receives the HTTP server's Serve result, once
+	log    *slog.Logger
+	limits engine.Limits
+	store  engine.Store
+	// closeStore releases the store's connection (a no-op for memory).
+	closeStore func()
+	med        *netio.Mediator
+	http       *fasthttp.Server
+	ln         net.Listener
+	serveErr   chan error // receives the HTTP server's Serve result, once
 
 	httpAddr     net.Addr
 	udpAddrs     []netip.AddrPort
@@ -64,11 +66,11 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	} else {
 		principals, s.devTokens = httpapi.DevPrincipals()
 	}
-	store, err := engine.NewMemStore(c.Limits, engine.NewSystemClock(), keys)
+	store, closeStore, err := openStore(c, keys)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create the store: %w", err)
+		return nil, err
 	}
-	s.store = store
+	s.store, s.closeStore = store, closeStore
 
 	netSet, httpSet, procSet := metrics.NewSet(), metrics.NewSet(), newProcessMetrics(store)
 	s.med, err = netio.NewMediator(netio.Config{
@@ -90,6 +92,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		if errors.As(err, &ce) {
 			setting = ce.Setting
 		}
+		closeStore()
 		return nil, &settingError{setting, c.sourceOf(setting), fmt.Errorf("cannot start the UDP mediator: %w", err)}
 	}
 	s.udpAddrs = s.med.LocalAddrs()
@@ -147,10 +150,12 @@ func (s *server) close() {
 	s.closeMediator()
 }
 
+// closeMediator closes the UDP sockets, then the store the mediator used.
 func (s *server) closeMediator() {
 	if err := s.med.Close(); err != nil {
 		s.log.Warn("closing the UDP sockets failed", "err", err)
 	}
+	s.closeStore()
 }
 
 // udpList renders bound UDP addresses as the comma-separated form
