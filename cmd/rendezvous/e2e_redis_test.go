@@ -1,25 +1,38 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/redis/rueidis"
+
+	"github.com/rendezvous/rendezvous/engine"
+
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // redisStoreArgs starts a redis-server for t and returns the flags that put
 // a server on it, with a capability key file every instance shares.
 func redisStoreArgs(t *testing.T) []string {
+	_, args := redisServerArgs(t)
+	return args
+}
+
+func redisServerArgs(t *testing.T) (*redistest.Server, []string) {
 	t.Helper()
 	srv := redistest.Require(t)
 	key := filepath.Join(t.TempDir(), "capability.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--store", "redis", "--redis-addr", srv.Addr, "--redis-name", "e2e", "--capability-key-file", key}
+	return srv, []string{"--store", "redis", "--redis-addr", srv.Addr, "--redis-name", "e2e", "--capability-key-file", key}
 }
 
 // TestE2EFlowRedis runs the whole end-to-end flow (publish, presence,
@@ -49,5 +62,63 @@ func TestE2ETwoInstancesShareRedis(t *testing.T) {
 		"Lease-Id", h.pub.Lease.LeaseID, "Lease-Token", h.pub.Lease.Token).expect(t, "delete on a", http.StatusNoContent, nil)
 	if code := b.call("GET", "/v1/listings/"+h.pub.ListingID, b.tokens["client"], nil).problemCode(t); code != "not_found" {
 		t.Fatalf("get on b after delete on a: %q, want not_found", code)
+	}
+}
+
+// TestE2EForgedFloodNeverReachesRedis: datagrams whose capability does not
+// verify (made-up presence, host-attempt and client-attempt handles, and a
+// real presence handle with a wrong key) are refused without a Redis call:
+// only the host's one genuine refresh after the flood reaches Redis.
+func TestE2EForgedFloodNeverReachesRedis(t *testing.T) {
+	srv, args := redisServerArgs(t)
+	// One socket: the flood and the genuine refresh are read in order.
+	p := startProc(t, append(args, "--udp-sockets", "1", "--udp-error-rate", "1000000", "--udp-error-burst", "1000000")...)
+	h := publishHost(t, p, "flood-1", "Flood host")
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	fcalls := func() int {
+		info, err := rc.Do(context.Background(), rc.B().Info().Section("commandstats").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_fcall:calls="); ok {
+				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				return n
+			}
+		}
+		return 0
+	}
+	before := fcalls()
+	forger := newPeer(t, p.mediator)
+	refused := func(u *udpPeer) {
+		t.Helper()
+		if m := u.read(); m.Type() != stun.BindingError {
+			t.Fatalf("a forged datagram answered type %#x, want an error", m.Type())
+		}
+	}
+	const n = 300
+	for i := 0; i < n; i++ { // one at a time: answers never overflow the socket buffer
+		var key engine.Capability
+		if _, err := rand.Read(key[:]); err != nil {
+			t.Fatal(err)
+		}
+		made := engine.Handle{UUID: engine.NewUUID()}
+		forger.request(stun.KindPresence, made, &key, uint64(i+1), hostLAN)
+		refused(forger)
+		forger.request(stun.KindAttemptHost, made, &key, 0, hostLAN)
+		refused(forger)
+		forger.request(stun.KindAttemptClient, made, &key, 0, clientLAN)
+		refused(forger)
+		h.peer.request(stun.KindPresence, h.presence, &key, uint64(i+100), hostLAN)
+		refused(h.peer)
+	}
+	h.seq = 1000
+	h.refresh() // genuine: the one call that reaches Redis
+	if got := fcalls() - before; got != 1 {
+		t.Fatalf("%d forged datagrams and one genuine refresh made %d Redis calls, want 1", 4*n, got)
 	}
 }

@@ -24,7 +24,7 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	pres := s.presenceHandle(cmd.Listing)
 	presCap := s.keys.Presence(pres)
 	for {
-		id, handle := engine.AttemptID{UUID: engine.NewUUID()}, engine.Handle{UUID: engine.NewUUID()}
+		id, handle := engine.AttemptID{UUID: engine.NewUUID()}, s.newAttemptHandle()
 		hc, cc := engine.HostAttemptCapability(&presCap, handle), s.keys.AttemptClient(handle)
 		hk, ck := engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
 		m, ok, err := s.call(ctx, "rdv_create_attempt", tenantArg(cmd.Tenant), string(cmd.Client), ik, attemptRequest(&cmd),
@@ -104,8 +104,13 @@ func (s *Store) introductionCall(ctx context.Context, fn string, h engine.Handle
 }
 
 // AttemptHost is a read without cleanup: the function treats anything past
-// its deadline as gone. False also when Redis does not answer.
+// its deadline as gone. A handle without this deployment's tag
+// (newAttemptHandle) is answered at once, without Redis. False also when
+// Redis does not answer.
 func (s *Store) AttemptHost(h engine.Handle) (engine.Handle, bool) {
+	if !s.attemptHandleTagged(h) {
+		return engine.Handle{}, false
+	}
 	m, ok, _ := s.call(context.Background(), "rdv_attempt_host", uuidArg(h.UUID))
 	if !ok {
 		return engine.Handle{}, false

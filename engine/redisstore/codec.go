@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -77,7 +78,7 @@ func attemptRequest(cmd *engine.CreateAttempt) string {
 }
 
 // handleKeyID names the lease capability used as the key of presence handle
-// derivation. It is not a version-4 UUID, so no store ever makes a lease
+// derivation and attempt handle tags. It is not a version-4 UUID, so no store ever makes a lease
 // with this ID and the capability is issued to no one.
 var handleKeyID = engine.UUID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
@@ -96,6 +97,30 @@ func (s *Store) presenceHandle(id engine.ListingID) engine.Handle {
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return engine.Handle{UUID: u}
+}
+
+// newAttemptHandle makes a random attempt handle that carries a keyed tag:
+// bytes 9..15 are an HMAC, under the shared keyring, of bytes 0..8 (60
+// random bits besides the version and variant). attemptHandleTagged checks
+// it without Redis, so a datagram naming a made-up attempt handle costs no
+// round trip: a forger passes with probability 2^-56.
+func (s *Store) newAttemptHandle() engine.Handle {
+	u := engine.NewUUID()
+	tag := s.attemptHandleTag(&u)
+	copy(u[9:], tag[:7])
+	return engine.Handle{UUID: u}
+}
+
+func (s *Store) attemptHandleTagged(h engine.Handle) bool {
+	tag := s.attemptHandleTag(&h.UUID)
+	return subtle.ConstantTimeCompare(tag[:7], h.UUID[9:]) == 1
+}
+
+func (s *Store) attemptHandleTag(u *engine.UUID) [32]byte {
+	const label = "rdv-attempt-handle"
+	var msg [len(label) + 9]byte
+	copy(msg[copy(msg[:], label):], u[:9])
+	return engine.HMACSHA256(s.handleKey[:], msg[:])
 }
 
 func str(m rueidis.RedisMessage) string {
