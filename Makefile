@@ -2,13 +2,20 @@
 GO       ?= go
 PKGS     ?= ./...
 
-.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build
+.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build image
 
 run:
 	$(GO) run ./cmd/rendezvous --dev
 
+# VERSION is stamped into every binary (--version, rendezvous_build_info).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+
 build:
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags "-X github.com/rendezvous/rendezvous/internal/version.override=$(VERSION)" -o bin/ ./cmd/...
+
+# The container image (deploy/Containerfile) with buildah; nothing is pulled.
+image:
+	VERSION=$(VERSION) ./deploy/build-image.sh
 
 fmt:
 	gofmt -l -w $$(git ls-files '*.go')

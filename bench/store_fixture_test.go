@@ -53,14 +53,13 @@ func storeLimits(listings int, headroom bool) engine.Limits {
 	l.MaxListings, l.MaxPresence, l.MaxAttempts = listings, listings, attempts
 	l.MaxIdempotency = listings + attempts
 	l.MaxReplay, l.MaxRevocations = listings*6/5, attempts
-	l.TenantAttemptQuota = attempts
 	if headroom {
 		l.MaxListings++
 		l.MaxAttempts += 1 << 22
-		l.TenantAttemptQuota += 1 << 22
 		l.MaxIdempotency += 1 << 22
 	}
-	return l
+	// The fill comes from one tenant and a few principals.
+	return l.WholePools()
 }
 
 // storeFixture is a store filled through its public API to its ceilings:

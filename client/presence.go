@@ -46,9 +46,11 @@ func appendBind(buf []byte, txID [12]byte, kind byte, h engine.Handle, key *engi
 type presenceState struct {
 	handle engine.Handle
 	key    engine.Capability
-	seq    uint64
-	local  netip.AddrPort
-	buf    [stun.MaxDatagram]byte
+	// seq counts from 1 for each listing, so it never nears the server's
+	// bound (engine.MaxPresenceSeq, 2^53-1) above which it answers 400.
+	seq   uint64
+	local netip.AddrPort
+	buf   [stun.MaxDatagram]byte
 }
 
 // refresh sends presence refreshes until one is answered (at most tries,

@@ -58,8 +58,13 @@ func startFileServer(t *testing.T, extra ...string) *fileServer {
 		"client": "republish-test-client-token-01", "operator": "republish-test-operator-token"}
 	var entries []string
 	for role, tok := range tokens {
+		// The operator drains the instance, so it is a global one.
+		game, env := "demo", "dev"
+		if role == "operator" {
+			game, env = "*", "*"
+		}
 		sum := sha256.Sum256([]byte(tok))
-		entries = append(entries, `{"subject":"file-`+role+`","game_id":"demo","environment_id":"dev","roles":["`+role+
+		entries = append(entries, `{"subject":"file-`+role+`","game_id":"`+game+`","environment_id":"`+env+`","roles":["`+role+
 			`"],"token_sha256":"`+hex.EncodeToString(sum[:])+`"}`)
 	}
 	file := filepath.Join(t.TempDir(), "principals.json")

@@ -102,14 +102,16 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 type testServer struct {
 	http     string // base URL
 	mediator netip.AddrPort
-	tokens   map[string]string // publisher, client, operator
+	tokens   map[string]string // publisher, client, operator (a global one)
 	cmd      *exec.Cmd
 	stdout   syncBuf
 	stderr   syncBuf
 	exited   chan struct{}
 }
 
-var tokenLine = regexp.MustCompile(`^\s+(publisher|client|operator)\s+(\S{8,})\s*$`)
+// tokenLine matches the --dev banner's token lines. The tests' operator
+// drains and reads instance stats, so it is the global operator.
+var tokenLine = regexp.MustCompile(`^\s+(publisher|client|global-operator)\s+(\S{8,})\s*$`)
 
 // startServer runs the server with prefix (e.g. ip netns exec NS) before the
 // binary, --dev, JSON logs and extra flags; it waits for the "listening" log
@@ -175,7 +177,7 @@ func launchServer(prefix []string, extra ...string) (*testServer, error) {
 		for sc.Scan() {
 			s.stdout.Write(append(sc.Bytes(), '\n'))
 			if m := tokenLine.FindStringSubmatch(sc.Text()); m != nil {
-				s.tokens[m[1]] = m[2]
+				s.tokens[strings.TrimPrefix(m[1], "global-")] = m[2]
 				if n++; n == 3 {
 					close(tokens)
 				}

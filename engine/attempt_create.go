@@ -8,8 +8,8 @@ import (
 // CreateJoinAttempt authorises one client to be introduced to one listing's
 // host. Order: input -> ServiceUnavailable -> Draining -> Revoked(client) ->
 // idempotency -> NotFound (listing missing, other tenant, protocol mismatch,
-// presence not fresh) -> global pools (attempts, idempotency) -> tenant
-// attempt quota.
+// presence not fresh) -> global pools (attempts, idempotency) -> quotas
+// (subject attempts, tenant attempts, tenant idempotency records).
 func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (AttemptView, Result, error) {
 	if err := cmd.Tenant.Validate(); err != nil {
 		return AttemptView{}, Result{}, err
@@ -57,8 +57,8 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 	if s.idem.n >= s.lim.MaxIdempotency {
 		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: PoolIdempotency}, nil
 	}
-	if s.tenants.at(s.listings.at(li).tenant).attempts >= s.lim.TenantAttemptQuota {
-		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: QuotaTenantAttempts}, nil
+	if q := s.attemptQuota(client, s.listings.at(li).tenant); q != PoolNone {
+		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: q}, nil
 	}
 	ai := s.insertAttempt(&draft, li, client, now)
 	s.addIdem(&ik, s.attempts.at(ai).tenant, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)

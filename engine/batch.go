@@ -66,7 +66,7 @@ func (s *MemStore) applyOp(op *Op, now time.Duration) {
 	op.IntroReady, op.FirstIntro = false, false
 	switch op.Kind {
 	case OpPresence:
-		if op.Err = validEndpoints(op.Presence.Public, op.Presence.Local); op.Err != nil {
+		if op.Err = validatePresence(&op.Presence); op.Err != nil {
 			return
 		}
 		op.Result = s.bindPresence(&op.Presence, now, &op.PresenceView)

@@ -10,7 +10,7 @@ import (
 // TestMemStoreConcurrent runs writers, batches and lock-free readers at once
 // (bounded loops; run with -race) and then checks every invariant.
 func TestMemStoreConcurrent(t *testing.T) {
-	f := newFx(t, func(l *Limits) { l.MaxAttempts = 200 })
+	f := newFx(t, func(l *Limits) { l.MaxAttempts = 200; *l = l.WholePools() })
 	var vs []ListingView
 	for i := 0; i < 8; i++ {
 		vs = append(vs, f.visible(Subject(fmt.Sprintf("pub-%d", i%3))))

@@ -17,9 +17,13 @@ func (k idemKind) String() string {
 	return "attempt"
 }
 
-// idemRec remembers one creation for IdempotencyTTL: the request
-// fingerprint and the ID of what it created, which may be gone by now (then a
-// replay is Expired). Its deadline lives in MemStore.idemExp.
+// idemRec remembers one creation: the request fingerprint and the ID of
+// what it created, which may be gone by now (then a replay is Expired). Its
+// deadline lives in MemStore.idemExp: IdempotencyTTL after the creation, and
+// for a listing IdempotencyTTL after its last renewal, so the record always
+// outlives its resource by IdempotencyTTL-LeaseTTL and a replay can never
+// make a live duplicate (ADR 0004). Attempts are never extended, and
+// AttemptTTL <= IdempotencyTTL.
 type idemRec struct {
 	hashed
 	packed string // packKey(kind, game, env, subject, key): one pointer per record
@@ -54,8 +58,8 @@ func (s *MemStore) findIdem(k *idemKey) int32 {
 }
 
 // addIdem records a creation in tenant slot ti (the caller has checked the
-// pool).
-func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline time.Duration) {
+// pool and quotas) and returns its slot.
+func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline time.Duration) int32 {
 	i := s.idem.alloc()
 	r := s.idem.at(i)
 	r.hash = k.hash
@@ -67,6 +71,7 @@ func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline
 	s.tenants.at(ti).counts.idem++
 	chainInsert(&s.idemIdx, &s.idem, i)
 	s.idemExp.push(i, deadline)
+	return i
 }
 
 func (s *MemStore) removeIdem(i int32) {

@@ -107,6 +107,12 @@ func (s *MemStore) verifyListings() error {
 		if !s.byOwner.has(li) {
 			return fmt.Errorf("listing %v: not on its owner's list", l.id)
 		}
+		// Its idempotency record lives exactly IdempotencyTTL-LeaseTTL
+		// longer than its lease, whatever the renewals (no live duplicate).
+		if ii := s.listingIdem[li]; ii < 0 || !s.idem.live(ii) || s.idem.at(ii).res != l.id.UUID ||
+			s.idemExp.deadline(ii)-s.leaseExp.deadline(li) != s.lim.IdempotencyTTL-s.lim.LeaseTTL {
+			return fmt.Errorf("listing %v: idempotency record missing or not %v past the lease", l.id, s.lim.IdempotencyTTL-s.lim.LeaseTTL)
+		}
 		if err := s.verifyListingBrowse(li); err != nil {
 			return fmt.Errorf("listing %v: %w", l.id, err)
 		}
@@ -225,6 +231,9 @@ func (s *MemStore) verifySubjects() error {
 		if r.listings.n == 0 && r.attempts.n == 0 && !s.revocations.has(si) {
 			return fmt.Errorf("subject slot %d kept without listings, attempts or revocation", si)
 		}
+		if int(r.listings.n) > s.lim.OwnerListingQuota || int(r.attempts.n) > s.lim.SubjectAttemptQuota {
+			return fmt.Errorf("subject slot %d over its quota: %d listings, %d attempts", si, r.listings.n, r.attempts.n)
+		}
 		if err := s.byOwner.check(&r.listings, func(li int32) error {
 			if !s.listings.live(li) || s.listings.at(li).owner != si {
 				return fmt.Errorf("listing slot %d on the wrong owner", li)
@@ -282,6 +291,11 @@ func (s *MemStore) verifyTenants() error {
 		r := s.tenants.at(ti)
 		if s.findTenant(s.tenantKey(r.t)) != ti || r.refs != refs[ti] || r.attempts != attempts[ti] || r.refs == 0 {
 			return fmt.Errorf("tenant %v: refs %d (counted %d), attempts %d (counted %d)", r.t, r.refs, refs[ti], r.attempts, attempts[ti])
+		}
+		// The counts themselves are checked by verifyTenantCounts.
+		if r.counts.listings > s.lim.TenantListingQuota || r.attempts > s.lim.TenantAttemptQuota ||
+			r.counts.idem > s.lim.TenantIdempotencyQuota {
+			return fmt.Errorf("tenant %v over a quota: %d listings, %d attempts, %d idempotency records", r.t, r.counts.listings, r.attempts, r.counts.idem)
 		}
 	}
 	for bi := int32(0); int(bi) < s.browse.size(); bi++ {

@@ -37,6 +37,9 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 		s.tenantRevs.at(i).hash, s.tenantRevs.at(i).tenant, s.tenantRevs.at(i).subject = k.hash, k.tenant, k.subject
 		chainInsert(&s.tenantRevIdx, &s.tenantRevs, i)
 	})
+	f("idempotency record of a listing", func(s *MemStore, li, ai int32) {
+		s.idemExp.refresh(s.listingIdem[li], s.leaseExp.deadline(li)) // lost its margin past the lease
+	})
 	f("schedule order", func(s *MemStore, li, ai int32) { s.attemptExp.nd[ai].dl = 1 << 50 }) // the first attempt now expires after the second
 	// A live listing off its lease schedule would never expire (cleanup
 	// cannot find it); it must be caught before cleanup runs.

@@ -30,8 +30,10 @@ const (
 	MaxDrainWindow    = 30 * time.Second
 	MaxRevocationTTL  = 600 * time.Second
 
-	DefaultOwnerListingQuota  = 100
-	DefaultTenantAttemptQuota = 10_000
+	// DefaultOwnerListingQuota is the listings one owner may hold (at most
+	// max-listings); the other quotas default to shares of their pools
+	// (Limits.DefaultShares).
+	DefaultOwnerListingQuota = 100
 
 	// BrowsePageMax is the most items one browse returns.
 	BrowsePageMax = 100
@@ -46,16 +48,38 @@ type Limits struct {
 	LeaseTTL, PresenceTTL, AttemptTTL, ReplayTTL time.Duration
 	IdempotencyTTL, DrainWindow                  time.Duration
 	OwnerListingQuota, TenantAttemptQuota        int
+	// SubjectAttemptQuota bounds one principal's live attempts,
+	// TenantListingQuota a tenant's live listings and TenantIdempotencyQuota
+	// a tenant's idempotency records. Every quota is at most its pool.
+	SubjectAttemptQuota, TenantListingQuota, TenantIdempotencyQuota int
 }
 
+// DefaultLimits is the default pools and lifetimes (CONTRACT.md §1) with the
+// default shares of those pools as quotas.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxListings: DefaultMaxListings, MaxPresence: DefaultMaxPresence, MaxAttempts: DefaultMaxAttempts,
 		MaxReplay: DefaultMaxReplay, MaxRevocations: DefaultMaxRevocations, MaxIdempotency: DefaultMaxIdempotency,
 		LeaseTTL: DefaultLeaseTTL, PresenceTTL: DefaultPresenceTTL, AttemptTTL: DefaultAttemptTTL,
 		ReplayTTL: DefaultReplayTTL, IdempotencyTTL: DefaultIdempotencyTTL, DrainWindow: DefaultDrainWindow,
-		OwnerListingQuota: DefaultOwnerListingQuota, TenantAttemptQuota: DefaultTenantAttemptQuota,
-	}
+	}.DefaultShares()
+}
+
+// DefaultShares returns l with every policy quota at its default share of
+// l's pools: a tenant may hold half of the listing, attempt and idempotency
+// pools, so another tenant always finds the other half; one principal a
+// tenth of the attempt pool, so one client cannot fill even its own
+// tenant's share; one owner DefaultOwnerListingQuota listings (at most the
+// pool). With the default pools: 12,500 listings, 5,000 attempts and 17,500
+// idempotency records per tenant, 1,000 attempts per subject, 100 listings
+// per owner.
+func (l Limits) DefaultShares() Limits {
+	l.OwnerListingQuota = min(DefaultOwnerListingQuota, l.MaxListings)
+	l.TenantListingQuota = max(1, l.MaxListings/2)
+	l.TenantAttemptQuota = max(1, l.MaxAttempts/2)
+	l.SubjectAttemptQuota = max(1, l.MaxAttempts/10)
+	l.TenantIdempotencyQuota = max(1, l.MaxIdempotency/2)
+	return l
 }
 
 // ConfigError names the setting that is out of range.
@@ -76,6 +100,8 @@ func (l Limits) Validate() error {
 		{"max-listings", l.MaxListings}, {"max-presence", l.MaxPresence}, {"max-attempts", l.MaxAttempts},
 		{"max-replay", l.MaxReplay}, {"max-revocations", l.MaxRevocations}, {"max-idempotency", l.MaxIdempotency},
 		{"owner-listing-quota", l.OwnerListingQuota}, {"tenant-attempt-quota", l.TenantAttemptQuota},
+		{"subject-attempt-quota", l.SubjectAttemptQuota}, {"tenant-listing-quota", l.TenantListingQuota},
+		{"tenant-idempotency-quota", l.TenantIdempotencyQuota},
 	}
 	for _, c := range counts {
 		if c.v <= 0 || c.v > 1<<24 {
@@ -99,5 +125,31 @@ func (l Limits) Validate() error {
 	if l.IdempotencyTTL < l.LeaseTTL || l.IdempotencyTTL < l.AttemptTTL {
 		return &ConfigError{"idempotency-ttl", "must be at least lease-ttl and attempt-ttl"}
 	}
+	// A quota is a share of its pool; one above the pool could never bind.
+	quotas := []struct {
+		name, pool string
+		v, max     int
+	}{
+		{"owner-listing-quota", "max-listings", l.OwnerListingQuota, l.MaxListings},
+		{"tenant-listing-quota", "max-listings", l.TenantListingQuota, l.MaxListings},
+		{"tenant-attempt-quota", "max-attempts", l.TenantAttemptQuota, l.MaxAttempts},
+		{"subject-attempt-quota", "max-attempts", l.SubjectAttemptQuota, l.MaxAttempts},
+		{"tenant-idempotency-quota", "max-idempotency", l.TenantIdempotencyQuota, l.MaxIdempotency},
+	}
+	for _, q := range quotas {
+		if q.v > q.max {
+			return &ConfigError{q.name, fmt.Sprintf("%d is above %s (%d): a quota is a share of its pool", q.v, q.pool, q.max)}
+		}
+	}
 	return nil
+}
+
+// WholePools returns l with every policy quota equal to its pool, so one
+// tenant or principal may fill a whole pool: for ceiling proofs and tests
+// that fill a pool from one principal, never the service's defaults.
+func (l Limits) WholePools() Limits {
+	l.OwnerListingQuota, l.TenantListingQuota = l.MaxListings, l.MaxListings
+	l.TenantAttemptQuota, l.SubjectAttemptQuota = l.MaxAttempts, l.MaxAttempts
+	l.TenantIdempotencyQuota = l.MaxIdempotency
+	return l
 }

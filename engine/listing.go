@@ -91,8 +91,8 @@ func (s *ListingSpec) Validate() error {
 	if s.TrustMode != ManagedDedicated && s.TrustMode != PlayerHosted {
 		return inputErr("trust_mode", "must be managed_dedicated or player_hosted")
 	}
-	if s.MaxPlayers < 0 || s.MaxPlayers > MaxPlayers {
-		return inputErr("max_players", "must be 0..1024")
+	if s.MaxPlayers < 1 || s.MaxPlayers > MaxPlayers { // 0 would be a session nobody can join
+		return inputErr("max_players", "must be 1..1024")
 	}
 	if s.CurrentPlayers < 0 || s.CurrentPlayers > s.MaxPlayers {
 		return inputErr("current_players", "must be 0..max_players")

@@ -7,7 +7,8 @@ import (
 
 // CreateListing registers a listing. Order of checks (reference): input ->
 // ServiceUnavailable -> Draining -> Revoked(owner) -> idempotency (Conflict /
-// replay / Expired) -> global pools (listings, idempotency) -> owner quota.
+// replay / Expired) -> global pools (listings, idempotency) -> quotas (owner
+// listings, tenant listings, tenant idempotency records).
 func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (ListingView, Result, error) {
 	if err := validateCreateListing(&cmd); err != nil {
 		return ListingView{}, Result{}, err
@@ -42,11 +43,12 @@ func (s *MemStore) CreateListing(ctx context.Context, cmd CreateListing) (Listin
 	if s.idem.n >= s.lim.MaxIdempotency {
 		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: PoolIdempotency}, nil
 	}
-	if oi := s.findSubject(owner); oi >= 0 && int(s.subjects.at(oi).listings.n) >= s.lim.OwnerListingQuota {
-		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: QuotaOwnerListings}, nil
+	if q := s.listingQuota(owner, tenant); q != PoolNone {
+		return ListingView{}, Result{Outcome: CapacityExceeded, Pool: q}, nil
 	}
 	li := s.insertListing(draft, tenant, owner, now)
-	s.addIdem(&ik, s.listings.at(li).tenant, fp, s.listings.at(li).id.UUID, now+s.lim.IdempotencyTTL)
+	l := s.listings.at(li)
+	s.listingIdem[li] = s.addIdem(&ik, l.tenant, fp, l.id.UUID, now+s.lim.IdempotencyTTL)
 	return s.listingView(li, now), Result{}, nil
 }
 
@@ -127,6 +129,7 @@ func (s *MemStore) insertListing(d *listingDraft, tk tenantKey, ok subjectKey, n
 	}
 	for int(li) >= len(s.docs) {
 		s.docs = append(s.docs, listingDoc{})
+		s.listingIdem = append(s.listingIdem, -1)
 	}
 	s.docs[li] = d.doc
 	if l.public {

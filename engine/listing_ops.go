@@ -45,6 +45,7 @@ func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView,
 		l.players = int32(cmd.CurrentPlayers) // <= MaxPlayers, checked above
 	}
 	s.leaseExp.refresh(li, now+s.lim.LeaseTTL)
+	s.idemExp.refresh(s.listingIdem[li], now+s.lim.IdempotencyTTL)
 	return s.listingView(li, now), Result{}, nil
 }
 

@@ -38,11 +38,14 @@ type MemStore struct {
 	draining      atomic.Bool
 	drainDeadline time.Duration // valid while draining
 
-	listings          slab[listingRec]
-	docs              []listingDoc // by listing slot
-	leaseExp, presExp expiryList   // over listing slots
-	byOwner           chain        // over listing slots: subjectRec.listings
-	nPresence         int          // listings with fresh presence
+	listings slab[listingRec]
+	docs     []listingDoc // by listing slot
+	// listingIdem is, by listing slot, the idempotency record that created
+	// the listing; each renewal extends it (see idemRec).
+	listingIdem       []int32
+	leaseExp, presExp expiryList // over listing slots
+	byOwner           chain      // over listing slots: subjectRec.listings
+	nPresence         int        // listings with fresh presence
 	listingByID       uuidIndex
 	listingByLease    uuidIndex
 	listingByPresence uuidIndex

@@ -38,7 +38,7 @@ func getBenchFill(b *testing.B, n int) *benchFill {
 	}
 	l := DefaultLimits()
 	l.MaxListings, l.MaxPresence, l.MaxIdempotency = n+1000, n+1000, 1<<24
-	l.OwnerListingQuota = 1 << 24
+	l = l.WholePools()
 	c := NewManualClock()
 	k := NewKeyring([32]byte{9})
 	s, err := NewMemStore(l, c, k)
@@ -218,7 +218,8 @@ func BenchmarkListingChurn(b *testing.B) {
 // at the end (the measured time covers creation plus expiry).
 func BenchmarkExpiry(b *testing.B) {
 	l := DefaultLimits()
-	l.MaxListings, l.MaxIdempotency, l.OwnerListingQuota = 1<<24, 1<<24, 1<<24
+	l.MaxListings, l.MaxIdempotency = 1<<24, 1<<24
+	l = l.WholePools()
 	c := NewManualClock()
 	s, _ := NewMemStore(l, c, NewKeyring([32]byte{1}))
 	ctx := context.Background()

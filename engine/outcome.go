@@ -43,6 +43,9 @@ const (
 	PoolIdempotency
 	QuotaOwnerListings
 	QuotaTenantAttempts
+	QuotaSubjectAttempts
+	QuotaTenantListings
+	QuotaTenantIdempotency
 	numPools
 )
 
@@ -51,7 +54,7 @@ const NumGlobalPools = int(PoolIdempotency)
 
 var poolNames = [numPools]string{
 	"", "listings", "presence", "attempts", "replay", "revocations", "idempotency",
-	"owner_listings", "tenant_attempts",
+	"owner_listings", "tenant_attempts", "subject_attempts", "tenant_listings", "tenant_idempotency",
 }
 
 func (p Pool) String() string {
@@ -62,7 +65,7 @@ func (p Pool) String() string {
 }
 
 // IsQuota reports whether p is a policy quota rather than a global pool.
-func (p Pool) IsQuota() bool { return p == QuotaOwnerListings || p == QuotaTenantAttempts }
+func (p Pool) IsQuota() bool { return p >= QuotaOwnerListings && p < numPools }
 
 // Result is a transition's outcome. Replay is set on a Success that repeats an
 // earlier identical request (idempotent creation or an identical bind).

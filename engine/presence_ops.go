@@ -5,14 +5,26 @@ import (
 	"time"
 )
 
+// MaxPresenceSeq is the highest presence sequence accepted; a higher one is
+// bad input (a signed 400 on the wire) and is never recorded. A listing's
+// sequence may only rise, so a recorded value near 2^64 would lock its host
+// out for the listing's whole life; with this bound a value a buggy host
+// sends (a negative number as unsigned, random bits) is refused instead,
+// while a counter from 1 at one refresh a millisecond needs 285,000 years
+// to reach it. 2^53-1 is also the largest integer every JSON and JavaScript
+// SDK represents exactly, and Unix time in milliseconds or microseconds
+// fits.
+const MaxPresenceSeq = 1<<53 - 1
+
 // BindHostPresence is the host's heartbeat: an atomic whole-endpoint
-// replacement with a new deadline now+PresenceTTL. Order: input ->
+// replacement with a new deadline now+PresenceTTL. Order: input (endpoints,
+// Seq above MaxPresenceSeq) ->
 // ServiceUnavailable -> NotFound (unknown handle or wrong key) -> Conflict
 // (Seq 0 or not above the last accepted) -> CapacityExceeded(PoolPresence)
 // when presence is not fresh and the pool is full. Accepted while draining.
 // A steady-state refresh does not allocate.
 func (s *MemStore) BindHostPresence(ctx context.Context, cmd BindPresence) (v PresenceView, r Result, err error) {
-	if err := validEndpoints(cmd.Public, cmd.Local); err != nil {
+	if err := validatePresence(&cmd); err != nil {
 		return PresenceView{}, Result{}, err
 	}
 	now, err := s.begin(ctx)

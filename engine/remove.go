@@ -29,6 +29,7 @@ func (s *MemStore) removeListing(li int32) {
 	s.tenants.at(l.tenant).counts.listings--
 	s.tenantUnref(l.tenant)
 	s.docs[li] = listingDoc{}
+	s.listingIdem[li] = -1
 	s.listings.release(li)
 }
 

@@ -10,14 +10,13 @@ type TenantUsage struct {
 	Listings, Attempts, Idempotency PoolStat
 }
 
-// TenantQuotas is the quota each of a tenant's pools is held to: the
-// per-tenant quota where Limits has one, else the global pool's ceiling
-// (then the only bound). Used is zero.
+// TenantQuotas is the quota each of a tenant's pools is held to (Limits'
+// tenant quotas). Used is zero.
 func (l Limits) TenantQuotas() TenantUsage {
 	return TenantUsage{
-		Listings:    PoolStat{Ceiling: l.MaxListings},
+		Listings:    PoolStat{Ceiling: l.TenantListingQuota},
 		Attempts:    PoolStat{Ceiling: l.TenantAttemptQuota},
-		Idempotency: PoolStat{Ceiling: l.MaxIdempotency},
+		Idempotency: PoolStat{Ceiling: l.TenantIdempotencyQuota},
 	}
 }
 

@@ -4,8 +4,9 @@ import "strings"
 
 // tenantRec is one tenant with live listings, attempts or idempotency
 // records. attempts is its live attempt count (the tenant attempt quota),
-// counts the rest of its usage (tenant_usage.go); refs counts the records
-// naming it, and the record is freed at zero.
+// counts the rest of its usage (tenant_usage.go: listings and idempotency
+// records, checked against their tenant quotas in quotas.go); refs counts
+// the records naming it, and the record is freed at zero.
 type tenantRec struct {
 	hashed
 	t        Tenant

@@ -18,6 +18,7 @@ var (
 	errPlayers       = &InputError{Field: "current_players", Reason: "must be 0..max_players"}
 	errRevocationTTL = &InputError{Field: "ttl_s", Reason: "must be 1..600 seconds"}
 	errDocTooLarge   = &InputError{Field: "doc", Reason: "must be at most 64 KiB"}
+	errSeq           = &InputError{Field: "seq", Reason: "must be at most 2^53-1"}
 )
 
 // MaxDoc bounds CreateListing.Doc.
@@ -35,6 +36,15 @@ func validEndpoints(public, local netip.AddrPort) error {
 		return errLocal
 	}
 	return nil
+}
+
+// validatePresence checks a presence refresh's endpoints and sequence (Seq
+// 0 is not an input error but stale: Conflict, CONTRACT.md §7.7).
+func validatePresence(cmd *BindPresence) error {
+	if cmd.Seq > MaxPresenceSeq {
+		return errSeq
+	}
+	return validEndpoints(cmd.Public, cmd.Local)
 }
 
 // validRegion reports whether r is 1-32 characters of [a-z0-9-].

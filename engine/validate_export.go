@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"net/netip"
-	"time"
-)
+import "time"
 
 // The checks a Store makes before its commit, exported so a store outside
 // this package (engine/redisstore) rejects exactly the same input with the
@@ -54,8 +51,8 @@ func ValidateCreateAttempt(cmd *CreateAttempt) error {
 // ValidateBind checks an attempt bind's role and endpoints.
 func ValidateBind(cmd *BindAttempt) error { return validateBind(cmd) }
 
-// ValidateEndpoints checks a presence refresh's endpoints.
-func ValidateEndpoints(public, local netip.AddrPort) error { return validEndpoints(public, local) }
+// ValidatePresence checks a presence refresh's endpoints and sequence.
+func ValidatePresence(cmd *BindPresence) error { return validatePresence(cmd) }
 
 // ValidateBrowse checks a browse query.
 func ValidateBrowse(q *Browse) error { return validBrowse(q) }

@@ -150,10 +150,17 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 		b = appendInt(b, int64(st.Pools[i].Ceiling))
 		b = append(b, '}')
 	}
-	b = append(b, `},"quotas":{"owner_listings":`...)
-	b = appendInt(b, int64(a.limits.OwnerListingQuota))
-	b = append(b, `,"tenant_attempts":`...)
-	b = appendInt(b, int64(a.limits.TenantAttemptQuota))
+	l := &a.limits
+	b = append(b, `},"quotas":{`...)
+	for i, q := range [...]struct {
+		name string
+		v    int
+	}{{"owner_listings", l.OwnerListingQuota}, {"subject_attempts", l.SubjectAttemptQuota},
+		{"tenant_listings", l.TenantListingQuota}, {"tenant_attempts", l.TenantAttemptQuota},
+		{"tenant_idempotency", l.TenantIdempotencyQuota}} {
+		b = appendKey(b, q.name, i == 0)
+		b = appendInt(b, int64(q.v))
+	}
 	b = append(b, `},"in_flight":`...)
 	b = appendInt(b, int64(st.InFlight))
 	b = append(b, '}')
@@ -202,6 +209,8 @@ func (a *API) tenantStats(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	b = append(b, `},"owner_listing_quota":`...)
 	b = appendInt(b, int64(a.limits.OwnerListingQuota))
+	b = append(b, `,"subject_attempt_quota":`...)
+	b = appendInt(b, int64(a.limits.SubjectAttemptQuota))
 	b = append(b, '}')
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)

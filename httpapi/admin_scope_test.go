@@ -35,7 +35,8 @@ func wantTenantStats(t *testing.T, r *response, tenant engine.Tenant, l engine.L
 			t.Fatalf("pool %s = %v, want used %d quota %d: %s", p.name, got, used[i], p.quota, r.body)
 		}
 	}
-	if len(pools) != 3 || r.num("owner_listing_quota") != float64(l.OwnerListingQuota) {
+	if len(pools) != 3 || r.num("owner_listing_quota") != float64(l.OwnerListingQuota) ||
+		r.num("subject_attempt_quota") != float64(l.SubjectAttemptQuota) {
 		t.Fatalf("tenant-stats %s", r.body)
 	}
 }

@@ -75,6 +75,17 @@ func TestDrainStatsReadiness(t *testing.T) {
 			t.Fatalf("stats lacks pool %s: %s", name, r.body)
 		}
 	}
+	quotas := r.json["quotas"].(map[string]any)
+	lim := testLimits()
+	for name, want := range map[string]int{"owner_listings": lim.OwnerListingQuota, "subject_attempts": lim.SubjectAttemptQuota,
+		"tenant_listings": lim.TenantListingQuota, "tenant_attempts": lim.TenantAttemptQuota, "tenant_idempotency": lim.TenantIdempotencyQuota} {
+		if quotas[name] != float64(want) {
+			t.Fatalf("stats quota %s = %v, want %d: %s", name, quotas[name], want, r.body)
+		}
+	}
+	if len(quotas) != 5 {
+		t.Fatalf("stats quotas %s", r.body)
+	}
 	h.rejected(req{method: "GET", path: "/v1/admin/stats", token: tokCli}, 403, "forbidden")
 	h.rejected(req{method: "POST", path: "/v1/admin/drain", token: tokPub}, 403, "forbidden")
 	// Drain and instance stats concern every tenant: a tenant operator may not.

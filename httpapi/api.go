@@ -53,7 +53,7 @@ type API struct {
 	log       *slog.Logger
 	metrics   *httpMetrics
 	writeProm func(w io.Writer)
-	regions   *interner
+	regions   *regionInterner
 
 	leaseTTL, presenceTTL, attemptTTL int64  // seconds
 	drainRetryAfter                   string // seconds, Retry-After while draining
@@ -79,7 +79,7 @@ func New(cfg Config) (*API, error) {
 		store: cfg.Store, keys: cfg.Keys, limits: cfg.Limits, ps: livePrincipals{file: cfg.PrincipalsFile},
 		offerer: cfg.Offerer, mediator: cfg.MediatorAddr, log: cfg.Logger,
 		writeProm:       cfg.WritePrometheus,
-		regions:         newInterner(maxInternedRegions),
+		regions:         newRegionInterner(maxRegionsPerTenant),
 		leaseTTL:        seconds(cfg.Limits.LeaseTTL),
 		presenceTTL:     seconds(cfg.Limits.PresenceTTL),
 		attemptTTL:      seconds(cfg.Limits.AttemptTTL),

@@ -59,11 +59,11 @@ func TestPrecedence(t *testing.T) {
 	f(req{method: "GET", path: "/nope", token: tokPub}, 404, "not_found")
 	f(req{method: "GET", path: "/v1/listings/" + l.id + "/nope", token: tokPub}, 404, "not_found")
 	r = h.rejected(req{method: "PATCH", path: "/v1/listings", token: tokCli}, 405, "method_not_allowed")
-	if r.header["Allow"] != "GET, POST" {
+	if r.header["Allow"] != "GET, HEAD, POST" {
 		t.Fatalf("Allow %q", r.header["Allow"])
 	}
 	r = h.rejected(req{method: "POST", path: "/livez"}, 405, "method_not_allowed")
-	if r.header["Allow"] != "GET" {
+	if r.header["Allow"] != "GET, HEAD" {
 		t.Fatalf("Allow %q", r.header["Allow"])
 	}
 	// 405 before 403: a client using a wrong method on a publisher route.

@@ -16,7 +16,8 @@ import (
 const DefaultBrowseLimit = 50
 
 // parseBrowse reads the query of GET /v1/listings. Unknown and repeated
-// parameters are rejected. It does not allocate for a region already seen.
+// parameters are rejected. It does not allocate for a region of the
+// tenant's interner.
 func (a *API) parseBrowse(ctx *fasthttp.RequestCtx, p *Principal, q *engine.Browse) error {
 	*q = engine.Browse{Tenant: p.Tenant, Limit: DefaultBrowseLimit}
 	var seenProto, seenRegion, seenLimit, seenAfter bool
@@ -51,7 +52,11 @@ func (a *API) parseBrowse(ctx *fasthttp.RequestCtx, p *Principal, q *engine.Brow
 				err = &engine.InputError{Field: "region", Reason: "must be 1-32 characters of [a-z0-9-]"}
 				break
 			}
-			q.Region = a.regions.get(v)
+			if r, ok := a.regions.lookup(p.Tenant, v); ok {
+				q.Region = r
+			} else {
+				q.Region = string(v)
+			}
 		case "limit":
 			if !dup(&seenLimit, "limit") {
 				break
@@ -126,6 +131,7 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 		start := time.Now()
 		items, more, r, err := a.items.BrowseItems(context.Background(), q, s.items[:0])
 		s.items = items
+		a.learnRegion(p, &q, len(items))
 		writePage(a, ctx, s, items, more, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
 			return appendBrowseItem(b, it, &s.times)
 		})
@@ -134,9 +140,19 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	start := time.Now()
 	views, more, r, err := a.store.BrowseVisible(context.Background(), q, s.views[:0])
 	s.views = views
+	a.learnRegion(p, &q, len(views))
 	writePage(a, ctx, s, views, more, r, err, start, func(b []byte, v *engine.ListingView) []byte {
 		return appendListingItem(b, v, false)
 	})
+}
+
+// learnRegion interns the region of a browse that found listings: it is
+// real, so later browses of it need not allocate. A made-up region finds
+// nothing and is never interned.
+func (a *API) learnRegion(p *Principal, q *engine.Browse, found int) {
+	if q.Region != "" && found > 0 {
+		a.regions.add(p.Tenant, q.Region)
+	}
 }
 
 // listingItem is what a browse page is made of: a full view or a light item.

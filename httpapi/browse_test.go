@@ -8,7 +8,7 @@ import (
 
 func TestBrowse(t *testing.T) {
 	l := testLimits()
-	l.MaxListings, l.OwnerListingQuota = 20, 20
+	l.MaxListings, l.OwnerListingQuota, l.TenantListingQuota = 20, 20, 20
 	h := newHarness(t, l)
 	var ids []string
 	for i := range 7 {

@@ -12,7 +12,7 @@ import (
 
 func FuzzDecodeCreateListing(f *testing.F) {
 	f.Add([]byte(validCreateBody))
-	f.Add([]byte(`{"region":"eu","protocol_version":1,"build_version":"1","display_name":"\ud83c\udfae","visibility":"unlisted","trust_mode":"player_hosted","current_players":0,"max_players":0,"metadata":null}`))
+	f.Add([]byte(`{"region":"eu","protocol_version":1,"build_version":"1","display_name":"\ud83c\udfae","visibility":"unlisted","trust_mode":"player_hosted","current_players":0,"max_players":1,"metadata":null}`))
 	f.Add([]byte(`{"metadata":{"a":"\u0000"}}`))
 	f.Add([]byte(`{"region":"eu","region":"eu"}`))
 	f.Add([]byte(`[1,{"a":[true,false,null]},-0.5e+3]`))

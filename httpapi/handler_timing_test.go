@@ -18,8 +18,7 @@ var Sink atomic.Int64
 func bigLimits() engine.Limits {
 	l := engine.DefaultLimits()
 	l.MaxListings, l.MaxPresence, l.MaxAttempts, l.MaxIdempotency = 1<<24, 1<<24, 1<<24, 1<<24
-	l.OwnerListingQuota, l.TenantAttemptQuota = 1<<24, 1<<24
-	return l
+	return l.WholePools()
 }
 
 // serve runs handler on a fasthttp server over an in-memory listener and

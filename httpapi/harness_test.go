@@ -79,6 +79,7 @@ func testPrincipals(t testing.TB) *Principals {
 func testLimits() engine.Limits {
 	l := engine.DefaultLimits()
 	l.MaxListings = 6
+	l = l.WholePools() // the tests' one tenant may fill a pool
 	l.OwnerListingQuota = 3
 	l.MaxRevocations = 2
 	return l

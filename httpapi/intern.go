@@ -1,56 +1,87 @@
 package httpapi
 
-import "sync"
+import (
+	"sync"
 
-// interner maps byte strings to shared strings so a browse filter can become
-// a string without allocating once the value has been seen. It is bounded:
-// when full, lookups of new values fall back to allocating. Safe for
-// concurrent use.
-type interner struct {
-	mu  sync.RWMutex
-	m   map[string]string
-	max int
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// regionInterner maps a tenant's region names to shared strings, so a
+// browse filter naming a region of a live listing becomes a string without
+// allocating. Only real regions get in: those of listings created through
+// the API, and those a browse found listings in; a browse of a made-up
+// region only looks up, and allocates its string. Each tenant has its own
+// bounded table, so no tenant (its clients or its publishers) can crowd
+// out another's regions. A table is two generations of up to
+// maxRegionsPerTenant each: when the current one fills, it becomes the
+// previous one and the oldest is dropped; a region seen again in the
+// previous generation moves back to the current one. Safe for concurrent
+// use.
+type regionInterner struct {
+	mu      sync.RWMutex
+	tenants map[engine.Tenant]*regionTable
+	max     int // per tenant and generation
 }
 
-// maxInternedRegions bounds the region interner.
-const maxInternedRegions = 4096
+type regionTable struct{ cur, prev map[string]string }
 
-func newInterner(max int) *interner { return &interner{m: make(map[string]string), max: max} }
+// maxRegionsPerTenant bounds one generation of a tenant's region table.
+const maxRegionsPerTenant = 1024
 
-// get returns the interned copy of b, interning it if there is room. It
-// does not allocate for a value already interned.
-func (in *interner) get(b []byte) string {
+func newRegionInterner(max int) *regionInterner {
+	return &regionInterner{tenants: map[engine.Tenant]*regionTable{}, max: max}
+}
+
+// lookup returns tenant's interned copy of b, if any. It never allocates
+// and never adds.
+func (in *regionInterner) lookup(tenant engine.Tenant, b []byte) (string, bool) {
 	in.mu.RLock()
-	s, ok := in.m[string(b)]
-	in.mu.RUnlock()
-	if ok {
-		return s
+	defer in.mu.RUnlock()
+	t := in.tenants[tenant]
+	if t == nil {
+		return "", false
 	}
-	return in.insert(string(b))
+	if s, ok := t.cur[string(b)]; ok {
+		return s, true
+	}
+	s, ok := t.prev[string(b)]
+	return s, ok
 }
 
-// add interns s (if there is room) and returns the interned copy.
-func (in *interner) add(s string) string {
-	in.mu.RLock()
-	v, ok := in.m[s]
-	in.mu.RUnlock()
-	if ok {
+// add interns s, a region that has live listings in tenant, and returns
+// the interned copy.
+func (in *regionInterner) add(tenant engine.Tenant, s string) string {
+	if v, ok := in.lookupCurrent(tenant, s); ok {
 		return v
 	}
-	return in.insert(s)
-}
-
-// insert interns s under the write lock (if there is room; another caller
-// may have interned it since the read-locked lookup) and returns the
-// interned copy.
-func (in *interner) insert(s string) string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if v, ok := in.m[s]; ok {
+	t := in.tenants[tenant]
+	if t == nil {
+		t = &regionTable{cur: map[string]string{}}
+		in.tenants[tenant] = t
+	}
+	if v, ok := t.cur[s]; ok {
 		return v
 	}
-	if len(in.m) < in.max {
-		in.m[s] = s
+	if v, ok := t.prev[s]; ok {
+		s = v // keep the copy listings already share
 	}
+	if len(t.cur) >= in.max {
+		t.prev, t.cur = t.cur, make(map[string]string, in.max)
+	}
+	t.cur[s] = s
 	return s
+}
+
+// lookupCurrent is the read-locked fast path of add: s is already in the
+// current generation.
+func (in *regionInterner) lookupCurrent(tenant engine.Tenant, s string) (string, bool) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	if t := in.tenants[tenant]; t != nil {
+		v, ok := t.cur[s]
+		return v, ok
+	}
+	return "", false
 }

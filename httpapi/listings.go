@@ -52,7 +52,7 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 	// before each decode), so a copy of the struct owns them; the region is
 	// interned so browse filters can find it without allocating.
 	owned := *spec
-	owned.Region = a.regions.add(spec.Region)
+	owned.Region = a.regions.add(p.Tenant, spec.Region)
 	cmd := engine.CreateListing{
 		Tenant: p.Tenant, Owner: p.Subject, IdempotencyKey: key, Spec: owned,
 		Doc: listingDoc(&owned),

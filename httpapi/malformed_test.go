@@ -58,13 +58,13 @@ func TestMalformedRequestLogsNoToken(t *testing.T) {
 			t.Fatalf("malformed request answered %d: %s", r.status, r.body)
 		}
 	}
-	// fasthttp's worker logs the read error after the connection is done:
-	// wait (bounded) until both lines are there, then look at them.
-	for i := 0; i < 500 && strings.Count(h.logs.String(), `"msg":"fasthttp"`) < 2; i++ {
+	// fasthttp's worker logs the read error after the connection is done
+	// (one line a second at most): wait (bounded) until it is there.
+	for i := 0; i < 500 && !strings.Contains(h.logs.String(), `"msg":"fasthttp"`); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := strings.Count(h.logs.String(), `"msg":"fasthttp"`); n < 2 {
-		t.Fatalf("%d of 2 read errors logged:\n%s", n, h.logs.String())
+	if !strings.Contains(h.logs.String(), `"msg":"fasthttp"`) {
+		t.Fatalf("no read error logged:\n%s", h.logs.String())
 	}
 	if logs := h.logs.String(); strings.Contains(logs, tokPub) {
 		t.Fatalf("the log holds a bearer token:\n%s", logs)

@@ -9,8 +9,11 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// Metric names (CONTRACT.md §6). Series are created on first use, once, so
-// counting a request never allocates afterwards.
+// Metric names (CONTRACT.md §6). Every family needs a HELP text in
+// metricHelp: the exposition test (promtool check metrics) fails without
+// one. Request counters are created on first use, once, so counting a
+// request never allocates afterwards; every store series (pool gauges,
+// outcome counters, latency histograms) exists from the start, at 0.
 const (
 	metricRequests = "rendezvous_http_requests_total"
 	metricDuration = "rendezvous_http_request_duration_seconds"
@@ -21,9 +24,41 @@ const (
 	metricQuota    = "rendezvous_quota_limit"
 )
 
+var metricHelp = map[string]string{
+	metricRequests: "HTTP requests answered, by route and status code.",
+	metricDuration: "HTTP request latency in seconds, by route.",
+	metricOutcomes: "Store transitions made by the HTTP API, by operation and typed outcome.",
+	metricCommit:   "Commit latency in seconds: time in the store call of each HTTP transition, by operation.",
+	metricPoolUsed: "Entries held in each bounded store pool.",
+	metricPoolCeil: "Configured ceiling of each bounded store pool.",
+	metricQuota:    "Configured policy quotas.",
+
+	metricConnsOpen:    "HTTP connections open now (counted by the bounding listener).",
+	metricConnsRefused: "HTTP connections closed on accept, by reason: max_conns or max_conns_per_ip.",
+	metricAcceptErrors: "Failed accepts of HTTP connections (e.g. no file descriptor left), each retried after a backoff.",
+}
+
+// MetricHelp is the HELP text of a metric family this package exports, or
+// "" for a family it does not know.
+func MetricHelp(family string) string { return metricHelp[family] }
+
+// latencyBuckets are the upper bounds, in seconds, of the HTTP latency
+// histograms: the store is in memory, so answers take tens of microseconds to
+// a few milliseconds; the upper buckets catch a stalled process.
+var latencyBuckets = []float64{
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+}
+
+// storeOps are the operations that make a store transition (and call
+// outcome).
+var storeOps = [...]op{
+	opBrowse, opCreateListing, opGetListing, opDeleteListing, opRenewLease,
+	opCreateAttempt, opAdminRevokeListing, opAdminRevokePrincipal,
+}
+
 // statusClasses are the statuses the API answers with; anything else is
 // counted as "other".
-var statusClasses = [...]int{200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 410, 413, 415, 429, 431, 500, 503}
+var statusClasses = [...]int{200, 201, 202, 204, 400, 401, 403, 404, 405, 408, 409, 410, 413, 415, 422, 429, 431, 500, 503}
 
 const numStatus = len(statusClasses) + 1
 
@@ -40,16 +75,22 @@ func statusIndex(code int) int {
 type httpMetrics struct {
 	set      *metrics.Set
 	requests [numOps][numStatus]atomic.Pointer[metrics.Counter]
-	duration [numOps]*metrics.Histogram
-	commit   [numOps]*metrics.Histogram
-	outcomes [numOps][engine.ServiceUnavailable + 1]atomic.Pointer[metrics.Counter]
+	duration [numOps]*metrics.PrometheusHistogram
+	// commit and outcomes are set for storeOps only.
+	commit   [numOps]*metrics.PrometheusHistogram
+	outcomes [numOps][engine.ServiceUnavailable + 1]*metrics.Counter
 }
 
 func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) *httpMetrics {
 	m := &httpMetrics{set: set}
 	for op := range numOps {
-		m.duration[op] = set.GetOrCreateHistogram(metricDuration + `{route="` + opNames[op] + `"}`)
-		m.commit[op] = set.GetOrCreateHistogram(metricCommit + `{op="` + opNames[op] + `"}`)
+		m.duration[op] = set.GetOrCreatePrometheusHistogramExt(metricDuration+`{route="`+opNames[op]+`"}`, latencyBuckets)
+	}
+	for _, op := range storeOps {
+		m.commit[op] = set.GetOrCreatePrometheusHistogramExt(metricCommit+`{op="`+opNames[op]+`"}`, latencyBuckets)
+		for o := range m.outcomes[op] {
+			m.outcomes[op][o] = set.GetOrCreateCounter(metricOutcomes + `{op="` + opNames[op] + `",outcome="` + engine.Outcome(o).String() + `"}`)
+		}
 	}
 	for p := engine.PoolListings; p <= engine.PoolIdempotency; p++ {
 		i := int(p) - 1
@@ -60,9 +101,17 @@ func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) 
 			return float64(store.Stats().Pools[i].Ceiling)
 		})
 	}
-	owner, tenant := float64(limits.OwnerListingQuota), float64(limits.TenantAttemptQuota)
-	set.GetOrCreateGauge(metricQuota+`{quota="owner_listings"}`, func() float64 { return owner })
-	set.GetOrCreateGauge(metricQuota+`{quota="tenant_attempts"}`, func() float64 { return tenant })
+	for _, q := range []struct {
+		pool engine.Pool
+		v    int
+	}{
+		{engine.QuotaOwnerListings, limits.OwnerListingQuota}, {engine.QuotaTenantListings, limits.TenantListingQuota},
+		{engine.QuotaTenantAttempts, limits.TenantAttemptQuota}, {engine.QuotaSubjectAttempts, limits.SubjectAttemptQuota},
+		{engine.QuotaTenantIdempotency, limits.TenantIdempotencyQuota},
+	} {
+		v := float64(q.v)
+		set.GetOrCreateGauge(metricQuota+`{quota="`+q.pool.String()+`"}`, func() float64 { return v })
+	}
 	return m
 }
 
@@ -84,15 +133,14 @@ func (m *httpMetrics) request(op op, status int, d time.Duration) {
 
 // outcome counts one store transition's outcome and records how long the
 // store call that began at start took (commit latency, CONTRACT.md §6).
+// op must be one of storeOps.
 func (m *httpMetrics) outcome(op op, o engine.Outcome, start time.Time) {
+	if m.commit[op] == nil {
+		panic("BUG: a store outcome of " + opNames[op] + ", which is not in storeOps")
+	}
 	m.commit[op].Update(time.Since(start).Seconds())
 	if o > engine.ServiceUnavailable {
 		return
 	}
-	c := m.outcomes[op][o].Load()
-	if c == nil {
-		c = m.set.GetOrCreateCounter(metricOutcomes + `{op="` + opNames[op] + `",outcome="` + o.String() + `"}`)
-		m.outcomes[op][o].Store(c)
-	}
-	c.Inc()
+	m.outcomes[op][o].Inc()
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -26,13 +25,16 @@ func TestMetricsEndpoint(t *testing.T) {
 		`rendezvous_http_requests_total{route="whoami",status="401"} 1`,
 		`rendezvous_http_store_outcomes_total{op="create_listing",outcome="success"} 1`,
 		`rendezvous_http_store_outcomes_total{op="get_listing",outcome="not_found"} 1`,
-		`rendezvous_http_request_duration_seconds_bucket{route="browse",vmrange=`,
-		`rendezvous_http_store_duration_seconds_bucket{op="create_listing",vmrange=`,
+		`rendezvous_http_request_duration_seconds_bucket{route="browse",le="+Inf"} 1`,
+		`rendezvous_http_request_duration_seconds_count{route="browse"} 1`,
+		`rendezvous_http_store_duration_seconds_bucket{op="create_listing",le="2.5"} 1`,
+		`rendezvous_http_store_duration_seconds_count{op="create_listing"} 1`,
 		`rendezvous_pool_used{pool="listings"} 1`,
 		`rendezvous_pool_ceiling{pool="listings"} 6`,
 		`rendezvous_pool_used{pool="presence"} 1`,
 		`rendezvous_pool_ceiling{pool="idempotency"} 35000`,
 		`rendezvous_quota_limit{quota="owner_listings"} 3`,
+		`rendezvous_quota_limit{quota="tenant_idempotency"} 35000`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("metrics lack %q:\n%s", want, text)
@@ -40,6 +42,35 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.header["Content-Type"], "text/plain") {
 		t.Fatalf("Content-Type %q", r.header["Content-Type"])
+	}
+}
+
+// A fresh API shows every store series at 0 (so rates and alerts on them
+// work from the first scrape) and latency histograms with Prometheus le
+// buckets.
+func TestMetricsFreshAPIShowsEveryStoreSeries(t *testing.T) {
+	h := newHarness(t, testLimits())
+	text := string(h.expect(req{method: "GET", path: "/metrics"}, 200, "").body)
+	var want []string
+	for _, o := range storeOps {
+		for out := engine.Success; out <= engine.ServiceUnavailable; out++ {
+			want = append(want, `rendezvous_http_store_outcomes_total{op="`+opNames[o]+`",outcome="`+out.String()+`"} 0`)
+		}
+		want = append(want, `rendezvous_http_store_duration_seconds_bucket{op="`+opNames[o]+`",le="0.0001"} 0`)
+	}
+	for o := range numOps {
+		want = append(want, `rendezvous_http_request_duration_seconds_bucket{route="`+opNames[o]+`",le="+Inf"} 0`)
+	}
+	for p := engine.PoolListings; p <= engine.PoolIdempotency; p++ {
+		want = append(want, `rendezvous_pool_used{pool="`+p.String()+`"} 0`, `rendezvous_pool_ceiling{pool="`+p.String()+`"} `)
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("fresh metrics lack %q", w)
+		}
+	}
+	if strings.Contains(text, "vmrange") {
+		t.Errorf("fresh metrics hold VictoriaMetrics vmrange buckets:\n%s", text)
 	}
 }
 
@@ -88,26 +119,5 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	}
 	if bytes.Count([]byte(logs), []byte("\n")) < 10 {
 		t.Fatalf("too few log lines:\n%s", logs)
-	}
-}
-
-func TestInterner(t *testing.T) {
-	in := newInterner(2)
-	a := in.get([]byte("a"))
-	if in.get([]byte("a")) != a || in.add("b") != "b" || in.get([]byte("c")) != "c" {
-		t.Fatal("interner values")
-	}
-	if len(in.m) != 2 {
-		t.Fatalf("interner holds %d, bound 2", len(in.m))
-	}
-	// A value seen before comes back as the one interned copy, by either
-	// entry point; equal strings alone would not show that.
-	b := in.add("b")
-	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
-	if !same(in.get([]byte("a")), a) || !same(in.add("a"), a) || !same(in.get([]byte("b")), b) {
-		t.Fatal("a seen value is not returned as its interned copy")
-	}
-	if _, ok := in.m["c"]; ok {
-		t.Fatal("a value past the bound was interned")
 	}
 }

@@ -37,8 +37,10 @@ func TestOutcomeMapping(t *testing.T) {
 	for p := engine.PoolListings; p <= engine.PoolIdempotency; p++ {
 		f(engine.Result{Outcome: engine.CapacityExceeded, Pool: p}, 503, "capacity_exceeded", true)
 	}
-	f(engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaOwnerListings}, 429, "quota_exceeded", true)
-	f(engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantAttempts}, 429, "quota_exceeded", true)
+	for _, q := range []engine.Pool{engine.QuotaOwnerListings, engine.QuotaTenantListings, engine.QuotaTenantAttempts,
+		engine.QuotaSubjectAttempts, engine.QuotaTenantIdempotency} {
+		f(engine.Result{Outcome: engine.CapacityExceeded, Pool: q}, 429, "quota_exceeded", true)
+	}
 	f(engine.Result{Outcome: engine.Draining}, 503, "draining", true)
 	f(engine.Result{Outcome: engine.ServiceUnavailable}, 503, "service_unavailable", true)
 	f(engine.Result{Outcome: engine.Outcome(200)}, 500, "internal_error", false)
@@ -46,7 +48,7 @@ func TestOutcomeMapping(t *testing.T) {
 
 func TestAttemptCapacity(t *testing.T) {
 	l := testLimits()
-	l.TenantAttemptQuota, l.MaxAttempts = 2, 3
+	l.TenantAttemptQuota, l.SubjectAttemptQuota, l.MaxAttempts = 2, 3, 3
 	h := newHarness(t, l)
 	ls := h.visible(tokPub, listingBody("eu", 7, "public"))
 	o := h.visible(tokOtherPub, listingBody("eu", 7, "public"))

@@ -28,6 +28,7 @@ const (
 	probDraining
 	probServiceUnavailable
 	probHeadersTooLarge
+	probRequestTimeout
 	probInternal
 	probNotReloadable
 	probPrincipalsInvalid
@@ -55,6 +56,7 @@ var problems = [numProblems]struct {
 	probDraining:             {503, "draining", "The service is draining"},
 	probServiceUnavailable:   {503, "service_unavailable", "The service is unavailable"},
 	probHeadersTooLarge:      {431, "headers_too_large", "The request headers are too large"},
+	probRequestTimeout:       {408, "request_timeout", "The request was not received in time"},
 	probInternal:             {500, "internal_error", "Internal error"},
 	probNotReloadable:        {409, "not_reloadable", "The server has no principals file to reload"},
 	probPrincipalsInvalid:    {422, "principals_invalid", "The principals file was refused; the previous principals stay in force"},

@@ -62,7 +62,7 @@ func decodeCreateListing(d *decoder, body []byte, spec *engine.ListingSpec) erro
 		case fCur:
 			spec.CurrentPlayers, err = d.readInt(f, 0, engine.MaxPlayers)
 		case fMax:
-			spec.MaxPlayers, err = d.readInt(f, 0, engine.MaxPlayers)
+			spec.MaxPlayers, err = d.readInt(f, 1, engine.MaxPlayers)
 		case fMeta:
 			err = decodeMetadata(d, spec)
 		}

@@ -112,6 +112,7 @@ func TestDecodeCreateListingErrors(t *testing.T) {
 	f(rep(`"trust_mode":"managed_dedicated"`, `"trust_mode":"x"`), "trust_mode")
 	f(rep(`"current_players":1`, `"current_players":9`), "current_players")
 	f(rep(`"max_players":8`, `"max_players":1025`), "max_players")
+	f(strings.Replace(rep(`"max_players":8`, `"max_players":0`), `"current_players":1`, `"current_players":0`, 1), "max_players")
 	f(rep(`"metadata":{"mode":"coop"}`, `"metadata":[]`), "metadata")
 	f(rep(`"metadata":{"mode":"coop"}`, `"metadata":{"Mode":"x"}`), "metadata")
 	f(rep(`"metadata":{"mode":"coop"}`, `"metadata":{"":"x"}`), "metadata")

@@ -120,7 +120,9 @@ type methodOp struct {
 }
 
 // routeMethods lists, per route, the methods it answers; a 405's Allow
-// header is the same list (routeAllow).
+// header is the same list (routeAllow), with HEAD after GET: a route that
+// answers GET answers HEAD as GET would, headers only (fasthttp drops the
+// body of an answer to HEAD).
 var routeMethods = [numRoutes][]methodOp{
 	routeLivez:        {{"GET", opLivez}},
 	routeReadyz:       {{"GET", opReadyz}},
@@ -145,16 +147,21 @@ var routeAllow = func() (allow [numRoutes]string) {
 				allow[r] += ", "
 			}
 			allow[r] += m.method
+			if m.method == "GET" {
+				allow[r] += ", HEAD"
+			}
 		}
 	}
 	return allow
 }()
 
-// resolve picks the operation of route r for method. When the method is not
-// allowed it returns opUnknown and the Allow header value.
+// resolve picks the operation of route r for method (HEAD: that of GET).
+// When the method is not allowed it returns opUnknown and the Allow header
+// value.
 func resolve(r route, method []byte) (op, string) {
+	head := string(method) == "HEAD"
 	for _, m := range routeMethods[r] {
-		if string(method) == m.method {
+		if string(method) == m.method || head && m.method == "GET" {
 			return m.op, ""
 		}
 	}

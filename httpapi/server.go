@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net"
 	"time"
 
@@ -38,8 +35,9 @@ func (a *API) NewServer() *fasthttp.Server {
 		DisablePreParseMultipartForm: true,
 		// fasthttp's read errors otherwise quote the raw request, whose
 		// Authorization header is a bearer token; logs never hold one.
+		// Other errors still quote values, so the logger drops them too.
 		SecureErrorLogMessage: true,
-		Logger:                slogAdapter{a.log},
+		Logger:                &fasthttpLogger{l: a.log},
 	}
 }
 
@@ -56,18 +54,10 @@ func (a *API) serverError(ctx *fasthttp.RequestCtx, err error) {
 		a.writeProblem(ctx, probHeadersTooLarge, "", nil)
 		a.metrics.request(opUnknown, fasthttp.StatusRequestHeaderFieldsTooLarge, 0)
 	case errors.As(err, &ne) && ne.Timeout():
-		ctx.Error("request timeout", fasthttp.StatusRequestTimeout)
+		a.writeProblem(ctx, probRequestTimeout, "", nil)
+		a.metrics.request(opUnknown, fasthttp.StatusRequestTimeout, 0)
 	default:
 		a.writeProblem(ctx, probInvalidRequest, "malformed HTTP request", nil)
 		a.metrics.request(opUnknown, fasthttp.StatusBadRequest, 0)
-	}
-}
-
-// slogAdapter sends fasthttp's log lines to slog at warning level.
-type slogAdapter struct{ l *slog.Logger }
-
-func (s slogAdapter) Printf(format string, args ...any) {
-	if s.l.Enabled(context.Background(), slog.LevelWarn) {
-		s.l.Warn("fasthttp", "message", fmt.Sprintf(format, args...))
 	}
 }

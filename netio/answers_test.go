@@ -39,11 +39,19 @@ func TestMetricsExported(t *testing.T) {
 		`rendezvous_udp_answers_total{method="presence",outcome="success"} 1`,
 		`rendezvous_udp_answers_total{method="presence",outcome="conflict"} 1`,
 		`rendezvous_udp_dropped_total{reason="malformed"} 1`,
-		`rendezvous_udp_batch_size_bucket`,
-		`rendezvous_udp_commit_duration_seconds_bucket`,
+		`rendezvous_udp_batch_size_bucket{le="64"} `,
+		`rendezvous_udp_commit_duration_seconds_bucket{le="0.1"} `,
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("metrics lack %q:\n%s", want, out)
 		}
+	}
+	// Two presence refreshes were committed, each in its own batch or not.
+	if strings.Contains(out, "rendezvous_udp_commit_duration_seconds_count 0\n") ||
+		strings.Contains(out, "rendezvous_udp_batch_size_count 0\n") {
+		t.Fatalf("histograms recorded nothing:\n%s", out)
+	}
+	if strings.Contains(out, "vmrange") {
+		t.Fatalf("metrics hold VictoriaMetrics vmrange buckets:\n%s", out)
 	}
 }

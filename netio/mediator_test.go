@@ -53,6 +53,9 @@ func TestPresenceRefresh(t *testing.T) {
 	wantError(t, p.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), 409, pc[:])
 	// Missing RDV-SEQUENCE: signed 400.
 	wantError(t, p.roundTrip(signedReq('p', v.Presence, pc[:])), 400, pc[:])
+	// A sequence above engine.MaxPresenceSeq: signed 400, not recorded (the
+	// host is not locked out: sequence 2 below still works).
+	wantError(t, p.roundTrip(signedReq('p', v.Presence, pc[:], seq(^uint64(0)))), 400, pc[:])
 	// Bad integrity: unsigned 401.
 	bad := pc
 	bad[0] ^= 1

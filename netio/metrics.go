@@ -72,27 +72,63 @@ type mediatorMetrics struct {
 	batches   *metrics.Counter
 	drops     [numDrops]*metrics.Counter
 	answers   [numMethods][numResults]*metrics.Counter
-	batchSize *metrics.Histogram
+	batchSize *metrics.PrometheusHistogram
 	// commit is the time of one store.ApplyBatch: the commit latency of a
 	// batch (CONTRACT.md §6).
-	commit *metrics.Histogram
+	commit *metrics.PrometheusHistogram
+}
+
+// Metric families. Every one needs a HELP text in metricHelp: the
+// exposition test (promtool check metrics) fails without one.
+const (
+	metricIn        = "rendezvous_udp_datagrams_in_total"
+	metricOut       = "rendezvous_udp_datagrams_out_total"
+	metricBatches   = "rendezvous_udp_read_batches_total"
+	metricBatchSize = "rendezvous_udp_batch_size"
+	metricCommit    = "rendezvous_udp_commit_duration_seconds"
+	metricDropped   = "rendezvous_udp_dropped_total"
+	metricAnswers   = "rendezvous_udp_answers_total"
+)
+
+var metricHelp = map[string]string{
+	metricIn:        "UDP datagrams received by the mediator.",
+	metricOut:       "UDP datagrams sent by the mediator.",
+	metricBatches:   "Receive batches (recvmmsg calls or portable batch reads) that returned datagrams.",
+	metricBatchSize: "Datagrams per receive batch.",
+	metricCommit:    "Commit latency in seconds: time in one store ApplyBatch of a receive batch.",
+	metricDropped:   "Datagrams that got no answer, by reason.",
+	metricAnswers:   "UDP answers, by method asked and outcome answered.",
+}
+
+// MetricHelp is the HELP text of a metric family this package exports, or
+// "" for a family it does not know.
+func MetricHelp(family string) string { return metricHelp[family] }
+
+// batchBuckets bound the batch size histogram: powers of two up to
+// batchSize, the most one read returns.
+var batchBuckets = []float64{1, 2, 4, 8, 16, 32, batchSize}
+
+// commitBuckets bound the commit latency histogram, in seconds: one
+// ApplyBatch of up to batchSize operations takes microseconds.
+var commitBuckets = []float64{
+	0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1,
 }
 
 func newMediatorMetrics(s *metrics.Set) *mediatorMetrics {
 	m := &mediatorMetrics{
-		in:        s.GetOrCreateCounter("rendezvous_udp_datagrams_in_total"),
-		out:       s.GetOrCreateCounter("rendezvous_udp_datagrams_out_total"),
-		batches:   s.GetOrCreateCounter("rendezvous_udp_read_batches_total"),
-		batchSize: s.GetOrCreateHistogram("rendezvous_udp_batch_size"),
-		commit:    s.GetOrCreateHistogram("rendezvous_udp_commit_duration_seconds"),
+		in:        s.GetOrCreateCounter(metricIn),
+		out:       s.GetOrCreateCounter(metricOut),
+		batches:   s.GetOrCreateCounter(metricBatches),
+		batchSize: s.GetOrCreatePrometheusHistogramExt(metricBatchSize, batchBuckets),
+		commit:    s.GetOrCreatePrometheusHistogramExt(metricCommit, commitBuckets),
 	}
 	for i := range m.drops {
-		m.drops[i] = s.GetOrCreateCounter(fmt.Sprintf(`rendezvous_udp_dropped_total{reason=%q}`, dropNames[i]))
+		m.drops[i] = s.GetOrCreateCounter(fmt.Sprintf(`%s{reason=%q}`, metricDropped, dropNames[i]))
 	}
 	for i := range m.answers {
 		for j := range m.answers[i] {
-			m.answers[i][j] = s.GetOrCreateCounter(fmt.Sprintf(`rendezvous_udp_answers_total{method=%q,outcome=%q}`,
-				methodNames[i], resultNames[j]))
+			m.answers[i][j] = s.GetOrCreateCounter(fmt.Sprintf(`%s{method=%q,outcome=%q}`,
+				metricAnswers, methodNames[i], resultNames[j]))
 		}
 	}
 	return m

@@ -11,8 +11,14 @@ import (
 
 // Rate limiter geometry: the memory is fixed at construction
 // (limiterShards × limiterSlots entries of 24 bytes, 1.5 MiB) whatever the
-// number of sources; a source that finds no slot in its probe window evicts
-// the least recently used one there, which can only grant it a fresh burst.
+// number of sources. A source that finds no slot in its probe window may
+// take only an empty slot or one whose bucket has refilled to the burst:
+// forgetting such a bucket loses nothing, as the source would find it full
+// anyway. Evicting a partly spent bucket would hand its source a fresh
+// burst when it returns, so a source cycling others through the table
+// could multiply its answers; when every slot of the window holds a
+// partly spent bucket, the new source gets no answer (fail closed) until
+// one has refilled.
 const (
 	DefaultErrorRate  = 10.0 // unsigned error answers per second per source
 	DefaultErrorBurst = 20
@@ -104,9 +110,12 @@ func (l *rateLimiter) Allow(src netip.Addr, now int64) bool {
 			e.tokens -= l.cost
 			return true
 		}
-		if victim < 0 || e.key == 0 || (s.slots[victim].key != 0 && e.last < s.slots[victim].last) {
+		if victim < 0 && (e.key == 0 || e.tokens+(now-e.last) >= l.max) {
 			victim = j
 		}
+	}
+	if victim < 0 {
+		return false
 	}
 	s.slots[victim] = limiterEntry{key: key, last: now, tokens: l.max - l.cost}
 	return true

@@ -54,16 +54,64 @@ func TestRateLimiterBoundedMemory(t *testing.T) {
 		l.Allow(a, now)
 	}
 	src := netip.MustParseAddr("203.0.113.5")
-	n := 0
-	for i := 0; i < 10; i++ {
-		if l.Allow(src, now) {
-			n++
+	allowed := func() int {
+		n := 0
+		for i := 0; i < 10; i++ {
+			if l.Allow(src, now) {
+				n++
+			}
 		}
+		return n
 	}
-	if n != 2 {
-		t.Fatalf("%d allowed after churn, want 2", n)
+	// Every slot holds a partly spent bucket: a new source gets nothing
+	// rather than a slot whose owner would come back to a fresh burst.
+	if n := allowed(); n != 0 {
+		t.Fatalf("%d allowed while every slot holds a spent bucket, want 0", n)
+	}
+	// Once the buckets have refilled (burst / rate), their slots are free.
+	now += int64(200 * time.Millisecond)
+	if n := allowed(); n != 2 {
+		t.Fatalf("%d allowed after the churn refilled, want 2", n)
 	}
 	if allocs := testing.AllocsPerRun(100, func() { l.Allow(src, now) }); allocs != 0 {
 		t.Fatalf("Allow allocates %v", allocs)
+	}
+}
+
+// A source whose bucket was evicted by a churn of other sources must not
+// come back with a fresh burst: cycling sources through the table never
+// grants one source more than its burst plus the rate.
+func TestRateLimiterEvictionGrantsNoFreshBurst(t *testing.T) {
+	const rate, burst = 10, 20
+	l := newRateLimiter(rate, burst)
+	victim := netip.MustParseAddr("192.0.2.77")
+	now := int64(time.Hour)
+	churn := func(round int) {
+		for i := range limiterShards * limiterSlots * 2 {
+			l.Allow(netip.AddrFrom4([4]byte{byte(10 + round), byte(i >> 16), byte(i >> 8), byte(i)}), now)
+		}
+	}
+	drain := func() int {
+		n := 0
+		for range 3 * burst {
+			if l.Allow(victim, now) {
+				n++
+			}
+		}
+		return n
+	}
+	total := 0
+	for round := range 4 {
+		total += drain()
+		churn(round)
+	}
+	if total != burst {
+		t.Fatalf("%d answers to one source across 4 churns at one instant, want the burst %d", total, burst)
+	}
+	// Time refills the bucket at the configured rate, churn or not.
+	now += int64(time.Second)
+	churn(5)
+	if n := drain(); n != rate {
+		t.Fatalf("%d answers one second later, want the rate %d", n, rate)
 	}
 }

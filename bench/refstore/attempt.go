@@ -99,10 +99,13 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	if _, fresh := s.presence[l.presence]; !fresh {
 		return engine.AttemptView{}, engine.Result{Outcome: engine.NotFound}, nil
 	}
-	inTenant := 0
+	inTenant, mine := 0, 0
 	for _, a := range s.attempts {
 		if a.tenant == cmd.Tenant {
 			inTenant++
+		}
+		if a.client == cmd.Client {
+			mine++
 		}
 	}
 	switch {
@@ -110,8 +113,12 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolAttempts}, nil
 	case len(s.idempotency) >= s.lim.MaxIdempotency:
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolIdempotency}, nil
+	case mine >= s.lim.SubjectAttemptQuota:
+		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectAttempts}, nil
 	case inTenant >= s.lim.TenantAttemptQuota:
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantAttempts}, nil
+	case s.tenantIdempotency(cmd.Tenant) >= s.lim.TenantIdempotencyQuota:
+		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
 	}
 	s.created++
 	a := &attemptEntry{

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // CheckInvariants verifies that every index agrees with the primary maps,
@@ -56,6 +58,9 @@ func (s *Store) CheckInvariants() error {
 		}
 	}
 	for k, e := range s.idempotency {
+		if l, ok := s.listings[e.listing]; ok && e.deadline-l.leaseDeadline != s.lim.IdempotencyTTL-s.lim.LeaseTTL {
+			bad("idempotency %q does not outlive its listing by %v", k, s.lim.IdempotencyTTL-s.lim.LeaseTTL)
+		}
 		if e.deadline <= now {
 			bad("idempotency %q past its deadline", k)
 		}
@@ -92,6 +97,7 @@ func (s *Store) CheckInvariants() error {
 			bad("owner %q holds %d listings over the quota", o, n)
 		}
 	}
+	s.checkQuotas(bad)
 	return errors.Join(errs...)
 }
 
@@ -130,4 +136,41 @@ func (s *Store) Snapshot() string {
 	slices.Sort(lines)
 	head := fmt.Sprintf("instance=%v available=%v draining=%v deadline=%v\n", s.id, s.available, s.draining, s.drainDeadline)
 	return head + strings.Join(lines, "\n")
+}
+
+// checkQuotas counts every tenant's and client's holdings by scanning and
+// reports any over its quota.
+func (s *Store) checkQuotas(bad func(string, ...any)) {
+	listings, attempts, idem := map[engine.Tenant]int{}, map[engine.Tenant]int{}, map[engine.Tenant]int{}
+	clients := map[engine.Subject]int{}
+	for _, l := range s.listings {
+		listings[l.tenant]++
+	}
+	for _, a := range s.attempts {
+		attempts[a.tenant]++
+		clients[a.client]++
+	}
+	for _, e := range s.idempotency {
+		idem[e.tenant]++
+	}
+	for _, c := range []struct {
+		name  string
+		n     map[engine.Tenant]int
+		quota int
+	}{
+		{"listings", listings, s.lim.TenantListingQuota},
+		{"attempts", attempts, s.lim.TenantAttemptQuota},
+		{"idempotency records", idem, s.lim.TenantIdempotencyQuota},
+	} {
+		for t, n := range c.n {
+			if n > c.quota {
+				bad("tenant %v holds %d %s over the quota", t, n, c.name)
+			}
+		}
+	}
+	for c, n := range clients {
+		if n > s.lim.SubjectAttemptQuota {
+			bad("client %q holds %d attempts over the quota", c, n)
+		}
+	}
 }

@@ -37,10 +37,13 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 		}
 		return engine.ListingView{}, engine.Result{Outcome: engine.Expired}, nil
 	}
-	owned := 0
+	owned, inTenant := 0, 0
 	for _, l := range s.listings {
 		if l.owner == cmd.Owner {
 			owned++
+		}
+		if l.tenant == cmd.Tenant {
+			inTenant++
 		}
 	}
 	switch {
@@ -50,6 +53,10 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolIdempotency}, nil
 	case owned >= s.lim.OwnerListingQuota:
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaOwnerListings}, nil
+	case inTenant >= s.lim.TenantListingQuota:
+		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantListings}, nil
+	case s.tenantIdempotency(cmd.Tenant) >= s.lim.TenantIdempotencyQuota:
+		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
 	}
 	sp := cmd.Spec
 	sp.Metadata = slices.Clone(sp.Metadata) // freeze
@@ -66,6 +73,17 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	s.presenceHandles[l.presence] = l.id
 	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, request: request, listing: l.id, deadline: now + s.lim.IdempotencyTTL}
 	return s.snapshot(l), engine.Result{}, nil
+}
+
+// tenantIdempotency counts the tenant's idempotency records by scanning them all.
+func (s *Store) tenantIdempotency(t engine.Tenant) int {
+	n := 0
+	for _, e := range s.idempotency {
+		if e.tenant == t {
+			n++
+		}
+	}
+	return n
 }
 
 // owned finds the owner's listing in its tenant.
@@ -109,6 +127,13 @@ func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.L
 	l.leaseDeadline = now + s.lim.LeaseTTL
 	l.wallExpiresAt = s.wallDeadline(now, s.lim.LeaseTTL)
 	l.version++
+	// The creation's idempotency record lives as long as the listing, by
+	// the same margin: a replay can never make a live duplicate.
+	for _, e := range s.idempotency {
+		if e.listing == l.id {
+			e.deadline = now + s.lim.IdempotencyTTL
+		}
+	}
 	if cmd.CurrentPlayers >= 0 {
 		l.players = cmd.CurrentPlayers
 	}

@@ -93,7 +93,7 @@ type attemptEntry struct {
 }
 
 type idemEntry struct {
-	tenant   engine.Tenant
+	tenant   engine.Tenant // counted against TenantIdempotencyQuota
 	request  [32]byte
 	listing  engine.ListingID
 	attempt  engine.AttemptID

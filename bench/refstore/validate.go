@@ -71,9 +71,12 @@ func validateBind(cmd *engine.BindAttempt) error {
 	return validEndpoints(cmd.Public, cmd.Local)
 }
 
-// validatePresence checks the endpoints; Seq 0 is not an input error but a
-// stale sequence (Conflict, CONTRACT.md §7.7).
+// validatePresence checks the endpoints and the sequence bound; Seq 0 is not
+// an input error but a stale sequence (Conflict, CONTRACT.md §7.7).
 func validatePresence(cmd *engine.BindPresence) error {
+	if cmd.Seq > engine.MaxPresenceSeq {
+		return inputErr("seq", "must be at most 2^53-1")
+	}
 	return validEndpoints(cmd.Public, cmd.Local)
 }
 

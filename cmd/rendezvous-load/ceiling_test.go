@@ -81,8 +81,12 @@ func TestCeilingProof(t *testing.T) {
 		"--principals-out", principals, "--tokens-out", tokens).CombinedOutput(); err != nil {
 		t.Fatalf("principals: %v\n%s", err, b)
 	}
-	// A short drain window only makes the shutdown after the test quick.
-	srv, httpAddr := startServer(t, server, "--principals", principals, "--drain-window", "1s")
+	// A short drain window only makes the shutdown after the test quick. The
+	// proof fills every pool from one tenant and four clients, so each quota
+	// is set to its whole pool explicitly (the defaults keep a tenant to half).
+	srv, httpAddr := startServer(t, server, "--principals", principals, "--drain-window", "1s",
+		"--tenant-listing-quota", "25000", "--tenant-attempt-quota", "10000",
+		"--subject-attempt-quota", "10000", "--tenant-idempotency-quota", "35000")
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(load, "--mode", "shed", "--http", httpAddr, "--tokens", tokens, "--overload", "2",
 		"--duration", "8s", "--shed-p99", "0", "--min-offered", "0", "--progress", "2s", "--timeout", "20s",

@@ -10,6 +10,8 @@
 //	rendezvous-load --mode shed --http 127.0.0.1:8080 --tokens tokens.json
 //	rendezvous-load --mode load --http 127.0.0.1:8080 --tokens tokens.json --rate browse=200,join=20
 //
+//	rendezvous-load --version
+//
 // Exit status: 0 every check passed, 1 a check failed (each failure is named
 // on stderr), 2 bad usage, 3 the run could not be carried out.
 package main
@@ -25,6 +27,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
 // Exit statuses.
@@ -40,6 +44,10 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer, tty bool) int {
+	if version.Requested(args) {
+		fmt.Fprint(stdout, version.Line("rendezvous-load"))
+		return exitOK
+	}
 	if len(args) > 0 && args[0] == "principals" {
 		if err := runPrincipals(args[1:], stderr); err != nil {
 			if errors.Is(err, flag.ErrHelp) {

@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
 // Exit codes.
@@ -53,6 +54,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
+	if version.Requested(args) {
+		fmt.Fprint(stdout, version.Line("rendezvous-peer"))
+		return exitOK
+	}
 	fmt.Fprintf(stderr, "rendezvous-peer: unknown command %q\n%s", args[0], usage)
 	return exitUsage
 }
@@ -61,7 +66,8 @@ const usage = `usage:
   rendezvous-peer host --name NAME [flags]   publish a listing, punch to each joiner, chat
   rendezvous-peer join (--listing ID | --first) [flags]   join a listing, punch, chat
 
-Run "rendezvous-peer host -h" or "rendezvous-peer join -h" for the flags.
+Run "rendezvous-peer host -h" or "rendezvous-peer join -h" for the flags,
+"rendezvous-peer --version" for the version.
 Every flag also reads RDV_<FLAG> (upper case, - as _); the flag wins.
 `
 

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -87,4 +89,13 @@ func TestHelp(t *testing.T) {
 	}
 	f("host")
 	f("join")
+}
+
+// TestVersion: --version prints the build's version line on stdout, exit 0.
+func TestVersion(t *testing.T) {
+	var out, errOut strings.Builder
+	code := run(context.Background(), []string{"--version"}, func(string) string { return "" }, strings.NewReader(""), &out, &errOut)
+	if code != exitOK || out.String() != version.Line("rendezvous-peer") || errOut.Len() != 0 {
+		t.Fatalf("--version: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
 }

@@ -34,6 +34,7 @@ const (
 // modified after parseConfig returns.
 type config struct {
 	HTTPAddr     string
+	MetricsAddr  string // empty: /metrics only on HTTPAddr
 	UDPAddrs     []string
 	MediatorAddr string // empty: advertise the first bound UDP address
 	Principals   string // path; empty only with Dev
@@ -42,6 +43,11 @@ type config struct {
 	LogLevel     string
 
 	Limits engine.Limits
+
+	// HTTPMaxConns bounds open HTTP connections; 0: derived from the
+	// open-file limit at start (autoMaxConns).
+	HTTPMaxConns      int
+	HTTPMaxConnsPerIP int // 0: no per-source bound
 
 	UDPSockets    int
 	UDPRecvBuffer int
@@ -100,6 +106,9 @@ func newFlagSet(c *config) *flag.FlagSet {
 	l := &c.Limits
 
 	fs.StringVar(&c.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address `host:port` (port 0: any free port)")
+	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", 0, fmt.Sprintf("open HTTP connections at once; further ones are closed on accept (0: the open-file limit minus a reserve of max(%d, limit/%d)); 0..%d", minFDReserve, fdReserveDenominator, maxHTTPConns))
+	fs.IntVar(&c.HTTPMaxConnsPerIP, "http-max-conns-per-ip", defaultConnsPerIP, fmt.Sprintf("open HTTP connections per client IPv4 address or IPv6 /64 (0: no bound; behind a proxy every connection has the proxy's address); 0..%d", maxHTTPConns))
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "extra listen address `host:port` serving only /metrics, for scrapers (default: none; /metrics is always on --http-addr)")
 	fs.Func("udp-addr", "UDP mediator listen address `host:port`, or a comma-separated list (e.g. one IPv4 and one IPv6) (default 127.0.0.1:3478)", func(s string) error {
 		addrs, err := splitAddrs(s)
 		if err != nil {
@@ -127,8 +136,11 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.DurationVar(&l.ReplayTTL, "replay-ttl", d.ReplayTTL, "replay entry lifetime (1s..30s)")
 	fs.DurationVar(&l.IdempotencyTTL, "idempotency-ttl", d.IdempotencyTTL, "idempotency record lifetime (1s..10m, at least lease-ttl and attempt-ttl)")
 	fs.DurationVar(&l.DrainWindow, "drain-window", d.DrainWindow, "how long in-flight attempts may finish after drain begins (1s..30s)")
-	fs.IntVar(&l.OwnerListingQuota, "owner-listing-quota", d.OwnerListingQuota, "listings per owner")
-	fs.IntVar(&l.TenantAttemptQuota, "tenant-attempt-quota", d.TenantAttemptQuota, "active join attempts per tenant")
+	fs.IntVar(&l.OwnerListingQuota, "owner-listing-quota", d.OwnerListingQuota, "listings per owner; not given: 100, at most --max-listings")
+	fs.IntVar(&l.TenantListingQuota, "tenant-listing-quota", d.TenantListingQuota, "listings per tenant; not given: half of --max-listings")
+	fs.IntVar(&l.TenantAttemptQuota, "tenant-attempt-quota", d.TenantAttemptQuota, "active join attempts per tenant; not given: half of --max-attempts")
+	fs.IntVar(&l.SubjectAttemptQuota, "subject-attempt-quota", d.SubjectAttemptQuota, "active join attempts per principal; not given: a tenth of --max-attempts")
+	fs.IntVar(&l.TenantIdempotencyQuota, "tenant-idempotency-quota", d.TenantIdempotencyQuota, "idempotency records per tenant; not given: half of --max-idempotency")
 
 	fs.Float64Var(&c.UDPErrorRate, "udp-error-rate", defaultErrorRate, "unsigned UDP error answers per second per source (IPv4 address, IPv6 /64)")
 	fs.IntVar(&c.UDPErrorBurst, "udp-error-burst", defaultErrorBurst, "burst of unsigned UDP error answers per source")
@@ -177,10 +189,35 @@ func parseConfig(args []string, env func(string) string) (*config, error) {
 	if envErr != nil {
 		return nil, envErr
 	}
+	c.defaultQuotas()
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// defaultQuotas sets every quota neither flag nor environment gave to its
+// default share of the pools as configured (engine.Limits.DefaultShares),
+// so lowering a pool lowers its default quotas with it. A quota given
+// explicitly is kept, and validate rejects it if it is above its pool.
+func (c *config) defaultQuotas() {
+	l := &c.Limits
+	shares := l.DefaultShares()
+	for _, q := range []struct {
+		name  string
+		quota *int
+		share int
+	}{
+		{"owner-listing-quota", &l.OwnerListingQuota, shares.OwnerListingQuota},
+		{"tenant-listing-quota", &l.TenantListingQuota, shares.TenantListingQuota},
+		{"tenant-attempt-quota", &l.TenantAttemptQuota, shares.TenantAttemptQuota},
+		{"subject-attempt-quota", &l.SubjectAttemptQuota, shares.SubjectAttemptQuota},
+		{"tenant-idempotency-quota", &l.TenantIdempotencyQuota, shares.TenantIdempotencyQuota},
+	} {
+		if c.source[q.name] == "" {
+			*q.quota = q.share
+		}
+	}
 }
 
 // flagParseError turns the flag package's error into a settingError when it
@@ -219,6 +256,17 @@ func (c *config) validate() error {
 	}
 	if err := checkHostPort(c.HTTPAddr, true); err != nil {
 		return c.bad("http-addr", "%v", err)
+	}
+	if c.HTTPMaxConns < 0 || c.HTTPMaxConns > maxHTTPConns {
+		return c.bad("http-max-conns", "%d is not in 0..%d", c.HTTPMaxConns, maxHTTPConns)
+	}
+	if c.HTTPMaxConnsPerIP < 0 || c.HTTPMaxConnsPerIP > maxHTTPConns {
+		return c.bad("http-max-conns-per-ip", "%d is not in 0..%d", c.HTTPMaxConnsPerIP, maxHTTPConns)
+	}
+	if c.MetricsAddr != "" {
+		if err := checkHostPort(c.MetricsAddr, true); err != nil {
+			return c.bad("metrics-addr", "%v", err)
+		}
 	}
 	for _, a := range c.UDPAddrs {
 		if ap, err := netip.ParseAddrPort(a); err != nil || ap.Addr().Zone() != "" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -27,10 +28,11 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c.Limits != engine.DefaultLimits() {
 		t.Fatalf("limits %+v, want the defaults", c.Limits)
 	}
-	if c.HTTPAddr != "127.0.0.1:8080" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:3478"}) || c.MediatorAddr != "" {
-		t.Fatalf("addresses %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr)
+	if c.HTTPAddr != "127.0.0.1:8080" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:3478"}) || c.MediatorAddr != "" || c.MetricsAddr != "" {
+		t.Fatalf("addresses %q %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr, c.MetricsAddr)
 	}
 	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil ||
+		c.HTTPMaxConns != 0 || c.HTTPMaxConnsPerIP != defaultConnsPerIP ||
 		c.Store != "memory" || c.RedisAddr != "127.0.0.1:6379" || c.RedisName != "rdv" {
 		t.Fatalf("defaults %+v", c)
 	}
@@ -43,18 +45,20 @@ func everySetting(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"RDV_HTTP_ADDR": "127.0.0.1:9", "RDV_UDP_ADDR": "127.0.0.1:1, [::1]:2",
+		"RDV_HTTP_ADDR": "127.0.0.1:9", "RDV_METRICS_ADDR": "127.0.0.1:10", "RDV_UDP_ADDR": "127.0.0.1:1, [::1]:2",
 		"RDV_MEDIATOR_ADDR": "rdv.example.com:3478", "RDV_PRINCIPALS": "/etc/rendezvous/principals.json",
 		"RDV_DEV": "true", "RDV_LOG_FORMAT": "json", "RDV_LOG_LEVEL": "debug",
 		"RDV_MAX_LISTINGS": "11", "RDV_MAX_PRESENCE": "12", "RDV_MAX_ATTEMPTS": "13",
 		"RDV_MAX_REPLAY": "14", "RDV_MAX_REVOCATIONS": "15", "RDV_MAX_IDEMPOTENCY": "16",
 		"RDV_LEASE_TTL": "50s", "RDV_PRESENCE_TTL": "15s", "RDV_ATTEMPT_TTL": "25s",
 		"RDV_REPLAY_TTL": "20s", "RDV_IDEMPOTENCY_TTL": "5m", "RDV_DRAIN_WINDOW": "10s",
-		"RDV_OWNER_LISTING_QUOTA": "3", "RDV_TENANT_ATTEMPT_QUOTA": "4",
+		"RDV_OWNER_LISTING_QUOTA": "3", "RDV_TENANT_ATTEMPT_QUOTA": "4", "RDV_SUBJECT_ATTEMPT_QUOTA": "2",
+		"RDV_TENANT_LISTING_QUOTA": "9", "RDV_TENANT_IDEMPOTENCY_QUOTA": "8",
 		"RDV_UDP_ERROR_RATE": "2.5", "RDV_UDP_ERROR_BURST": "7", "RDV_UDP_SOCKETS": "2",
 		"RDV_UDP_RECV_BUFFER": "65536", "RDV_UDP_SEND_BUFFER": "32768", "RDV_UDP_PORTABLE": "true",
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
-		"RDV_STORE":               "redis", "RDV_REDIS_ADDR": "redis.example.com:6380", "RDV_REDIS_NAME": "eu-1",
+		"RDV_HTTP_MAX_CONNS":      "500", "RDV_HTTP_MAX_CONNS_PER_IP": "0",
+		"RDV_STORE": "redis", "RDV_REDIS_ADDR": "redis.example.com:6380", "RDV_REDIS_NAME": "eu-1",
 	}
 }
 
@@ -74,7 +78,7 @@ func TestParseConfigEnvironment(t *testing.T) {
 		MaxListings: 11, MaxPresence: 12, MaxAttempts: 13, MaxReplay: 14, MaxRevocations: 15, MaxIdempotency: 16,
 		LeaseTTL: 50 * time.Second, PresenceTTL: 15 * time.Second, AttemptTTL: 25 * time.Second,
 		ReplayTTL: 20 * time.Second, IdempotencyTTL: 5 * time.Minute, DrainWindow: 10 * time.Second,
-		OwnerListingQuota: 3, TenantAttemptQuota: 4,
+		OwnerListingQuota: 3, TenantAttemptQuota: 4, SubjectAttemptQuota: 2, TenantListingQuota: 9, TenantIdempotencyQuota: 8,
 	}
 	if c.Limits != wantLimits {
 		t.Fatalf("limits %+v, want %+v", c.Limits, wantLimits)
@@ -83,11 +87,11 @@ func TestParseConfigEnvironment(t *testing.T) {
 	for i := range key {
 		key[i] = 0xab
 	}
-	if c.HTTPAddr != "127.0.0.1:9" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:1", "[::1]:2"}) ||
+	if c.HTTPAddr != "127.0.0.1:9" || c.MetricsAddr != "127.0.0.1:10" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:1", "[::1]:2"}) ||
 		c.MediatorAddr != "rdv.example.com:3478" || c.Principals != "/etc/rendezvous/principals.json" || !c.Dev ||
 		c.LogFormat != "json" || c.LogLevel != "debug" || c.UDPErrorRate != 2.5 || c.UDPErrorBurst != 7 ||
 		c.UDPSockets != 2 || c.UDPRecvBuffer != 65536 || c.UDPSendBuffer != 32768 || !c.UDPPortable ||
-		c.CapabilityKey == nil || *c.CapabilityKey != key ||
+		c.CapabilityKey == nil || *c.CapabilityKey != key || c.HTTPMaxConns != 500 || c.HTTPMaxConnsPerIP != 0 ||
 		c.Store != "redis" || c.RedisAddr != "redis.example.com:6380" || c.RedisName != "eu-1" {
 		t.Fatalf("config from the environment: %+v", c)
 	}
@@ -101,6 +105,21 @@ func TestParseConfigFlagWins(t *testing.T) {
 	}
 	if c.Limits.MaxListings != 7 || c.Limits.LeaseTTL != 30*time.Second || !c.Dev {
 		t.Fatalf("max-listings %d lease-ttl %v dev %v, want 7, 30s (flags) and true (env)", c.Limits.MaxListings, c.Limits.LeaseTTL, c.Dev)
+	}
+}
+
+// Quotas not given follow their pools, so lowering a pool alone is a valid
+// configuration; quotas given are kept.
+func TestParseConfigQuotasFollowPools(t *testing.T) {
+	c, err := parseConfig([]string{"--dev", "--max-listings", "50", "--max-attempts", "40", "--max-idempotency", "30",
+		"--tenant-attempt-quota", "40"}, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Limits
+	if l.OwnerListingQuota != 50 || l.TenantListingQuota != 25 || l.TenantAttemptQuota != 40 ||
+		l.SubjectAttemptQuota != 4 || l.TenantIdempotencyQuota != 15 {
+		t.Fatalf("quotas %+v, want 50, 25, 40 (given), 4, 15", l)
 	}
 }
 
@@ -135,8 +154,19 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--drain-window", "31s"}, e, "drain-window", "flag --drain-window")
 	f([]string{"--owner-listing-quota", "0"}, e, "owner-listing-quota", "flag --owner-listing-quota")
 	f(nil, map[string]string{"RDV_TENANT_ATTEMPT_QUOTA": "0"}, "tenant-attempt-quota", "RDV_TENANT_ATTEMPT_QUOTA")
+	// A quota given above its pool is named; one not given follows its pool.
+	f([]string{"--max-attempts", "100", "--subject-attempt-quota", "101"}, e, "subject-attempt-quota", "flag --subject-attempt-quota")
+	f(nil, map[string]string{"RDV_TENANT_LISTING_QUOTA": "25001"}, "tenant-listing-quota", "RDV_TENANT_LISTING_QUOTA")
+	f([]string{"--max-idempotency", "10", "--tenant-idempotency-quota", "11"}, e, "tenant-idempotency-quota", "flag --tenant-idempotency-quota")
+	f([]string{"--tenant-attempt-quota", "10001"}, e, "tenant-attempt-quota", "flag --tenant-attempt-quota")
 	f([]string{"--http-addr", "localhost"}, e, "http-addr", "flag --http-addr")
 	f([]string{"--http-addr", "127.0.0.1:70000"}, e, "http-addr", "flag --http-addr")
+	f([]string{"--http-max-conns", "-1"}, e, "http-max-conns", "flag --http-max-conns")
+	f(nil, map[string]string{"RDV_HTTP_MAX_CONNS": "10000001"}, "http-max-conns", "RDV_HTTP_MAX_CONNS")
+	f([]string{"--http-max-conns-per-ip", "-5"}, e, "http-max-conns-per-ip", "flag --http-max-conns-per-ip")
+	f(nil, map[string]string{"RDV_HTTP_MAX_CONNS_PER_IP": "many"}, "http-max-conns-per-ip", "RDV_HTTP_MAX_CONNS_PER_IP")
+	f([]string{"--metrics-addr", "127.0.0.1"}, e, "metrics-addr", "flag --metrics-addr")
+	f(nil, map[string]string{"RDV_METRICS_ADDR": "127.0.0.1:65536"}, "metrics-addr", "RDV_METRICS_ADDR")
 	f([]string{"--udp-addr", "127.0.0.1:1,"}, e, "udp-addr", "flag --udp-addr")
 	f(nil, map[string]string{"RDV_UDP_ADDR": "[::1]"}, "udp-addr", "RDV_UDP_ADDR")
 	f([]string{"--mediator-addr", "example.com:0"}, e, "mediator-addr", "flag --mediator-addr")
@@ -235,6 +265,8 @@ func TestRunHelpAndBadSettings(t *testing.T) {
 	}
 	f([]string{"--help"}, nil, exitOK, "RDV_MAX_LISTINGS", "")
 	f([]string{"-h"}, nil, exitOK, "--drain-window", "")
+	f([]string{"--version"}, nil, exitOK, version.Line("rendezvous"), "")
+	f([]string{"-version"}, nil, exitOK, version.Line("rendezvous"), "")
 	f([]string{"--dev"}, map[string]string{"RDV_MAX_LISTINGS": "0"}, exitUsage, "", "invalid max-listings (RDV_MAX_LISTINGS)")
 	f([]string{"--dev", "--lease-ttl", "61s"}, nil, exitUsage, "", "invalid lease-ttl (flag --lease-ttl)")
 	f([]string{"--no-such-flag"}, nil, exitUsage, "", "no-such-flag")
@@ -278,4 +310,19 @@ func (f *fakeStats) Stats() engine.Stats {
 	n := f.seq[min(f.i, len(f.seq)-1)]
 	f.i++
 	return engine.Stats{InFlight: n}
+}
+
+// The default connection ceiling leaves a reserve of descriptors below the
+// open-file limit, and a usable ceiling even at tiny limits.
+func TestAutoMaxConns(t *testing.T) {
+	for _, c := range []struct {
+		limit uint64
+		want  int
+	}{
+		{0, connsNoFDLimit}, {2, 1}, {100, 50}, {256, 192}, {1024, 896}, {65536, 57344}, {1 << 40, maxHTTPConns},
+	} {
+		if got := autoMaxConns(c.limit); got != c.want {
+			t.Errorf("autoMaxConns(%d) = %d, want %d", c.limit, got, c.want)
+		}
+	}
 }

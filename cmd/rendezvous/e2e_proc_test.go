@@ -132,9 +132,17 @@ func runBinary(t testing.TB, env []string, args ...string) (code int, stdout, st
 // --principals in args: the file's principals are used, no token printed).
 func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
+	return startProcWrapped(t, nil, args...)
+}
+
+// startProcWrapped is startProc with the binary run by a wrapper command
+// (e.g. prlimit), whose arguments come before the binary's path.
+func startProcWrapped(t testing.TB, wrapper []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, exited: make(chan struct{}), tokens: map[string]string{}, client: httpClient}
 	base := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--dev", "--log-format", "json"}
-	p.cmd = exec.Command(binPath, append(base, args...)...)
+	argv := append(append(append([]string(nil), wrapper...), binPath), append(base, args...)...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Env = cleanEnv()
 	outPipe, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -219,7 +227,7 @@ func startProc(t testing.TB, args ...string) *proc {
 		t.Fatalf("first log line names port 0, not the bound port: %v", p.first)
 	}
 	if slices.Contains(args, "--principals") {
-		return p
+		return p // no dev banner: the caller wrote the principals and knows their tokens
 	}
 	select {
 	case <-bannerDone:

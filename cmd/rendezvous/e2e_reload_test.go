@@ -21,7 +21,7 @@ var reloadTokens = map[string]string{
 }
 
 // writePrincipals writes the principals file with the named subjects.
-func writePrincipals(t *testing.T, path string, subjects ...string) {
+func writeReloadPrincipals(t *testing.T, path string, subjects ...string) {
 	t.Helper()
 	roles := map[string]string{"pub-1": "publisher", "cli-1": "client", "cli-2": "client", "gop": "operator", "op-1": "operator"}
 	var entries []string
@@ -79,7 +79,7 @@ func (p *proc) status(subject string) int {
 // and a bad file is refused with the previous principals kept.
 func TestE2EReloadPrincipals(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "principals.json")
-	writePrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
+	writeReloadPrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
 	p := startProc(t, "--principals", file)
 	p.tokens = map[string]string{"publisher": reloadTokens["pub-1"], "client": reloadTokens["cli-1"]}
 	h := publishHost(t, p, "reload-1", "Reload host")
@@ -87,7 +87,7 @@ func TestE2EReloadPrincipals(t *testing.T) {
 	p.call("GET", listing, reloadTokens["cli-1"], nil).expect(t, "get before reload", http.StatusOK, nil)
 
 	// SIGHUP: cli-1 removed, cli-2 added.
-	writePrincipals(t, file, "pub-1", "cli-2", "gop", "op-1")
+	writeReloadPrincipals(t, file, "pub-1", "cli-2", "gop", "op-1")
 	p.signal(syscall.SIGHUP)
 	p.waitLogged("principals reloaded", 1)
 	if got := p.logged("principals reloaded"); got["loaded"] != 4.0 || got["added"] != 1.0 || got["removed"] != 1.0 || got["by"] != "SIGHUP" {
@@ -108,7 +108,7 @@ func TestE2EReloadPrincipals(t *testing.T) {
 	}
 
 	// The route: a tenant operator may not; a global operator may.
-	writePrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
+	writeReloadPrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
 	reload := func(subject string) httpReply {
 		return p.call("POST", "/v1/admin/principals/reload", reloadTokens[subject], nil)
 	}

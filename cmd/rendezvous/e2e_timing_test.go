@@ -19,7 +19,8 @@ var Sink int
 // operation (from /proc), the figure that carries over to other hardware
 // (ARCHITECTURE.md); allocs/op are the benchmark client's, not the server's.
 func BenchmarkE2EJoinIntroduce(b *testing.B) {
-	p := startProc(b, "--max-attempts", "1000000", "--tenant-attempt-quota", "1000000", "--max-idempotency", "1000000")
+	p := startProc(b, "--max-attempts", "1000000", "--tenant-attempt-quota", "1000000", "--subject-attempt-quota", "1000000",
+		"--max-idempotency", "1000000", "--tenant-idempotency-quota", "1000000")
 	p.client = &http.Client{Timeout: hangGuard}
 	h := publishHost(b, p, "bench-listing", "Bench host")
 	client := newPeer(b, p.mediator)

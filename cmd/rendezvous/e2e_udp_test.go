@@ -50,12 +50,23 @@ func (u *udpPeer) addr() netip.AddrPort {
 // the transaction ID.
 func (u *udpPeer) request(kind byte, h engine.Handle, key *engine.Capability, seq uint64, local netip.AddrPort) [12]byte {
 	u.t.Helper()
+	msg, tx, err := signedRequest(kind, h, key, seq, local)
+	if err != nil {
+		u.t.Fatalf("building a request: %v", err)
+	}
+	u.send(msg)
+	return tx
+}
+
+// signedRequest builds a Binding request for kind:h signed with key, with a
+// random transaction ID; seq 0 omits RDV-SEQUENCE, an invalid local omits
+// RDV-LOCAL-ADDRESS.
+func signedRequest(kind byte, h engine.Handle, key *engine.Capability, seq uint64, local netip.AddrPort) ([]byte, [12]byte, error) {
 	var tx [12]byte
 	if _, err := rand.Read(tx[:]); err != nil {
-		u.t.Fatal(err)
+		return nil, tx, err
 	}
-	var buf [stun.MaxDatagram]byte
-	b := stun.NewBuilder(buf[:], stun.BindingRequest, tx)
+	b := stun.NewBuilder(make([]byte, 0, stun.MaxDatagram), stun.BindingRequest, tx)
 	name := stun.Username(kind, h)
 	b.AddUsername(name[:])
 	if seq != 0 {
@@ -66,11 +77,7 @@ func (u *udpPeer) request(kind byte, h engine.Handle, key *engine.Capability, se
 	}
 	b.AddIntegritySHA256(key[:])
 	b.AddFingerprint()
-	if err := b.Err(); err != nil {
-		u.t.Fatalf("building a request: %v", err)
-	}
-	u.send(b.Bytes())
-	return tx
+	return b.Bytes(), tx, b.Err()
 }
 
 // plainBinding sends an unauthenticated Binding request with FINGERPRINT.

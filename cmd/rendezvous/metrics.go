@@ -4,11 +4,24 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
+// storeKind names the store implementation in rendezvous_build_info.
+const storeKind = "memory"
+
+// processHelp is the HELP text of the families newProcessMetrics registers.
+var processHelp = map[string]string{
+	"rendezvous_available":          "1 while the store is available, 0 once it failed.",
+	"rendezvous_draining":           "1 from the start of a drain (signal or POST /v1/admin/drain), else 0.",
+	"rendezvous_attempts_in_flight": "Join attempts created but not yet introduced: what a drain waits for.",
+	"rendezvous_build_info":         "Always 1; the labels name the running build: version, Go version and store.",
+}
+
 // newProcessMetrics registers the process-level gauges the components do
-// not export themselves: availability, drain state and attempts in flight
-// (what a drain waits for). Each is read from Stats at scrape time.
+// not export themselves: availability, drain state, attempts in flight
+// (what a drain waits for), each read from the store at scrape time, and
+// the build info.
 func newProcessMetrics(store engine.Store) *metrics.Set {
 	s := metrics.NewSet()
 	flag := func(b bool) float64 {
@@ -20,5 +33,8 @@ func newProcessMetrics(store engine.Store) *metrics.Set {
 	s.NewGauge("rendezvous_available", func() float64 { return flag(store.Available()) })
 	s.NewGauge("rendezvous_draining", func() float64 { return flag(store.Draining()) })
 	s.NewGauge("rendezvous_attempts_in_flight", func() float64 { return float64(store.Stats().InFlight) })
+	// version.Version keeps only characters that need no escaping in a label.
+	s.NewGauge(`rendezvous_build_info{version="`+version.Version()+`",go_version="`+version.GoVersion()+`",store="`+storeKind+`"}`,
+		func() float64 { return 1 })
 	return s
 }

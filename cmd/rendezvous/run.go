@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/rendezvous/rendezvous/internal/version"
 )
 
 // Exit statuses.
@@ -21,6 +23,10 @@ const (
 // returns the exit status. Logs go to stderr; stdout gets --help and the
 // --dev banner only.
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	if version.Requested(args) {
+		fmt.Fprint(stdout, version.Line("rendezvous"))
+		return exitOK
+	}
 	c, err := parseConfig(args, env)
 	if errors.Is(err, flag.ErrHelp) {
 		writeUsage(stdout)
@@ -39,8 +45,12 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	}
 	// The first log line after start: it names the bound addresses (port 0
 	// in a setting is resolved here).
-	log.Info("listening", "http", s.httpAddr.String(), "udp", udpList(s.udpAddrs),
-		"mediator", s.mediatorAddr, "instance", s.store.InstanceID().String())
+	attrs := []any{"http", s.httpAddr.String(), "udp", udpList(s.udpAddrs),
+		"mediator", s.mediatorAddr, "instance", s.store.InstanceID().String()}
+	if s.metricsLn != nil {
+		attrs = append(attrs, "metrics", s.metricsLn.Addr().String())
+	}
+	log.Info("listening", attrs...)
 	s.logSettings(c)
 	if s.devTokens != nil {
 		writeDevBanner(stdout, s.httpAddr.String(), s.mediatorAddr, s.devTokens)
@@ -79,9 +89,12 @@ func (s *server) logSettings(c *config) {
 		"max_replay", l.MaxReplay, "max_revocations", l.MaxRevocations, "max_idempotency", l.MaxIdempotency,
 		"lease_ttl", l.LeaseTTL.String(), "presence_ttl", l.PresenceTTL.String(), "attempt_ttl", l.AttemptTTL.String(),
 		"replay_ttl", l.ReplayTTL.String(), "idempotency_ttl", l.IdempotencyTTL.String(), "drain_window", l.DrainWindow.String(),
-		"owner_listing_quota", l.OwnerListingQuota, "tenant_attempt_quota", l.TenantAttemptQuota,
+		"owner_listing_quota", l.OwnerListingQuota, "tenant_listing_quota", l.TenantListingQuota,
+		"tenant_attempt_quota", l.TenantAttemptQuota, "subject_attempt_quota", l.SubjectAttemptQuota,
+		"tenant_idempotency_quota", l.TenantIdempotencyQuota,
 		"udp_recv_buffer", recv, "udp_send_buffer", send,
 		"udp_error_rate", c.UDPErrorRate, "udp_error_burst", c.UDPErrorBurst,
+		"http_max_conns", s.conns.MaxConns, "http_max_conns_per_ip", s.conns.MaxConnsPerIP,
 		"principals", principals, "capability_key", key, "store", c.Store)
 	if c.Store == storeRedis {
 		s.log.Info("redis store", "redis_addr", c.RedisAddr, "redis_name", c.RedisName)
@@ -89,6 +102,7 @@ func (s *server) logSettings(c *config) {
 	if c.CapabilityKeyShared {
 		s.log.Warn("the capability key file is readable by group or others; make it 0600", "file", c.CapabilityKeyFile)
 	}
+	s.logFDLimit()
 	if recv < c.UDPRecvBuffer || send < c.UDPSendBuffer {
 		s.log.Warn("the kernel granted smaller UDP buffers than asked; raise net.core.rmem_max / wmem_max",
 			"recv_asked", c.UDPRecvBuffer, "recv", recv, "send_asked", c.UDPSendBuffer, "send", send)

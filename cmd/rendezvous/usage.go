@@ -25,12 +25,20 @@ Every flag can also be set by the environment variable shown next to it
 Durations are Go durations (30s, 2m). A bad value stops the start with an
 error naming the setting.
 
+Each pool (--max-*) is shared by every tenant; the quotas keep one tenant
+or principal from taking all of it. A creation over a quota gets 429
+quota_exceeded while other tenants keep their room; a full pool gets 503.
+A quota not given follows its pool (half of it per tenant, a tenth of the
+attempt pool per principal); one above its pool is a bad setting.
+
 SIGTERM or SIGINT begins a drain: readiness turns 503 at once, new work is
 refused, join attempts in flight may finish within --drain-window, then the
 sockets close and the process exits 0 (at once if nothing is in flight).
 A second signal exits at once with status 1. Status 2: a bad setting.
 SIGHUP re-reads the --principals file; a bad file is logged and changes
 nothing.
+
+rendezvous --version prints the version, the Go version and the platform.
 
 Flags:
 `)

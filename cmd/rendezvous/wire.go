@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -33,8 +32,14 @@ type server struct {
 	closeStore func()
 	med        *netio.Mediator
 	http       *fasthttp.Server
-	ln         net.Listener
+	ln         *httpapi.Listener
+	conns      httpapi.ConnLimits
+	fds        fdLimit
 	serveErr   chan error // receives the HTTP server's Serve result, once
+	// metricsHTTP and metricsLn serve --metrics-addr; nil without it.
+	// Their Serve result goes to serveErr too.
+	metricsHTTP *fasthttp.Server
+	metricsLn   net.Listener
 
 	httpAddr     net.Addr
 	udpAddrs     []netip.AddrPort
@@ -51,7 +56,11 @@ type server struct {
 // s.med.Start after the "listening" log line). On error whatever was bound
 // is closed again.
 func start(c *config, log *slog.Logger) (*server, error) {
-	s := &server{log: log, limits: c.Limits, serveErr: make(chan error, 1)}
+	s := &server{log: log, limits: c.Limits, serveErr: make(chan error, 2), fds: raiseFDLimit()}
+	s.conns = httpapi.ConnLimits{MaxConns: c.HTTPMaxConns, MaxConnsPerIP: c.HTTPMaxConnsPerIP}
+	if s.conns.MaxConns == 0 {
+		s.conns.MaxConns = autoMaxConns(s.fds.after)
+	}
 	keys := engine.RandomKeyring()
 	if c.CapabilityKey != nil {
 		keys = engine.NewKeyring(*c.CapabilityKey)
@@ -72,7 +81,8 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	}
 	s.store, s.closeStore = store, closeStore
 
-	netSet, httpSet, procSet := metrics.NewSet(), metrics.NewSet(), newProcessMetrics(store)
+	netSet, httpSet := metrics.NewSet(), metrics.NewSet()
+	expo := newExposition(httpSet, netSet, newProcessMetrics(store))
 	s.med, err = netio.NewMediator(netio.Config{
 		Addrs:      c.UDPAddrs,
 		Sockets:    c.UDPSockets,
@@ -102,52 +112,76 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	}
 
 	api, err := httpapi.New(httpapi.Config{
-		Store:        store,
-		Keys:         keys,
-		Limits:       c.Limits,
-		Principals:   principals,
-		Offerer:      s.med,
-		MediatorAddr: s.mediatorAddr,
-		Logger:       log.With("component", "httpapi"),
-		Metrics:      httpSet,
-		WritePrometheus: func(w io.Writer) {
-			httpSet.WritePrometheus(w)
-			netSet.WritePrometheus(w)
-			procSet.WritePrometheus(w)
-			metrics.WriteProcessMetrics(w)
-		},
-		PrincipalsFile: c.Principals, // re-read on SIGHUP and by the reload route
+		Store:           store,
+		Keys:            keys,
+		Limits:          c.Limits,
+		Principals:      principals,
+		Offerer:         s.med,
+		MediatorAddr:    s.mediatorAddr,
+		Logger:          log.With("component", "httpapi"),
+		Metrics:         httpSet,
+		WritePrometheus: expo.write,
+		PrincipalsFile:  c.Principals, // re-read on SIGHUP and by the reload route
 	})
 	if err != nil {
 		s.closeMediator()
 		return nil, fmt.Errorf("cannot create the HTTP API: %w", err)
 	}
-	s.ln, err = net.Listen("tcp", c.HTTPAddr)
+	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		s.closeMediator()
 		return nil, &settingError{"http-addr", c.sourceOf("http-addr"), fmt.Errorf("cannot listen: %w", err)}
 	}
-	s.httpAddr = s.ln.Addr()
+	s.httpAddr = ln.Addr()
+	s.ln, err = api.NewListener(ln, s.conns)
+	if err != nil {
+		_ = ln.Close() // never used
+		s.closeMediator()
+		return nil, fmt.Errorf("cannot wrap the HTTP listener: %w", err)
+	}
+	if c.MetricsAddr != "" {
+		s.metricsLn, err = net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			_ = s.ln.Close() // nothing was served on it yet
+			s.closeMediator()
+			return nil, &settingError{"metrics-addr", c.sourceOf("metrics-addr"), fmt.Errorf("cannot listen: %w", err)}
+		}
+		s.metricsHTTP = newMetricsServer(expo, log.With("component", "metrics"))
+		go func() { s.serveErr <- s.metricsHTTP.Serve(s.metricsLn) }()
+	}
 	s.http = api.NewServer()
+	// The listener bounds connections; fasthttp's own bound (which answers
+	// 503 and logs) must never bite first. It frees a connection's worker a
+	// moment after the connection's Close, which the listener counts, hence
+	// the slack.
+	s.http.Concurrency = 2 * s.conns.MaxConns
 	go func() { s.serveErr <- s.http.Serve(s.ln) }()
 	s.stopHangup = reloadOnHangup(api, log)
 	return s, nil
 }
 
-// close stops the HTTP server (bounded by httpShutdownTimeout), then the
+// close stops the HTTP servers (bounded by httpShutdownTimeout), then the
 // mediator. Called once.
 func (s *server) close() {
 	s.stopHangup()
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
-	if err := s.http.ShutdownWithContext(ctx); err != nil {
-		s.log.Warn("HTTP connections still open at shutdown", "err", err)
+	s.shutdown(ctx, s.http, s.ln, "HTTP")
+	if s.metricsHTTP != nil {
+		s.shutdown(ctx, s.metricsHTTP, s.metricsLn, "metrics")
+	}
+	s.closeMediator()
+}
+
+// shutdown stops one server serving ln and waits for its Serve result.
+func (s *server) shutdown(ctx context.Context, srv *fasthttp.Server, ln net.Listener, what string) {
+	if err := srv.ShutdownWithContext(ctx); err != nil {
+		s.log.Warn(what+" connections still open at shutdown", "err", err)
 	}
 	// Shutdown does not close a listener Serve has not picked up yet; the
 	// error of a second close is expected and meaningless.
-	_ = s.ln.Close()
+	_ = ln.Close()
 	<-s.serveErr
-	s.closeMediator()
 }
 
 // closeMediator closes the UDP sockets, then the store the mediator used.

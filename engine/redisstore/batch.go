@@ -21,7 +21,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 		op := &ops[i]
 		switch op.Kind {
 		case engine.OpPresence:
-			if errs[i] = engine.ValidateEndpoints(op.Presence.Public, op.Presence.Local); errs[i] == nil {
+			if errs[i] = engine.ValidatePresence(&op.Presence); errs[i] == nil {
 				args = append(args, "p")
 				args = append(args, presenceArgs(&op.Presence)...)
 				sent = append(sent, i)

@@ -11,7 +11,7 @@ import (
 // BindHostPresence is the host's heartbeat: a whole-endpoint replacement
 // with a new deadline, accepted only with Seq above the last accepted one.
 func (s *Store) BindHostPresence(ctx context.Context, cmd engine.BindPresence) (engine.PresenceView, engine.Result, error) {
-	if err := engine.ValidateEndpoints(cmd.Public, cmd.Local); err != nil {
+	if err := engine.ValidatePresence(&cmd); err != nil {
 		return engine.PresenceView{}, engine.Result{}, err
 	}
 	m, ok, err := s.call(ctx, "rdv_bind_presence", presenceArgs(&cmd)...)

@@ -13,7 +13,7 @@ import (
 // collection untouched; then that a slot freed is usable again.
 func runCapacity(t *testing.T, f Factory) {
 	t.Run("Listings", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 3 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 3 }, wholePools)
 		var vs []engine.ListingView
 		for i := 0; i < 3; i++ {
 			vs = append(vs, e.visible(engine.Subject(fmt.Sprintf("publisher-%d", i))))
@@ -50,7 +50,7 @@ func runCapacity(t *testing.T, f Factory) {
 	})
 
 	t.Run("Attempts", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxAttempts = 2 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxAttempts = 2 }, wholePools)
 		v := e.visible("publisher-1")
 		e.attempt(v, "client-1")
 		e.attempt(v, "client-2")
@@ -117,7 +117,7 @@ func runCapacity(t *testing.T, f Factory) {
 	})
 
 	t.Run("IdempotencyForListings", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxIdempotency = 2 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxIdempotency = 2 }, wholePools)
 		v := e.visible("publisher-1")
 		e.attempt(v, "client-1")
 		e.unchanged("idempotency full", func() {
@@ -167,11 +167,92 @@ func runCapacity(t *testing.T, f Factory) {
 		e.attempt(ov, "client-3")
 	})
 
+	t.Run("SubjectAttemptQuota", func(t *testing.T) {
+		e := newEnv(t, f, func(l *engine.Limits) { l.SubjectAttemptQuota = 2 })
+		v := e.visible("publisher-1")
+		e.attempt(v, "client-1")
+		e.attempt(v, "client-1")
+		e.unchanged("subject attempt quota", func() {
+			_, r, err := e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(v, "client-1"))
+			e.wantShed("CreateJoinAttempt", r, err, engine.QuotaSubjectAttempts)
+		})
+		// Other clients of the same tenant are not affected; expiry frees it.
+		e.attempt(v, "client-2")
+		e.c.Advance(e.l.AttemptTTL)
+		e.presence(v, 2, pub(2))
+		e.attempt(v, "client-1")
+	})
+
+	t.Run("TenantListingQuota", func(t *testing.T) {
+		e := newEnv(t, f, func(l *engine.Limits) { l.TenantListingQuota = 2 })
+		a := e.create(e.listingCmd("publisher-1"))
+		e.create(e.listingCmd("publisher-2"))
+		e.unchanged("tenant listing quota", func() {
+			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-3"))
+			e.wantShed("CreateListing", r, err, engine.QuotaTenantListings)
+		})
+		oc := e.listingCmd("publisher-3")
+		oc.Tenant = otherTenant
+		e.create(oc)
+		r, err := e.s.DeleteListing(e.ctx, e.deleteCmd(a))
+		e.want("DeleteListing", r, err, engine.Success)
+		e.create(e.listingCmd("publisher-3"))
+	})
+
+	t.Run("TenantIdempotencyQuota", func(t *testing.T) {
+		e := newEnv(t, f, func(l *engine.Limits) { l.TenantIdempotencyQuota = 3 })
+		v := e.visible("publisher-1")
+		a := e.attempt(v, "client-1")
+		e.attempt(v, "client-2")
+		e.unchanged("tenant idempotency quota", func() {
+			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-2"))
+			e.wantShed("CreateListing", r, err, engine.QuotaTenantIdempotency)
+			_, r, err = e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(v, "client-3"))
+			e.wantShed("CreateJoinAttempt", r, err, engine.QuotaTenantIdempotency)
+		})
+		// The records outlive their attempts: the share is still used after
+		// the attempts are gone, until the records expire.
+		e.c.Advance(e.l.AttemptTTL)
+		if _, ok := e.s.AttemptHost(a.Handle); ok {
+			t.Fatalf("attempt outlived its lifetime")
+		}
+		e.unchanged("records outlive attempts", func() {
+			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-2"))
+			e.wantShed("CreateListing", r, err, engine.QuotaTenantIdempotency)
+		})
+		// Another tenant has its own share of the pool.
+		oc := e.listingCmd("publisher-2")
+		oc.Tenant = otherTenant
+		e.create(oc)
+		e.c.Advance(e.l.IdempotencyTTL - e.l.AttemptTTL)
+		e.create(e.listingCmd("publisher-2"))
+	})
+
+	t.Run("OwnQuotaBeforeTenantQuota", func(t *testing.T) {
+		e := newEnv(t, f, func(l *engine.Limits) {
+			l.OwnerListingQuota, l.TenantListingQuota = 1, 1
+			l.SubjectAttemptQuota, l.TenantAttemptQuota = 1, 1
+		})
+		v := e.visible("publisher-1")
+		e.attempt(v, "client-1")
+		e.unchanged("both listing quotas", func() {
+			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
+			e.wantShed("CreateListing", r, err, engine.QuotaOwnerListings)
+			_, r, err = e.s.CreateListing(e.ctx, e.listingCmd("publisher-2"))
+			e.wantShed("CreateListing", r, err, engine.QuotaTenantListings)
+		})
+		e.unchanged("both attempt quotas", func() {
+			_, r, err := e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(v, "client-1"))
+			e.wantShed("CreateJoinAttempt", r, err, engine.QuotaSubjectAttempts)
+			_, r, err = e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(v, "client-2"))
+			e.wantShed("CreateJoinAttempt", r, err, engine.QuotaTenantAttempts)
+		})
+	})
+
 	t.Run("GlobalPoolBeforeQuota", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) {
-			l.MaxListings, l.OwnerListingQuota = 2, 2
-			l.MaxAttempts, l.TenantAttemptQuota = 1, 1
-		})
+			l.MaxListings, l.MaxAttempts = 2, 1
+		}, wholePools)
 		v := e.visible("publisher-1")
 		e.create(e.listingCmd("publisher-1"))
 		e.unchanged("both listing limits", func() {
@@ -186,7 +267,7 @@ func runCapacity(t *testing.T, f Factory) {
 	})
 
 	t.Run("IdempotencyPoolBeforeQuota", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxIdempotency, l.OwnerListingQuota = 1, 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxIdempotency = 1 }, wholePools, func(l *engine.Limits) { l.OwnerListingQuota = 1 })
 		e.create(e.listingCmd("publisher-1"))
 		e.unchanged("idempotency and quota", func() {
 			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
@@ -195,7 +276,7 @@ func runCapacity(t *testing.T, f Factory) {
 	})
 
 	t.Run("ReplayOfExistingNeedsNoCapacity", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency, l.MaxAttempts = 1, 2, 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency, l.MaxAttempts = 1, 2, 1 }, wholePools)
 		cmd := e.listingCmd("publisher-1")
 		v := e.create(cmd)
 		e.presence(v, 1, pub(1))

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -54,6 +55,48 @@ func runIdempotency(t *testing.T, f Factory) {
 		e.c.Advance(e.l.IdempotencyTTL)
 		v2 := e.create(cmd)
 		if v2.ID == v.ID {
+			t.Fatalf("creation after the record expired reused the old ID")
+		}
+	})
+
+	// ADR 0004: no live duplicate. The record of a listing kept alive by
+	// renewals far past IdempotencyTTL must still answer a replay with that
+	// listing, and must outlive the listing by IdempotencyTTL-LeaseTTL.
+	t.Run("RenewalsKeepTheRecordAsLongAsTheListing", func(t *testing.T) {
+		e := newEnv(t, f)
+		cmd := e.listingCmd("publisher-1")
+		v := e.create(cmd)
+		step := e.l.LeaseTTL / 2
+		for elapsed := time.Duration(0); elapsed < 5*e.l.IdempotencyTTL; elapsed += step {
+			e.c.Advance(step)
+			var r engine.Result
+			var err error
+			v, r, err = e.s.RenewLease(e.ctx, e.renewCmd(v))
+			e.want("RenewLease", r, err, engine.Success)
+		}
+		var dup engine.ListingView
+		var r engine.Result
+		var err error
+		e.unchanged("replay after renewals", func() {
+			dup, r, err = e.s.CreateListing(e.ctx, cmd)
+			e.want("replay after renewals", r, err, engine.Success)
+		})
+		if !r.Replay || dup.ID != v.ID || dup.Lease != v.Lease || dup.Version != v.Version {
+			t.Fatalf("replay after %v of renewals: replay=%v same listing=%v: a live duplicate", 5*e.l.IdempotencyTTL, r.Replay, dup.ID == v.ID)
+		}
+		e.wantUsed(engine.PoolListings, 1)
+		// The lease lapses LeaseTTL after the last renewal; the record lasts
+		// IdempotencyTTL after it, so a replay in between is Expired, and only
+		// after that may the key create again.
+		e.c.Advance(e.l.LeaseTTL)
+		e.wantGet(v.ID, false, engine.NotFound)
+		e.c.Advance(e.l.IdempotencyTTL - e.l.LeaseTTL - time.Nanosecond)
+		e.unchanged("replay within the margin", func() {
+			_, r, err = e.s.CreateListing(e.ctx, cmd)
+			e.want("replay after the listing lapsed", r, err, engine.Expired)
+		})
+		e.c.Advance(time.Nanosecond)
+		if v2 := e.create(cmd); v2.ID == v.ID {
 			t.Fatalf("creation after the record expired reused the old ID")
 		}
 	})

@@ -59,6 +59,7 @@ func runInput(t *testing.T, f Factory) {
 			{"trust_mode", func(s *engine.ListingSpec) { s.TrustMode = 9 }},
 			{"max_players", func(s *engine.ListingSpec) { s.MaxPlayers = 1025 }},
 			{"max_players", func(s *engine.ListingSpec) { s.MaxPlayers = -1 }},
+			{"max_players", func(s *engine.ListingSpec) { s.MaxPlayers, s.CurrentPlayers = 0, 0 }}, // a session nobody can join
 			{"current_players", func(s *engine.ListingSpec) { s.CurrentPlayers = 9 }},
 			{"current_players", func(s *engine.ListingSpec) { s.CurrentPlayers = -1 }},
 			{"metadata", func(s *engine.ListingSpec) {
@@ -206,6 +207,29 @@ func runInput(t *testing.T, f Factory) {
 		})
 		// None of those recorded seq 5.
 		e.presence(v, 2, pub(1))
+	})
+
+	// A sequence above engine.MaxPresenceSeq is bad input, directly and in a
+	// batch, and is never recorded: a buggy host (a negative number sent
+	// unsigned, a random value) gets an error instead of locking itself out
+	// of its own listing, whose sequence may only rise.
+	t.Run("PresenceSequenceAboveBound", func(t *testing.T) {
+		e := newEnv(t, f)
+		v := e.visible("publisher-1")
+		for _, seq := range []uint64{engine.MaxPresenceSeq + 1, 1 << 63, ^uint64(0)} {
+			e.unchanged("sequence above the bound", func() {
+				_, _, err := e.s.BindHostPresence(e.ctx, e.presenceCmd(v, seq, pub(2)))
+				e.wantInput("BindHostPresence with a sequence above the bound", err, "seq")
+				ops := []engine.Op{{Kind: engine.OpPresence, Presence: e.presenceCmd(v, seq, pub(2))}}
+				if err := e.s.ApplyBatch(e.ctx, ops); err != nil {
+					t.Fatal(err)
+				}
+				e.wantInput("batched presence with a sequence above the bound", ops[0].Err, "seq")
+			})
+		}
+		// The host carries on counting; the bound itself is the last value.
+		e.presence(v, 2, pub(3))
+		e.presence(v, engine.MaxPresenceSeq, pub(4))
 	})
 
 	t.Run("Attempt", func(t *testing.T) {

@@ -139,6 +139,42 @@ func (m *model) ownerListings(o engine.Subject) int {
 	return n
 }
 
+// listingQuota is the quota a new listing of owner would exceed, or
+// PoolNone, in the contract's order: the principal's own quota, then its
+// tenant's (the model has one tenant).
+func (m *model) listingQuota(owner engine.Subject) engine.Pool {
+	nl, _, _, _ := m.counts()
+	switch {
+	case m.ownerListings(owner) >= m.e.l.OwnerListingQuota:
+		return engine.QuotaOwnerListings
+	case nl >= m.e.l.TenantListingQuota:
+		return engine.QuotaTenantListings
+	case len(m.idem) >= m.e.l.TenantIdempotencyQuota:
+		return engine.QuotaTenantIdempotency
+	}
+	return engine.PoolNone
+}
+
+// attemptQuota is listingQuota for a new attempt of client.
+func (m *model) attemptQuota(client engine.Subject) engine.Pool {
+	_, _, na, _ := m.counts()
+	mine := 0
+	for _, a := range m.attempts {
+		if a.alive && a.a.Client == client {
+			mine++
+		}
+	}
+	switch {
+	case mine >= m.e.l.SubjectAttemptQuota:
+		return engine.QuotaSubjectAttempts
+	case na >= m.e.l.TenantAttemptQuota:
+		return engine.QuotaTenantAttempts
+	case len(m.idem) >= m.e.l.TenantIdempotencyQuota:
+		return engine.QuotaTenantIdempotency
+	}
+	return engine.PoolNone
+}
+
 // pending is the model's list of unbound-host attempts on l, oldest first.
 func (m *model) pending(l *mListing) []engine.Handle {
 	var hs []engine.Handle

@@ -53,9 +53,9 @@ func (m *model) opCreateAttempt(in *stream) {
 		case len(full) > 0:
 			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
 			m.shed("CreateJoinAttempt", r, full)
-		case na >= m.e.l.TenantAttemptQuota:
+		case m.attemptQuota(client) != engine.PoolNone:
 			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
-			m.shed("CreateJoinAttempt", r, []engine.Pool{engine.QuotaTenantAttempts})
+			m.shed("CreateJoinAttempt", r, []engine.Pool{m.attemptQuota(client)})
 		default:
 			m.expect("CreateJoinAttempt", r, err, engine.Success)
 			if r.Replay || a.HostPresence != l.v.Presence || a.HostPresencePublic != l.public || a.Listing != l.v.ID {

@@ -54,9 +54,9 @@ func (m *model) opCreateListing(in *stream) {
 		case len(full) > 0:
 			m.expect("CreateListing", r, err, engine.CapacityExceeded)
 			m.shed("CreateListing", r, full)
-		case m.ownerListings(owner) >= m.e.l.OwnerListingQuota:
+		case m.listingQuota(owner) != engine.PoolNone:
 			m.expect("CreateListing", r, err, engine.CapacityExceeded)
-			m.shed("CreateListing", r, []engine.Pool{engine.QuotaOwnerListings})
+			m.shed("CreateListing", r, []engine.Pool{m.listingQuota(owner)})
 		default:
 			m.expect("CreateListing", r, err, engine.Success)
 			if r.Replay {
@@ -104,6 +104,11 @@ func (m *model) opRenew(in *stream) {
 			m.expect("RenewLease", r, err, engine.Success)
 			l.version++
 			l.leaseAt = m.now + m.e.l.LeaseTTL
+			for _, rec := range m.idem {
+				if rec.listing == l { // a renewal extends the creation's record
+					rec.at = m.now + m.e.l.IdempotencyTTL
+				}
+			}
 			if cmd.CurrentPlayers >= 0 {
 				l.players = cmd.CurrentPlayers
 			}

@@ -16,7 +16,9 @@ const MaxOpsSteps = 400
 func opsLimits(l *engine.Limits) {
 	l.MaxListings, l.MaxPresence, l.MaxAttempts = 6, 4, 5
 	l.MaxReplay, l.MaxRevocations, l.MaxIdempotency = 3, 2, 10
-	l.OwnerListingQuota, l.TenantAttemptQuota = 3, 4
+	l.OwnerListingQuota, l.TenantListingQuota = 3, 5
+	l.TenantAttemptQuota, l.SubjectAttemptQuota = 4, 3
+	l.TenantIdempotencyQuota = 8
 	l.DrainWindow = 5 * time.Second
 }
 

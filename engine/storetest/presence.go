@@ -69,7 +69,7 @@ func runPresence(t *testing.T, f Factory) {
 			e.want("BindHostPresence of an unknown handle", r, err, engine.NotFound)
 		})
 		e.presence(v, 9, pub(3))
-		e.presence(v, ^uint64(0), pub(3))
+		e.presence(v, engine.MaxPresenceSeq, pub(3)) // the highest accepted (see Input)
 	})
 
 	t.Run("PendingAttempts", func(t *testing.T) {

@@ -45,6 +45,7 @@ func tally(t *testing.T, rs []engine.Result, errs []error) map[engine.Outcome]in
 // creators admit exactly their limit; CAS, binds, introductions and replay
 // tickets admit exactly one winner; renew/delete serialise.
 func runRace(t *testing.T, f Factory) {
+	t.Run("TenantStarvation", func(t *testing.T) { runTenantStarvation(t, f) })
 	t.Run("OwnerQuota", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.OwnerListingQuota = 5 })
 		cmds := make([]engine.CreateListing, racers)
@@ -67,7 +68,7 @@ func runRace(t *testing.T, f Factory) {
 	})
 
 	t.Run("ListingsPool", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 7 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 7 }, wholePools)
 		cmds := make([]engine.CreateListing, racers)
 		for i := range cmds {
 			cmds[i] = e.listingCmd(engine.Subject(fmt.Sprintf("publisher-%d", i)))

@@ -41,6 +41,9 @@ func runReference(t *testing.T, f Factory) {
 	t.Run("WallClockMovementDoesNotExpireOrExtendLease", func(t *testing.T) {
 		e := newEnv(t, f)
 		v := e.visible("publisher-1")
+		// The informational wall time comes from the monotonic clock: one
+		// second after the creation plus the lease, whatever the wall did.
+		want := e.c.Wall().Add(time.Second + e.l.LeaseTTL)
 		e.c.MoveWall(30 * 24 * time.Hour)
 		e.wantGet(v.ID, false, engine.Success)
 		e.c.Advance(time.Second)
@@ -49,7 +52,13 @@ func runReference(t *testing.T, f Factory) {
 		if rv.LeaseTTL != 60*time.Second {
 			t.Fatalf("renewed LeaseTTL = %v, want 60s", rv.LeaseTTL)
 		}
+		if !rv.LeaseExpiresAt.Equal(want) {
+			t.Fatalf("renewed lease_expires_at = %v, want %v (the wall clock moved 30 days)", rv.LeaseExpiresAt, want)
+		}
 		e.c.MoveWall(-60 * 24 * time.Hour)
+		if gv := e.wantGet(v.ID, false, engine.Success); !gv.LeaseExpiresAt.Equal(want) {
+			t.Fatalf("lease_expires_at after the wall moved back = %v, want %v", gv.LeaseExpiresAt, want)
+		}
 		e.c.Advance(59 * time.Second)
 		e.wantGet(v.ID, false, engine.Success)
 		e.c.Advance(time.Second)
@@ -278,7 +287,7 @@ func runReference(t *testing.T, f Factory) {
 	})
 
 	t.Run("PresenceAttemptAndRevocationPoolsShedWithoutPartialMutation", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxPresence, l.MaxAttempts, l.MaxRevocations = 1, 1, 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxPresence, l.MaxAttempts, l.MaxRevocations = 1, 1, 1 }, wholePools)
 		first := e.visible("publisher-1")
 		second := e.create(e.listingCmd("publisher-2"))
 		e.unchanged("presence over ceiling", func() {
@@ -304,7 +313,7 @@ func runReference(t *testing.T, f Factory) {
 	})
 
 	t.Run("ExhaustionShedsNewListingWithoutMutatingExistingState", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
 		e.unchanged("listing over ceiling", func() {
 			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
@@ -314,7 +323,7 @@ func runReference(t *testing.T, f Factory) {
 	})
 
 	t.Run("IdempotencyPoolExhaustionDoesNotCreateUntrackedResource", func(t *testing.T) {
-		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency = 2, 1 })
+		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency = 2, 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
 		e.unchanged("idempotency over ceiling", func() {
 			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))

@@ -13,7 +13,7 @@ func runStats(t *testing.T, f Factory) {
 		e := newEnv(t, f, func(l *engine.Limits) {
 			l.MaxListings, l.MaxPresence, l.MaxAttempts = 11, 12, 13
 			l.MaxReplay, l.MaxRevocations, l.MaxIdempotency = 14, 15, 16
-		})
+		}, wholePools)
 		st := e.s.Stats()
 		if st.InstanceID != e.s.InstanceID() || st.InstanceID.IsZero() || !st.Available || st.Draining || st.InFlight != 0 {
 			t.Fatalf("initial stats: %s", fmtStats(st))

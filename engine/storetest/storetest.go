@@ -102,6 +102,11 @@ func newEnv(t *testing.T, f Factory, mods ...func(*engine.Limits)) *env {
 	return e
 }
 
+// wholePools is a newEnv modifier, applied after the pools are sized, for
+// cases that fill a pool from one tenant or principal: every quota equals
+// its pool (engine.Limits.WholePools).
+func wholePools(l *engine.Limits) { *l = l.WholePools() }
+
 // check runs CheckInvariants when the store has an Inspector.
 func (e *env) check() {
 	e.t.Helper()

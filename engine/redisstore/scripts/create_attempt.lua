@@ -3,7 +3,8 @@
 -- handle as the caller derived it, host key, client key. Order:
 -- unavailable, draining, revoked, idempotency, not found (missing, other
 -- tenant, protocol mismatch, presence not fresh), pools (attempts,
--- idempotency), tenant attempt quota.
+-- idempotency), quotas (subject attempts, tenant attempts, tenant
+-- idempotency records).
 redis.register_function('rdv_create_attempt', function(keys, a)
   begin(keys, a)
   local tenant, client, ik, fp, lid, aid, handle = a[3], a[4], a[5], a[6], a[7], a[9], a[10]
@@ -22,7 +23,9 @@ redis.register_function('rdv_create_attempt', function(keys, a)
   end
   if call('ZCARD', P .. 'aexp') >= LIM[MAX_A] then return {CAPACITY, P_ATTEMPTS} end
   if call('ZCARD', P .. 'iexp') >= LIM[MAX_I] then return {CAPACITY, P_IDEM} end
-  if tonumber(call('HGET', P .. 't:' .. tenant, 'a') or '0') >= LIM[TENANT_AQ] then return {CAPACITY, Q_TENANT_ATTEMPTS} end
+  if call('SCARD', P .. 'ca:' .. client) >= LIM[SUBJECT_AQ] then return {CAPACITY, Q_SUBJECT_ATTEMPTS} end
+  local q = tenantQuota(tenant, 'a', TENANT_AQ, Q_TENANT_ATTEMPTS)
+  if q then return {CAPACITY, q} end
   if call('EXISTS', P .. 'a:' .. aid) == 1 or call('HEXISTS', P .. 'ah', handle) == 1 then return {RETRY, 0} end
   local seq = call('HINCRBY', P .. 'meta', 'seq', 1)
   local dl = I(NOW + LIM[ATT_TTL])

@@ -13,10 +13,12 @@ local P, NOW = '', 0
 local LIM = {}
 local LEASE_TTL, PRES_TTL, ATT_TTL, REPLAY_TTL, IDEM_TTL, DRAIN = 1, 2, 3, 4, 5, 6
 local MAX_L, MAX_P, MAX_A, MAX_R, MAX_V, MAX_I, OWNER_Q, TENANT_AQ = 7, 8, 9, 10, 11, 12, 13, 14
+local SUBJECT_AQ, TENANT_LQ, TENANT_IQ = 15, 16, 17
 
 -- engine.Outcome and engine.Pool values.
 local OK, NOT_FOUND, EXPIRED, REVOKED, CONFLICT, CAPACITY, DRAINING, REPLAY_REJECTED, UNAVAILABLE = 0, 1, 2, 3, 4, 5, 6, 7, 8
-local P_LISTINGS, P_PRESENCE, P_ATTEMPTS, P_REPLAY, P_REVOCATIONS, P_IDEM, Q_OWNER, Q_TENANT_ATTEMPTS = 1, 2, 3, 4, 5, 6, 7, 8
+local P_LISTINGS, P_PRESENCE, P_ATTEMPTS, P_REPLAY, P_REVOCATIONS, P_IDEM = 1, 2, 3, 4, 5, 6
+local Q_OWNER, Q_TENANT_ATTEMPTS, Q_SUBJECT_ATTEMPTS, Q_TENANT_LISTINGS, Q_TENANT_IDEM = 7, 8, 9, 10, 11
 -- Answers that are not outcomes: the Go side regenerates IDs (a collision),
 -- or reports current_players above the listing's max_players.
 local RETRY, BAD_PLAYERS = -1, -2
@@ -58,6 +60,21 @@ end
 local function tenantAdd(tenant, field, d)
   local key = P .. 't:' .. tenant
   if call('HINCRBY', key, field, d) == 0 then call('HDEL', key, field) end
+end
+
+-- tenantCount reads one of a tenant's counts: l(istings), a(ttempts),
+-- i(dempotency records).
+local function tenantCount(tenant, field)
+  return tonumber(call('HGET', P .. 't:' .. tenant, field) or '0')
+end
+
+-- tenantQuota answers the quota a new record of a tenant would exceed: its
+-- quota of the kind being created (field, limit, pool), else its share of
+-- the idempotency pool, else nil.
+local function tenantQuota(tenant, field, limit, pool)
+  if tenantCount(tenant, field) >= LIM[limit] then return pool end
+  if tenantCount(tenant, 'i') >= LIM[TENANT_IQ] then return Q_TENANT_IDEM end
+  return nil
 end
 
 local function unavailable() return call('HGET', P .. 'meta', 'unavail') == '1' end
