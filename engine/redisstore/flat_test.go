@@ -52,6 +52,7 @@ func opWork(t *testing.T, n int) map[string]map[string]int {
 	k := engine.RandomKeyring()
 	l := engine.DefaultLimits()
 	l.MaxListings, l.MaxPresence, l.MaxIdempotency = n+100, n+100, n+200
+	l = l.WholePools()
 	s, err := redisstore.New(ctx, redisstore.Config{Client: c, Limits: l, Keyring: k, Clock: clock, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -62,7 +62,9 @@ func newClient(t testing.TB, addr string) rueidis.Client {
 
 // dedicatedServer starts a server of the test's own, with a client, both
 // stopped when the test ends.
-func dedicatedServer(t *testing.T) (*redistest.Server, rueidis.Client) {
+func dedicatedServer(t *testing.T) (*redistest.Server, rueidis.Client) { return dedicatedServerB(t) }
+
+func dedicatedServerB(t testing.TB) (*redistest.Server, rueidis.Client) {
 	t.Helper()
 	s := redistest.Require(t)
 	c := newClient(t, s.Addr)

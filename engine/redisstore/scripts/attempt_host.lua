@@ -3,8 +3,7 @@
 -- lease, the drain window) counts as gone. ARGV[3]: attempt handle.
 redis.register_function{function_name = 'rdv_attempt_host', flags = {'no-writes'}, callback = function(keys, a)
   setup(keys, a, false)
-  local m = call('HMGET', P .. 'meta', 'unavail', 'draining', 'drain_dl')
-  if m[1] == '1' or (m[2] == '1' and NOW >= tonumber(m[3])) then return '' end
+  if META.unavail or (META.draining and NOW >= META.drain_dl) then return '' end
   local aid = call('HGET', P .. 'ah', a[3])
   if not aid then return '' end
   local adl = call('ZSCORE', P .. 'aexp', aid)

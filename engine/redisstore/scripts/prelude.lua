@@ -33,28 +33,36 @@ local function gtDec(a, b)
   return a > b
 end
 
-local function clockAt(arg, write)
+-- META is the deployment's state flags, read once per call by setup.
+local META = {}
+
+-- setup reads the call's context: prefix, limits (parsed again only when
+-- they change), the flags and the time, clamped never to run backwards
+-- (and the clamp moved forward when write is set).
+local LIM_SRC = nil
+local function setup(keys, args, write)
+  P = keys[1]
+  if args[2] ~= LIM_SRC then
+    LIM = {}
+    for w in string.gmatch(args[2], '%S+') do LIM[#LIM + 1] = tonumber(w) end
+    LIM_SRC = args[2]
+  end
+  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl')
+  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
   local n
-  if arg ~= '' then
-    n = tonumber(arg)
+  if args[1] ~= '' then
+    n = tonumber(args[1])
   else
     local t = call('TIME')
     n = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
-  local last = tonumber(call('HGET', P .. 'meta', 'clock') or '0')
+  local last = tonumber(m[1] or '0')
   if n < last then
     n = last -- never run backwards (a failover to a replica whose clock lags)
   elseif n > last and write then
     call('HSET', P .. 'meta', 'clock', I(n))
   end
-  return n
-end
-
-local function setup(keys, args, write)
-  P = keys[1]
-  LIM = {}
-  for w in string.gmatch(args[2], '%S+') do LIM[#LIM + 1] = tonumber(w) end
-  NOW = clockAt(args[1], write)
+  NOW = n
 end
 
 local function tenantAdd(tenant, field, d)
@@ -77,7 +85,7 @@ local function tenantQuota(tenant, field, limit, pool)
   return nil
 end
 
-local function unavailable() return call('HGET', P .. 'meta', 'unavail') == '1' end
+local function unavailable() return META.unavail end
 
 -- expirePresence ends a listing's presence (its last sequence stays).
 local function expirePresence(id)
@@ -164,8 +172,7 @@ end
 -- is <= now goes, each record at O(log n) (the deadline sets are ordered);
 -- nothing is scanned.
 local function cleanup()
-  local m = call('HMGET', P .. 'meta', 'draining', 'drain_dl')
-  if m[1] == '1' and NOW >= tonumber(m[2]) then clearActive() end
+  if META.draining and NOW >= META.drain_dl then clearActive() end
   local now = I(NOW)
   call('ZREMRANGEBYSCORE', P .. 'vexp', '-inf', now)
   call('ZREMRANGEBYSCORE', P .. 'rexp', '-inf', now)
@@ -183,9 +190,8 @@ end
 -- admit is the check for new work: unavailable, draining, revoked (globally
 -- or in the tenant).
 local function admit(tenant, subject)
-  local m = call('HMGET', P .. 'meta', 'unavail', 'draining')
-  if m[1] == '1' then return UNAVAILABLE end
-  if m[2] == '1' then return DRAINING end
+  if META.unavail then return UNAVAILABLE end
+  if META.draining then return DRAINING end
   if call('ZSCORE', P .. 'vexp', 'g\0' .. subject) or call('ZSCORE', P .. 'vexp', 't\0' .. tenant .. '\0' .. subject) then
     return REVOKED
   end
@@ -214,11 +220,10 @@ local function introduction(aid)
   return {aid, f[1], f[2], f[3]}
 end
 
--- pending names up to four attempts of listing id whose host endpoint is
--- unbound, oldest first.
-local function presenceView(id)
-  local dl = tonumber(call('ZSCORE', P .. 'pexp', id))
-  return {id, dl - NOW, call('ZRANGE', P .. 'lp:' .. id, 0, 3)}
+-- presenceView: the listing, the presence's time left, and up to four
+-- attempts of the listing whose host endpoint is unbound, oldest first.
+local function presenceView(id, ttl)
+  return {id, ttl, call('ZRANGE', P .. 'lp:' .. id, 0, 3)}
 end
 
 -- bindPresence is BindHostPresence after cleanup: {outcome, pool[, view]}.
@@ -226,10 +231,10 @@ local function bindPresence(handle, key, seq, pub, loc)
   if unavailable() then return {UNAVAILABLE, 0} end
   local id = call('HGET', P .. 'ph', handle)
   if not id then return {NOT_FOUND, 0} end
-  local f = call('HMGET', P .. 'l:' .. id, 'pkey', 'seq', 'tenant', 'proto', 'region', 'public')
+  local f = call('HMGET', P .. 'l:' .. id, 'pkey', 'seq', 'tenant', 'proto', 'region', 'public', 'pub')
   if f[1] ~= key then return {NOT_FOUND, 0} end
   if seq == '0' or not gtDec(seq, f[2]) then return {CONFLICT, 0} end
-  local fresh = call('ZSCORE', P .. 'pexp', id)
+  local fresh = f[7] ~= '' -- a listing's endpoint is set exactly while its presence is fresh
   if not fresh and call('ZCARD', P .. 'pexp') >= LIM[MAX_P] then return {CAPACITY, P_PRESENCE} end
   call('HSET', P .. 'l:' .. id, 'seq', seq, 'pub', pub, 'loc', loc)
   call('ZADD', P .. 'pexp', I(NOW + LIM[PRES_TTL]), id)
@@ -237,7 +242,7 @@ local function bindPresence(handle, key, seq, pub, loc)
     call('ZADD', P .. 'b:' .. f[3] .. '\0' .. f[4] .. '\0', 0, id)
     call('ZADD', P .. 'b:' .. f[3] .. '\0' .. f[4] .. '\0' .. f[5], 0, id)
   end
-  return {OK, 0, presenceView(id)}
+  return {OK, 0, presenceView(id, LIM[PRES_TTL])}
 end
 
 -- bindAttempt binds one role's endpoint: {outcome, replay, attempt id or ''}.

@@ -10,9 +10,8 @@ redis.register_function('rdv_renew_lease', function(keys, a)
   local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'owner', 'lease', 'lkey', 'ver', 'maxp', 'ik')
   local owned = f[1] == tenant and f[2] == owner
   if owned and players > tonumber(f[6]) then return {BAD_PLAYERS, 0} end
-  local m = call('HMGET', P .. 'meta', 'unavail', 'draining')
-  if m[1] == '1' then return {UNAVAILABLE, 0} end
-  if m[2] == '1' then return {DRAINING, 0} end
+  if META.unavail then return {UNAVAILABLE, 0} end
+  if META.draining then return {DRAINING, 0} end
   if not owned or f[3] ~= lease or f[4] ~= key then return {NOT_FOUND, 0} end
   if f[5] ~= ver then return {CONFLICT, 0, 0, listingView(id)} end
   local dl = I(NOW + LIM[LEASE_TTL])
