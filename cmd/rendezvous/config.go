@@ -313,7 +313,8 @@ func (c *config) validate() error {
 		if err := checkHostPort(c.RedisAddr, false); err != nil {
 			return c.bad("redis-addr", "%v", err)
 		}
-		if !isDeploymentName(c.RedisName) {
+		// A deployment name follows the rule of a tenant's parts.
+		if (engine.Tenant{Game: c.RedisName, Env: c.RedisName}).Validate() != nil {
 			return c.bad("redis-name", "%q is not 1-64 characters of [a-z0-9._-]", c.RedisName)
 		}
 		if c.CapabilityKeyFile == "" {
@@ -330,20 +331,6 @@ func (c *config) validate() error {
 		c.CapabilityKey, c.CapabilityKeyShared = key, shared
 	}
 	return nil
-}
-
-// isDeploymentName reports whether s is 1-64 characters of [a-z0-9._-].
-func isDeploymentName(s string) bool {
-	if len(s) < 1 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // splitAddrs splits a comma-separated address list, rejecting empty items.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 )
 
@@ -37,15 +38,7 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		if code == codeRetry {
 			continue // an ID collided (astronomically unlikely); nothing was written
 		}
-		if len(rest) < 2 {
-			return engine.AttemptView{}, r, nil
-		}
-		v, vok := s.attemptView(rest[1])
-		if !vok {
-			return engine.AttemptView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-		}
-		r.Replay = replayFlag(rest)
-		return v, r, nil
+		return s.attemptResult(r, rest)
 	}
 }
 
@@ -68,11 +61,16 @@ func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt)
 		return engine.AttemptView{}, engine.Result{}, err
 	}
 	_, r, rest := reply(m, ok)
+	return s.attemptResult(r, rest)
+}
+
+// attemptResult completes a result whose rest may be {replay, view}.
+func (s *Store) attemptResult(r engine.Result, rest []rueidis.RedisMessage) (engine.AttemptView, engine.Result, error) {
 	if len(rest) < 2 {
 		return engine.AttemptView{}, r, nil
 	}
-	v, vok := s.attemptView(rest[1])
-	if !vok {
+	v, ok := s.attemptView(rest[1])
+	if !ok {
 		return engine.AttemptView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	r.Replay = replayFlag(rest)

@@ -10,13 +10,8 @@ redis.register_function('rdv_create_attempt', function(keys, a)
   local tenant, client, ik, fp, lid, aid, handle = a[3], a[4], a[5], a[6], a[7], a[9], a[10]
   local r = admit(tenant, client)
   if r ~= OK then return {r, 0} end
-  local prev = call('HGET', P .. 'idem', ik)
-  if prev then
-    local res, pfp = idemParse(prev)
-    if pfp ~= fp then return {CONFLICT, 0} end
-    if call('EXISTS', P .. 'a:' .. res) == 1 then return {OK, 0, 1, attemptView(res)} end
-    return {EXPIRED, 0}
-  end
+  local replay = idemReplay(ik, fp, 'a:', attemptView)
+  if replay then return replay end
   local l = call('HMGET', P .. 'l:' .. lid, 'tenant', 'proto', 'pres')
   if l[1] ~= tenant or l[2] ~= a[8] or l[3] ~= a[11] or not call('ZSCORE', P .. 'pexp', lid) then
     return {NOT_FOUND, 0}

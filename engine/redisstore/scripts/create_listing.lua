@@ -10,13 +10,8 @@ redis.register_function('rdv_create_listing', function(keys, a)
   local tenant, owner, ik, fp, id, lease, pres = a[3], a[4], a[5], a[6], a[7], a[8], a[9]
   local r = admit(tenant, owner)
   if r ~= OK then return {r, 0} end
-  local prev = call('HGET', P .. 'idem', ik)
-  if prev then
-    local res, pfp = idemParse(prev)
-    if pfp ~= fp then return {CONFLICT, 0} end
-    if call('EXISTS', P .. 'l:' .. res) == 1 then return {OK, 0, 1, listingView(res)} end
-    return {EXPIRED, 0}
-  end
+  local replay = idemReplay(ik, fp, 'l:', listingView)
+  if replay then return replay end
   if call('ZCARD', P .. 'lexp') >= LIM[MAX_L] then return {CAPACITY, P_LISTINGS} end
   if call('ZCARD', P .. 'iexp') >= LIM[MAX_I] then return {CAPACITY, P_IDEM} end
   if call('SCARD', P .. 'ol:' .. owner) >= LIM[OWNER_Q] then return {CAPACITY, Q_OWNER} end

@@ -215,6 +215,19 @@ local function attemptView(aid)
   return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, l[1] or '', l[2] or '', f[6], f[7], f[8]}
 end
 
+-- idemReplay answers a creation whose idempotency key ik was used before:
+-- nil if it was not, else Conflict (another request), the earlier result's
+-- view (a replay) or Expired (what it created is gone). kind is the
+-- record's key prefix ('l:' or 'a:'), view renders it.
+local function idemReplay(ik, fp, kind, view)
+  local prev = call('HGET', P .. 'idem', ik)
+  if not prev then return nil end
+  local res, pfp = idemParse(prev)
+  if pfp ~= fp then return {CONFLICT, 0} end
+  if call('EXISTS', P .. kind .. res) == 1 then return {OK, 0, 1, view(res)} end
+  return {EXPIRED, 0}
+end
+
 local function introduction(aid)
   local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'host', 'peer')
   return {aid, f[1], f[2], f[3]}
