@@ -39,6 +39,10 @@ func redisServerArgs(t *testing.T) (*redistest.Server, []string) {
 // browse, join, OFFER, introduction, delete, drain) on the Redis store.
 func TestE2EFlowRedis(t *testing.T) { e2eFlow(t, redisStoreArgs(t)...) }
 
+// TestLinearizabilityRedis runs the linearizability check (concurrent HTTP
+// and UDP operations, porcupine) on the Redis store.
+func TestLinearizabilityRedis(t *testing.T) { linearizability(t, redisStoreArgs(t)...) }
+
 // TestE2ETwoInstancesShareRedis: a listing published through one instance
 // is read, browsed and joined through another on the same Redis, and the
 // lease token one issued renews through the other.
