@@ -45,11 +45,16 @@ func TestLinearizabilityRedis(t *testing.T) { linearizability(t, redisStoreArgs(
 
 // TestE2ETwoInstancesShareRedis: a listing published through one instance
 // is read, browsed and joined through another on the same Redis, and the
-// lease token one issued renews through the other.
+// lease token one issued renews through the other. Its metrics name the
+// store.
 func TestE2ETwoInstancesShareRedis(t *testing.T) {
 	args := redisStoreArgs(t)
-	a, b := startProc(t, args...), startProc(t, args...)
+	a, b := startProc(t, append(args, "--metrics-addr", "127.0.0.1:0")...), startProc(t, args...)
 	h := publishHost(t, a, "shared-1", "Shared host")
+	m := scrapeURL(t, "http://"+metricsAddr(t, a)+"/metrics").text
+	if !strings.Contains(m, `store="redis"}`) || !strings.Contains(m, "rendezvous_available 1") {
+		t.Fatalf("metrics of a Redis instance do not say store redis and available:\n%s", m)
+	}
 	var page browsePage
 	b.call("GET", "/v1/listings?protocol_version=7", b.tokens["client"], nil).expect(t, "browse on b", http.StatusOK, &page)
 	if len(page.Items) != 1 || page.Items[0].ListingID != h.pub.ListingID {

@@ -82,7 +82,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	s.store, s.closeStore = store, closeStore
 
 	netSet, httpSet := metrics.NewSet(), metrics.NewSet()
-	expo := newExposition(httpSet, netSet, newProcessMetrics(store))
+	expo := newExposition(httpSet, netSet, newProcessMetrics(store, c.Store))
 	s.med, err = netio.NewMediator(netio.Config{
 		Addrs:      c.UDPAddrs,
 		Sockets:    c.UDPSockets,
