@@ -91,8 +91,10 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		ErrorRate:  c.UDPErrorRate,
 		ErrorBurst: c.UDPErrorBurst,
 		Portable:   c.UDPPortable,
-		Metrics:    netSet,
-		Logger:     log.With("component", "netio"),
+		// A Redis commit is a round trip: read the next batch meanwhile.
+		Overlap: c.Store == storeRedis,
+		Metrics: netSet,
+		Logger:  log.With("component", "netio"),
 	}, store, keys)
 	if err != nil {
 		// parseConfig checked the settings NewMediator checks; a ConfigError
