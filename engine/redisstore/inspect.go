@@ -140,6 +140,9 @@ func (s *Store) CheckInvariants() error {
 			if _, ok := d.members("ol:" + l["owner"])[id]; !ok {
 				bad("listing %s missing from its owner's set", id)
 			}
+			if np, _ := strconv.Atoi(l["np"]); np != len(d.members("lp:"+id)) {
+				bad("listing %s counts %d pending attempts, lists %d", id, np, len(d.members("lp:"+id)))
+			}
 			_, fresh := pexp[id]
 			if fresh != (l["pub"] != "") {
 				bad("listing %s: scheduled presence %v, endpoint %q", id, fresh, l["pub"])

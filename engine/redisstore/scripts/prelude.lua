@@ -105,7 +105,7 @@ local function removeAttempt(aid)
     return
   end
   call('ZREM', P .. 'la:' .. f[2], aid)
-  call('ZREM', P .. 'lp:' .. f[2], f[1])
+  if call('ZREM', P .. 'lp:' .. f[2], f[1]) == 1 then call('HINCRBY', P .. 'l:' .. f[2], 'np', -1) end
   call('SREM', P .. 'ca:' .. f[4], aid)
   call('ZREM', P .. 'aexp', aid)
   call('HDEL', P .. 'ah', f[1])
@@ -234,9 +234,12 @@ local function introduction(aid)
 end
 
 -- presenceView: the listing, the presence's time left, and up to four
--- attempts of the listing whose host endpoint is unbound, oldest first.
-local function presenceView(id, ttl)
-  return {id, ttl, call('ZRANGE', P .. 'lp:' .. id, 0, 3)}
+-- attempts of the listing whose host endpoint is unbound, oldest first
+-- (np counts them: most refreshes find none and skip the read).
+local function presenceView(id, ttl, np)
+  local pending = {}
+  if np ~= '0' then pending = call('ZRANGE', P .. 'lp:' .. id, 0, 3) end
+  return {id, ttl, pending}
 end
 
 -- bindPresence is BindHostPresence after cleanup: {outcome, pool[, view]}.
@@ -244,7 +247,7 @@ local function bindPresence(handle, key, seq, pub, loc)
   if unavailable() then return {UNAVAILABLE, 0} end
   local id = call('HGET', P .. 'ph', handle)
   if not id then return {NOT_FOUND, 0} end
-  local f = call('HMGET', P .. 'l:' .. id, 'pkey', 'seq', 'tenant', 'proto', 'region', 'public', 'pub')
+  local f = call('HMGET', P .. 'l:' .. id, 'pkey', 'seq', 'tenant', 'proto', 'region', 'public', 'pub', 'np')
   if f[1] ~= key then return {NOT_FOUND, 0} end
   if seq == '0' or not gtDec(seq, f[2]) then return {CONFLICT, 0} end
   local fresh = f[7] ~= '' -- a listing's endpoint is set exactly while its presence is fresh
@@ -255,7 +258,7 @@ local function bindPresence(handle, key, seq, pub, loc)
     call('ZADD', P .. 'b:' .. f[3] .. '\0' .. f[4] .. '\0', 0, id)
     call('ZADD', P .. 'b:' .. f[3] .. '\0' .. f[4] .. '\0' .. f[5], 0, id)
   end
-  return {OK, 0, presenceView(id, LIM[PRES_TTL])}
+  return {OK, 0, presenceView(id, LIM[PRES_TTL], f[8])}
 end
 
 -- bindAttempt binds one role's endpoint: {outcome, replay, attempt id or ''}.
@@ -272,7 +275,9 @@ local function bindAttempt(handle, role, key, binding)
     return {REPLAY_REJECTED, 0, ''}
   end
   call('HSET', P .. 'a:' .. aid, bf, binding)
-  if role == 'h' then call('ZREM', P .. 'lp:' .. f[3], handle) end
+  if role == 'h' and call('ZREM', P .. 'lp:' .. f[3], handle) == 1 then
+    call('HINCRBY', P .. 'l:' .. f[3], 'np', -1)
+  end
   return {OK, 0, aid}
 end
 
