@@ -23,19 +23,20 @@ const (
 
 // Config configures a Mediator. Zero fields take the documented defaults.
 type Config struct {
-	Addrs      []string // listen addresses "ip:port" (IPv4 and/or IPv6; port 0 allowed); one socket set per address
-	Sockets    int      // SO_REUSEPORT sockets per address; 0 = GOMAXPROCS
-	RecvBuffer int      // requested SO_RCVBUF bytes; 0 = 4 MiB
-	SendBuffer int      // requested SO_SNDBUF bytes; 0 = 4 MiB
-	ErrorRate  float64  // unsigned error answers per second per source; 0 = 10
-	ErrorBurst int      // 0 = 20
-	Portable   bool     // use the portable batch path even on Linux
-	// Overlap reads and authenticates the next batch while the store
+	Addrs      []string     // listen addresses "ip:port" (IPv4 and/or IPv6; port 0 allowed); one socket set per address
+	Sockets    int          // SO_REUSEPORT sockets per address; 0 = GOMAXPROCS
+	RecvBuffer int          // requested SO_RCVBUF bytes; 0 = 4 MiB
+	SendBuffer int          // requested SO_SNDBUF bytes; 0 = 4 MiB
+	ErrorRate  float64      // unsigned error answers per second per source; 0 = 10
+	ErrorBurst int          // 0 = 20
+	Portable   bool         // use the portable batch path even on Linux
+	Metrics    *metrics.Set // where to register metrics (github.com/VictoriaMetrics/metrics); nil = a private set
+	Logger     *slog.Logger // nil = slog.Default()
+
+	// Overlap reads and authenticates a socket's next batch while the store
 	// commits this one (worth it when a commit is a round trip: the Redis
 	// store); batches are still committed and answered in the order read.
 	Overlap bool
-	Metrics *metrics.Set // where to register metrics (github.com/VictoriaMetrics/metrics); nil = a private set
-	Logger  *slog.Logger // nil = slog.Default()
 }
 
 // normalize validates c and fills defaults. Errors are *engine.ConfigError

@@ -25,17 +25,15 @@ const httpShutdownTimeout = 5 * time.Second
 // and its listener, built by start in that order. Its fields are set once by
 // start and read afterwards; close is called once, from run's goroutine.
 type server struct {
-	log    *slog.Logger
-	limits engine.Limits
-	store  engine.Store
-	// closeStore releases the store's connection (a no-op for memory).
-	closeStore func()
-	med        *netio.Mediator
-	http       *fasthttp.Server
-	ln         *httpapi.Listener
-	conns      httpapi.ConnLimits
-	fds        fdLimit
-	serveErr   chan error // receives the HTTP server's Serve result, once
+	log      *slog.Logger
+	limits   engine.Limits
+	store    engine.Store
+	med      *netio.Mediator
+	http     *fasthttp.Server
+	ln       *httpapi.Listener
+	conns    httpapi.ConnLimits
+	fds      fdLimit
+	serveErr chan error // receives the HTTP server's Serve result, once
 	// metricsHTTP and metricsLn serve --metrics-addr; nil without it.
 	// Their Serve result goes to serveErr too.
 	metricsHTTP *fasthttp.Server
@@ -50,6 +48,8 @@ type server struct {
 	devTokens map[string]string
 	// stopHangup ends the SIGHUP watch (principals reload) that start began.
 	stopHangup func()
+	// closeStore releases the store's connection (a no-op for memory).
+	closeStore func()
 }
 
 // start builds and binds everything but does not yet serve UDP (run calls
@@ -91,10 +91,11 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		ErrorRate:  c.UDPErrorRate,
 		ErrorBurst: c.UDPErrorBurst,
 		Portable:   c.UDPPortable,
+		Metrics:    netSet,
+		Logger:     log.With("component", "netio"),
+
 		// A Redis commit is a round trip: read the next batch meanwhile.
 		Overlap: c.Store == storeRedis,
-		Metrics: netSet,
-		Logger:  log.With("component", "netio"),
 	}, store, keys)
 	if err != nil {
 		// parseConfig checked the settings NewMediator checks; a ConfigError
