@@ -100,7 +100,7 @@ func (s *Store) presenceHandle(id engine.ListingID) engine.Handle {
 }
 
 // newAttemptHandle makes a random attempt handle that carries a keyed tag:
-// bytes 9..15 are an HMAC, under the shared keyring, of bytes 0..8 (60
+// bytes 9..15 are an HMAC, under the shared keyring, of bytes 0..8 (66
 // random bits besides the version and variant). attemptHandleTagged checks
 // it without Redis, so a datagram naming a made-up attempt handle costs no
 // round trip: a forger passes with probability 2^-56.

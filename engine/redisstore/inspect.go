@@ -59,8 +59,8 @@ func (s *Store) dump() (*dump, error) {
 	return d, nil
 }
 
-// secretFields are left out of Snapshot: fingerprints of capabilities, and
-// the clamp of the clock, which any call may move.
+// secretFields are left out of Snapshot: fingerprints of capabilities. So
+// is meta's clock (the clamp), which any call may move.
 var secretFields = map[string]bool{"lkey": true, "pkey": true, "hkey": true, "ckey": true}
 
 // Snapshot renders the state deterministically, without fingerprints.
