@@ -9,6 +9,7 @@ require (
 	github.com/pb33f/libopenapi v0.41.8
 	github.com/pb33f/libopenapi-validator v0.16.3
 	github.com/pion/stun/v3 v3.1.7
+	github.com/redis/rueidis v1.0.79
 	github.com/valyala/fasthttp v1.78.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0

@@ -32,6 +32,11 @@ type Config struct {
 	Portable   bool         // use the portable batch path even on Linux
 	Metrics    *metrics.Set // where to register metrics (github.com/VictoriaMetrics/metrics); nil = a private set
 	Logger     *slog.Logger // nil = slog.Default()
+
+	// Overlap reads and authenticates a socket's next batch while the store
+	// commits this one (worth it when a commit is a round trip: the Redis
+	// store); batches are still committed and answered in the order read.
+	Overlap bool
 }
 
 // normalize validates c and fills defaults. Errors are *engine.ConfigError

@@ -81,7 +81,11 @@ func (m *Mediator) Start() {
 		}
 		m.wg.Add(len(m.conns) + 1)
 		for _, c := range m.conns {
-			go m.readLoop(c)
+			if m.cfg.Overlap {
+				go m.overlapLoop(c)
+			} else {
+				go m.readLoop(c)
+			}
 		}
 		go m.offerLoop()
 		path := "recvmmsg"
@@ -142,21 +146,31 @@ func (m *Mediator) readLoop(c batchConn) {
 				return
 			}
 			m.log.Warn("udp read failed", "addr", c.LocalAddr(), "err", err)
-			time.Sleep(time.Millisecond) // do not spin on a persistent error
+			sleepOnReadError()
 			continue
 		}
-		out := p.run(in[:n], m.nanotime())
-		out = m.divert(c, out, &p.stats)
-		if len(out) > 0 {
-			sent, failed, err := c.WriteBatch(out)
-			p.stats.out += sent
-			p.stats.drops[dropSendFailed] += failed
-			if err != nil && !isClosed(err) {
-				m.log.Warn("udp write failed", "addr", c.LocalAddr(), "err", err)
-			}
-		}
-		p.stats.flush(m.met, n)
+		m.write(c, p, p.run(in[:n], m.nanotime()), n)
 	}
+}
+
+// sleepOnReadError pauses after a failed read: a persistent error must not
+// make a reader spin.
+func sleepOnReadError() { time.Sleep(time.Millisecond) }
+
+// write sends the answers of one batch of n datagrams that p processed:
+// those c cannot carry one by one from another socket (divert), the rest
+// with one batched send; then it records the batch's statistics.
+func (m *Mediator) write(c batchConn, p *processor, out []packet, n int) {
+	out = m.divert(c, out, &p.stats)
+	if len(out) > 0 {
+		sent, failed, err := c.WriteBatch(out)
+		p.stats.out += sent
+		p.stats.drops[dropSendFailed] += failed
+		if err != nil && !isClosed(err) {
+			m.log.Warn("udp write failed", "addr", c.LocalAddr(), "err", err)
+		}
+	}
+	p.stats.flush(m.met, n)
 }
 
 // divert sends the answers c cannot carry (an INTRODUCE to a peer whose

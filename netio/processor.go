@@ -57,6 +57,14 @@ func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter
 // returns the answers to send. The returned packets alias the processor's
 // write slots and are valid until the next run.
 func (p *processor) run(in []packet, nowNS int64) []packet {
+	p.prepare(in, nowNS)
+	return p.apply()
+}
+
+// prepare is run's first half: parse and authenticate in, encode the
+// answers that need no store, and collect the verified requests as ops. It
+// reads in only until it returns.
+func (p *processor) prepare(in []packet, nowNS int64) {
 	if len(in) > cap(p.reqs) {
 		panic("BUG: processor.run given more than batchSize datagrams")
 	}
@@ -67,6 +75,12 @@ func (p *processor) run(in []packet, nowNS int64) []packet {
 	for i := range in {
 		p.handle(&in[i])
 	}
+}
+
+// apply is run's second half: commit the prepared ops with one
+// store.ApplyBatch and encode their answers; it returns every answer of the
+// batch.
+func (p *processor) apply() []packet {
 	if len(p.ops) > 0 {
 		start := time.Now()
 		err := p.store.ApplyBatch(context.Background(), p.ops)

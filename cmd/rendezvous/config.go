@@ -56,6 +56,12 @@ type config struct {
 	UDPErrorBurst int
 	UDPPortable   bool
 
+	// Store is "memory" or "redis"; RedisAddr and RedisName are used with
+	// "redis".
+	Store     string
+	RedisAddr string
+	RedisName string
+
 	CapabilityKeyFile string
 	// CapabilityKey is the key read from CapabilityKeyFile (nil: a random key
 	// is made at start). Never logged.
@@ -142,6 +148,9 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.IntVar(&c.UDPRecvBuffer, "udp-recv-buffer", netio.DefaultBuffer, "UDP socket receive buffer `bytes` asked of the kernel (4096..1073741824)")
 	fs.IntVar(&c.UDPSendBuffer, "udp-send-buffer", netio.DefaultBuffer, "UDP socket send buffer `bytes` asked of the kernel (4096..1073741824)")
 	fs.BoolVar(&c.UDPPortable, "udp-portable", false, "use the portable UDP batch path (x/net) instead of raw recvmmsg/sendmmsg")
+	fs.StringVar(&c.Store, "store", storeMemory, "where state lives: memory (this process only) or redis (shared by every instance on --redis-addr and --redis-name)")
+	fs.StringVar(&c.RedisAddr, "redis-addr", "127.0.0.1:6379", "Redis `host:port` with --store redis")
+	fs.StringVar(&c.RedisName, "redis-name", "rdv", "deployment `name` with --store redis: keys are rdv:{name}:...; 1-64 characters of [a-z0-9._-]")
 	fs.StringVar(&c.CapabilityKeyFile, "capability-key-file", "", "`file` holding the capability key (32 raw bytes or 64 hex characters); default: a random key per start, so a restart invalidates every capability")
 	return fs
 }
@@ -297,6 +306,22 @@ func (c *config) validate() error {
 	}
 	if c.UDPErrorBurst < 1 || c.UDPErrorBurst > maxErrorBurst {
 		return c.bad("udp-error-burst", "%d is not in 1..%d", c.UDPErrorBurst, maxErrorBurst)
+	}
+	switch c.Store {
+	case storeMemory:
+	case storeRedis:
+		if err := checkHostPort(c.RedisAddr, false); err != nil {
+			return c.bad("redis-addr", "%v", err)
+		}
+		// A deployment name follows the rule of a tenant's parts.
+		if (engine.Tenant{Game: c.RedisName, Env: c.RedisName}).Validate() != nil {
+			return c.bad("redis-name", "%q is not 1-64 characters of [a-z0-9._-]", c.RedisName)
+		}
+		if c.CapabilityKeyFile == "" {
+			return c.bad("capability-key-file", "--store redis needs the capability key file every instance shares")
+		}
+	default:
+		return c.bad("store", "%q is not memory or redis", c.Store)
 	}
 	if c.CapabilityKeyFile != "" {
 		key, shared, err := readCapabilityKey(c.CapabilityKeyFile)

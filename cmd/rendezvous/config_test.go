@@ -32,7 +32,8 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatalf("addresses %q %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr, c.MetricsAddr)
 	}
 	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil ||
-		c.HTTPMaxConns != 0 || c.HTTPMaxConnsPerIP != defaultConnsPerIP {
+		c.HTTPMaxConns != 0 || c.HTTPMaxConnsPerIP != defaultConnsPerIP ||
+		c.Store != "memory" || c.RedisAddr != "127.0.0.1:6379" || c.RedisName != "rdv" {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -57,6 +58,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_UDP_RECV_BUFFER": "65536", "RDV_UDP_SEND_BUFFER": "32768", "RDV_UDP_PORTABLE": "true",
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
 		"RDV_HTTP_MAX_CONNS":      "500", "RDV_HTTP_MAX_CONNS_PER_IP": "0",
+		"RDV_STORE": "redis", "RDV_REDIS_ADDR": "redis.example.com:6380", "RDV_REDIS_NAME": "eu-1",
 	}
 }
 
@@ -89,7 +91,8 @@ func TestParseConfigEnvironment(t *testing.T) {
 		c.MediatorAddr != "rdv.example.com:3478" || c.Principals != "/etc/rendezvous/principals.json" || !c.Dev ||
 		c.LogFormat != "json" || c.LogLevel != "debug" || c.UDPErrorRate != 2.5 || c.UDPErrorBurst != 7 ||
 		c.UDPSockets != 2 || c.UDPRecvBuffer != 65536 || c.UDPSendBuffer != 32768 || !c.UDPPortable ||
-		c.CapabilityKey == nil || *c.CapabilityKey != key || c.HTTPMaxConns != 500 || c.HTTPMaxConnsPerIP != 0 {
+		c.CapabilityKey == nil || *c.CapabilityKey != key || c.HTTPMaxConns != 500 || c.HTTPMaxConnsPerIP != 0 ||
+		c.Store != "redis" || c.RedisAddr != "redis.example.com:6380" || c.RedisName != "eu-1" {
 		t.Fatalf("config from the environment: %+v", c)
 	}
 }
@@ -178,6 +181,12 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--udp-error-burst", "0"}, e, "udp-error-burst", "flag --udp-error-burst")
 	f(nil, map[string]string{"RDV_UDP_PORTABLE": "maybe"}, "udp-portable", "RDV_UDP_PORTABLE")
 	f([]string{"--capability-key-file", filepath.Join(t.TempDir(), "missing")}, e, "capability-key-file", "flag --capability-key-file")
+	f([]string{"--store", "disk"}, e, "store", "flag --store")
+	f(nil, map[string]string{"RDV_STORE": "redis"}, "capability-key-file", "default") // redis needs the shared key
+	f([]string{"--store", "redis", "--redis-addr", "localhost"}, e, "redis-addr", "flag --redis-addr")
+	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_ADDR": ":6379"}, "redis-addr", "RDV_REDIS_ADDR")
+	f([]string{"--store", "redis", "--redis-name", "a{b}"}, e, "redis-name", "flag --redis-name")
+	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_NAME": ""}, "capability-key-file", "default") // empty: unset, so the default name
 
 	// Without --dev a principals file is required.
 	_, err := parseConfig(nil, envOf(nil))

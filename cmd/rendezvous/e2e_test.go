@@ -105,8 +105,12 @@ func introduce(t testing.TB, h *host, client *udpPeer, j joined) engine.Capabili
 	return hostCap
 }
 
-func TestE2EFlow(t *testing.T) {
-	p := startProc(t, "--drain-window", "30s")
+func TestE2EFlow(t *testing.T) { e2eFlow(t) }
+
+// e2eFlow runs the whole flow on a server started with storeArgs (none:
+// the memory store).
+func e2eFlow(t *testing.T, storeArgs ...string) {
+	p := startProc(t, append([]string{"--drain-window", "30s"}, storeArgs...)...)
 	var secrets, caps []string
 	for _, tok := range p.tokens {
 		secrets = append(secrets, tok)

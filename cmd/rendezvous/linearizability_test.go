@@ -61,15 +61,19 @@ func (r *recorder) run(client int, in linInput, f func() (linOutput, error)) lin
 // is linearizable against the sequential model in
 // linearizability_model_test.go. It then shows the check can fail: the
 // same history with one injected extra introduction is illegal.
-func TestLinearizability(t *testing.T) {
+func TestLinearizability(t *testing.T) { linearizability(t) }
+
+// linearizability runs the check on a server started with storeArgs (none:
+// the memory store).
+func linearizability(t *testing.T, storeArgs ...string) {
 	// Lifetimes far above the run's length (the model has no expiry);
 	// ceilings and quotas far above what it uses (the model has none).
-	p := startProc(t, "--lease-ttl", "60s", "--presence-ttl", "20s", "--attempt-ttl", "30s", "--idempotency-ttl", "10m",
+	p := startProc(t, append([]string{"--lease-ttl", "60s", "--presence-ttl", "20s", "--attempt-ttl", "30s", "--idempotency-ttl", "10m",
 		"--drain-window", "1s", // attempts left unbound end the drain at its window
 		// Host binds of deleted attempts get unsigned 401s, which are
 		// rate-limited per source address (all of the run's sockets share
 		// one): the limiter is not part of the model, so it must not drop.
-		"--udp-error-rate", "1000000", "--udp-error-burst", "1048576")
+		"--udp-error-rate", "1000000", "--udp-error-burst", "1048576"}, storeArgs...)...)
 	client := &http.Client{Timeout: hangGuard, Transport: &http.Transport{MaxIdleConnsPerHost: linSlots * (linWorkers + linCreators)}}
 	defer client.CloseIdleConnections()
 

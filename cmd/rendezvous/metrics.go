@@ -7,9 +7,6 @@ import (
 	"github.com/rendezvous/rendezvous/internal/version"
 )
 
-// storeKind names the store implementation in rendezvous_build_info.
-const storeKind = "memory"
-
 // processHelp is the HELP text of the families newProcessMetrics registers.
 var processHelp = map[string]string{
 	"rendezvous_available":          "1 while the store is available, 0 once it failed.",
@@ -21,8 +18,8 @@ var processHelp = map[string]string{
 // newProcessMetrics registers the process-level gauges the components do
 // not export themselves: availability, drain state, attempts in flight
 // (what a drain waits for), each read from the store at scrape time, and
-// the build info.
-func newProcessMetrics(store engine.Store) *metrics.Set {
+// the build info, whose store label is kind (--store: memory or redis).
+func newProcessMetrics(store engine.Store, kind string) *metrics.Set {
 	s := metrics.NewSet()
 	flag := func(b bool) float64 {
 		if b {
@@ -34,7 +31,7 @@ func newProcessMetrics(store engine.Store) *metrics.Set {
 	s.NewGauge("rendezvous_draining", func() float64 { return flag(store.Draining()) })
 	s.NewGauge("rendezvous_attempts_in_flight", func() float64 { return float64(store.Stats().InFlight) })
 	// version.Version keeps only characters that need no escaping in a label.
-	s.NewGauge(`rendezvous_build_info{version="`+version.Version()+`",go_version="`+version.GoVersion()+`",store="`+storeKind+`"}`,
+	s.NewGauge(`rendezvous_build_info{version="`+version.Version()+`",go_version="`+version.GoVersion()+`",store="`+kind+`"}`,
 		func() float64 { return 1 })
 	return s
 }

@@ -95,7 +95,10 @@ func (s *server) logSettings(c *config) {
 		"udp_recv_buffer", recv, "udp_send_buffer", send,
 		"udp_error_rate", c.UDPErrorRate, "udp_error_burst", c.UDPErrorBurst,
 		"http_max_conns", s.conns.MaxConns, "http_max_conns_per_ip", s.conns.MaxConnsPerIP,
-		"principals", principals, "capability_key", key)
+		"principals", principals, "capability_key", key, "store", c.Store)
+	if c.Store == storeRedis {
+		s.log.Info("redis store", "redis_addr", c.RedisAddr, "redis_name", c.RedisName)
+	}
 	if c.CapabilityKeyShared {
 		s.log.Warn("the capability key file is readable by group or others; make it 0600", "file", c.CapabilityKeyFile)
 	}

@@ -14,8 +14,11 @@ func writeUsage(w io.Writer) {
 	fmt.Fprint(w, `Usage: rendezvous [flags]
 
 Rendezvous serves game-session listings over HTTP and introduces hosts and
-clients over a STUN-framed UDP mediator. State is in memory: a restart starts
-empty and invalidates every capability unless --capability-key-file is set.
+clients over a STUN-framed UDP mediator. State is in memory by default: a
+restart starts empty and invalidates every capability unless
+--capability-key-file is set. With --store redis the state lives in Redis,
+shared by every instance started with the same --redis-addr, --redis-name
+and --capability-key-file.
 
 Every flag can also be set by the environment variable shown next to it
 (RDV_ + the flag name in upper case, '-' as '_'); the command line wins.

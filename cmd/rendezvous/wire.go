@@ -27,7 +27,7 @@ const httpShutdownTimeout = 5 * time.Second
 type server struct {
 	log      *slog.Logger
 	limits   engine.Limits
-	store    *engine.MemStore
+	store    engine.Store
 	med      *netio.Mediator
 	http     *fasthttp.Server
 	ln       *httpapi.Listener
@@ -48,6 +48,8 @@ type server struct {
 	devTokens map[string]string
 	// stopHangup ends the SIGHUP watch (principals reload) that start began.
 	stopHangup func()
+	// closeStore releases the store's connection (a no-op for memory).
+	closeStore func()
 }
 
 // start builds and binds everything but does not yet serve UDP (run calls
@@ -73,14 +75,14 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	} else {
 		principals, s.devTokens = httpapi.DevPrincipals()
 	}
-	store, err := engine.NewMemStore(c.Limits, engine.NewSystemClock(), keys)
+	store, closeStore, err := openStore(c, keys)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create the store: %w", err)
+		return nil, err
 	}
-	s.store = store
+	s.store, s.closeStore = store, closeStore
 
 	netSet, httpSet := metrics.NewSet(), metrics.NewSet()
-	expo := newExposition(httpSet, netSet, newProcessMetrics(store))
+	expo := newExposition(httpSet, netSet, newProcessMetrics(store, c.Store))
 	s.med, err = netio.NewMediator(netio.Config{
 		Addrs:      c.UDPAddrs,
 		Sockets:    c.UDPSockets,
@@ -91,6 +93,9 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		Portable:   c.UDPPortable,
 		Metrics:    netSet,
 		Logger:     log.With("component", "netio"),
+
+		// A Redis commit is a round trip: read the next batch meanwhile.
+		Overlap: c.Store == storeRedis,
 	}, store, keys)
 	if err != nil {
 		// parseConfig checked the settings NewMediator checks; a ConfigError
@@ -100,6 +105,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		if errors.As(err, &ce) {
 			setting = ce.Setting
 		}
+		closeStore()
 		return nil, &settingError{setting, c.sourceOf(setting), fmt.Errorf("cannot start the UDP mediator: %w", err)}
 	}
 	s.udpAddrs = s.med.LocalAddrs()
@@ -181,10 +187,12 @@ func (s *server) shutdown(ctx context.Context, srv *fasthttp.Server, ln net.List
 	<-s.serveErr
 }
 
+// closeMediator closes the UDP sockets, then the store the mediator used.
 func (s *server) closeMediator() {
 	if err := s.med.Close(); err != nil {
 		s.log.Warn("closing the UDP sockets failed", "err", err)
 	}
+	s.closeStore()
 }
 
 // udpList renders bound UDP addresses as the comma-separated form

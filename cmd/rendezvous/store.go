@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
+)
+
+// Stores --store selects.
+const (
+	storeMemory = "memory"
+	storeRedis  = "redis"
+)
+
+// openStore makes the store --store selects: the in-memory one, or the
+// Redis one on --redis-addr under --redis-name. close releases what it
+// holds (the Redis connection).
+func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(), err error) {
+	if c.Store != storeRedis {
+		s, err := engine.NewMemStore(c.Limits, engine.NewSystemClock(), keys)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot create the store: %w", err)
+		}
+		return s, func() {}, nil
+	}
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.RedisAddr}, DisableCache: true})
+	if err != nil {
+		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot connect to Redis: %w", err)}
+	}
+	s, err := redisstore.New(context.Background(), redisstore.Config{
+		Client: client, Name: c.RedisName, Limits: c.Limits, Keyring: keys,
+	})
+	if err != nil {
+		client.Close()
+		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), err}
+	}
+	return s, client.Close, nil
+}

@@ -1,0 +1,122 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// An attempt lives in the hash "a:<id>", its deadline in "aexp"; "ah" maps
+// handles to attempts, "la:<listing>" lists a listing's attempts (the
+// cascade) and "lp:<listing>" those whose host endpoint is unbound (the
+// pending offers), both in creation order; "ca:<client>" is the client's set.
+
+// CreateJoinAttempt authorises one client to be introduced to one listing's
+// host: one call. The host's key derives from the listing's presence
+// handle, which derives from the listing ID (presenceHandle), so both
+// fingerprints are made here and stored by the same call.
+func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt) (engine.AttemptView, engine.Result, error) {
+	if err := engine.ValidateCreateAttempt(&cmd); err != nil {
+		return engine.AttemptView{}, engine.Result{}, err
+	}
+	ik := packKey('a', cmd.Tenant.Game, cmd.Tenant.Env, string(cmd.Client), cmd.IdempotencyKey)
+	pres := s.presenceHandle(cmd.Listing)
+	presCap := s.keys.Presence(pres)
+	for {
+		id, handle := engine.AttemptID{UUID: engine.NewUUID()}, s.newAttemptHandle()
+		hc, cc := engine.HostAttemptCapability(&presCap, handle), s.keys.AttemptClient(handle)
+		hk, ck := engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
+		m, ok, err := s.call(ctx, "rdv_create_attempt", tenantArg(cmd.Tenant), string(cmd.Client), ik, attemptRequest(&cmd),
+			uuidArg(cmd.Listing.UUID), strconv.FormatUint(uint64(cmd.ProtocolVersion), 10), uuidArg(id.UUID),
+			uuidArg(handle.UUID), uuidArg(pres.UUID), fpArg(&hk), fpArg(&ck))
+		if err != nil {
+			return engine.AttemptView{}, engine.Result{}, err
+		}
+		code, r, rest := reply(m, ok)
+		if code == codeRetry {
+			continue // an ID collided (astronomically unlikely); nothing was written
+		}
+		return s.attemptResult(r, rest)
+	}
+}
+
+func roleArg(r engine.Role) string {
+	if r == engine.RoleHost {
+		return "h"
+	}
+	return "c"
+}
+
+// BindAttemptEndpoint binds one role's endpoint: the first binding per role
+// wins; the identical one again is a Replay; another is ReplayRejected.
+func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt) (engine.AttemptView, engine.Result, error) {
+	if err := engine.ValidateBind(&cmd); err != nil {
+		return engine.AttemptView{}, engine.Result{}, err
+	}
+	m, ok, err := s.call(ctx, "rdv_bind_attempt", uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key),
+		bindingArg(cmd.Public, cmd.Local))
+	if err != nil {
+		return engine.AttemptView{}, engine.Result{}, err
+	}
+	_, r, rest := reply(m, ok)
+	return s.attemptResult(r, rest)
+}
+
+// attemptResult completes a result whose rest may be {replay, view}.
+func (s *Store) attemptResult(r engine.Result, rest []rueidis.RedisMessage) (engine.AttemptView, engine.Result, error) {
+	if len(rest) < 2 {
+		return engine.AttemptView{}, r, nil
+	}
+	v, ok := s.attemptView(rest[1])
+	if !ok {
+		return engine.AttemptView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	r.Replay = replayFlag(rest)
+	return v, r, nil
+}
+
+func (s *Store) ConsumeIntroduction(ctx context.Context, h engine.Handle) (engine.Introduction, engine.Result, error) {
+	return s.introductionCall(ctx, "rdv_consume_introduction", h)
+}
+
+func (s *Store) Introduction(ctx context.Context, h engine.Handle) (engine.Introduction, engine.Result, error) {
+	return s.introductionCall(ctx, "rdv_introduction", h)
+}
+
+func (s *Store) introductionCall(ctx context.Context, fn string, h engine.Handle) (engine.Introduction, engine.Result, error) {
+	m, ok, err := s.call(ctx, fn, uuidArg(h.UUID))
+	if err != nil {
+		return engine.Introduction{}, engine.Result{}, err
+	}
+	_, r, rest := reply(m, ok)
+	if len(rest) < 2 {
+		return engine.Introduction{}, r, nil
+	}
+	in, iok := introduction(rest[1])
+	if !iok {
+		return engine.Introduction{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	return in, r, nil
+}
+
+// AttemptHost is a read without cleanup: the function treats anything past
+// its deadline as gone. A handle without this deployment's tag
+// (newAttemptHandle) is answered at once, without Redis. False also when
+// Redis does not answer.
+func (s *Store) AttemptHost(h engine.Handle) (engine.Handle, bool) {
+	if !s.attemptHandleTagged(h) {
+		return engine.Handle{}, false
+	}
+	m, ok, _ := s.call(context.Background(), "rdv_attempt_host", uuidArg(h.UUID))
+	if !ok {
+		return engine.Handle{}, false
+	}
+	p := str(m)
+	if p == "" {
+		return engine.Handle{}, false
+	}
+	u, valid := engine.ParseUUID(p)
+	return engine.Handle{UUID: u}, valid
+}

@@ -1,0 +1,93 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// call runs function fn once with the deployment prefix, "now" and the
+// limits before args. It returns ctx.Err() (and runs nothing) when ctx is
+// cancelled on entry or just before the call is sent; once sent, the call is
+// not abandoned on cancellation (the function commits atomically or not at
+// all, and the caller learns which) but it is bounded by the store's
+// timeout. ok is false when Redis answered with an error or not at all in
+// time: a script error, BUSY, LOADING, READONLY, OOM, a lost connection.
+// The functions check everything before their first write, so a refused
+// call changed nothing; a timeout is ambiguous, and the caller answers
+// ServiceUnavailable either way.
+func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.RedisMessage, ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return m, false, err
+	}
+	now := s.now()
+	cmd := func() rueidis.Completed { return s.command(fn, now, args) }
+	if err := ctx.Err(); err != nil {
+		return m, false, err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	defer cancel()
+	m, rerr := s.c.Do(cctx, cmd()).ToMessage()
+	if rerr != nil && missingFunction(rerr) {
+		// A flushed or newly promoted server without the library: the call
+		// did not run, so load and call once more.
+		if loadLibrary(cctx, s.c) == nil {
+			m, rerr = s.c.Do(cctx, cmd()).ToMessage()
+		}
+	}
+	return m, rerr == nil, nil
+}
+
+// now is ARGV[1]: the test hook's time in ticks, or "" for the server's.
+func (s *Store) now() string {
+	if s.clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(s.clock.Now()/s.tick), 10)
+}
+
+func (s *Store) command(fn, now string, args []string) rueidis.Completed {
+	return s.c.B().Fcall().Function(fn).Numkeys(1).Key(s.prefix).Arg(now, s.limits).Arg(args...).Build()
+}
+
+func missingFunction(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	return ok && strings.Contains(e.Error(), "Function not found")
+}
+
+// reply splits a transition's answer {outcome, pool, ...rest}. A reply
+// that is not one answers ServiceUnavailable.
+func reply(m rueidis.RedisMessage, ok bool) (code int64, r engine.Result, rest []rueidis.RedisMessage) {
+	unavailable := engine.Result{Outcome: engine.ServiceUnavailable}
+	if !ok {
+		return int64(engine.ServiceUnavailable), unavailable, nil
+	}
+	a, err := m.ToArray()
+	if err != nil || len(a) < 2 {
+		return int64(engine.ServiceUnavailable), unavailable, nil
+	}
+	code, _ = a[0].AsInt64()
+	pool, _ := a[1].AsInt64()
+	if code >= 0 {
+		r = engine.Result{Outcome: engine.Outcome(code), Pool: engine.Pool(pool)}
+	}
+	return code, r, a[2:]
+}
+
+// replayFlag reads the replay flag that leads a successful answer's rest.
+func replayFlag(rest []rueidis.RedisMessage) bool {
+	if len(rest) == 0 {
+		return false
+	}
+	n, _ := rest[0].AsInt64()
+	return n == 1
+}
+
+// Answers that are not outcomes (prelude.lua).
+const (
+	codeRetry      = -1 // an ID collided: regenerate and call again
+	codeBadPlayers = -2 // current_players above the listing's max_players
+)

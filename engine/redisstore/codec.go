@@ -1,0 +1,218 @@
+package redisstore
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// How values are written into Redis and read back: IDs in their canonical
+// form (lexicographic order is ID order, which browse relies on), tenants as
+// "game/env" (neither part may hold a '/'), endpoints in netip's form, a
+// binding as "public|local", fingerprints as their 16 raw bytes, the spec as
+// JSON (immutable, decoded per view).
+
+func tenantArg(t engine.Tenant) string { return t.Game + "/" + t.Env }
+
+func parseTenant(s string) engine.Tenant {
+	game, env, _ := strings.Cut(s, "/")
+	return engine.Tenant{Game: game, Env: env}
+}
+
+func fpArg(f *engine.Fingerprint) string { return string(f[:]) }
+
+func uuidArg(u engine.UUID) string { return u.String() }
+
+func parseID(s string) engine.UUID {
+	u, _ := engine.ParseUUID(s)
+	return u
+}
+
+func endpointArg(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+func parseEndpoint(s string) netip.AddrPort {
+	a, _ := netip.ParseAddrPort(s)
+	return a
+}
+
+func bindingArg(public, local netip.AddrPort) string {
+	return endpointArg(public) + "|" + endpointArg(local)
+}
+
+func parseBinding(s string) engine.Binding {
+	pub, loc, _ := strings.Cut(s, "|")
+	return engine.Binding{Public: parseEndpoint(pub), Local: parseEndpoint(loc)}
+}
+
+// packKey joins parts length-prefixed, so no choice of parts collides.
+func packKey(kind byte, parts ...string) string {
+	b := []byte{kind}
+	for _, p := range parts {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return string(b)
+}
+
+// attemptRequest is a join's request fingerprint (hex, as the listing's).
+func attemptRequest(cmd *engine.CreateAttempt) string {
+	var b [20]byte
+	copy(b[:16], cmd.Listing.UUID[:])
+	binary.BigEndian.PutUint32(b[16:], cmd.ProtocolVersion)
+	sum := sha256.Sum256(b[:])
+	return hex.EncodeToString(sum[:])
+}
+
+// handleKeyID names the lease capability used as the key of presence handle
+// derivation and attempt handle tags. It is not a version-4 UUID, so no store ever makes a lease
+// with this ID and the capability is issued to no one.
+var handleKeyID = engine.UUID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// presenceHandle derives a listing's presence handle from its ID with the
+// shared keyring, so any instance knows it without a round trip: a join
+// attempt's host key derives from it (HostAttemptCapability) and is stored
+// by the same call that creates the attempt. It is as unpredictable as a
+// random handle to anyone without the capability key.
+func (s *Store) presenceHandle(id engine.ListingID) engine.Handle {
+	const label = "rdv-presence-handle"
+	var msg [len(label) + 16]byte
+	copy(msg[copy(msg[:], label):], id.UUID[:])
+	sum := engine.HMACSHA256(s.handleKey[:], msg[:])
+	var u engine.UUID
+	copy(u[:], sum[:16])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return engine.Handle{UUID: u}
+}
+
+// newAttemptHandle makes a random attempt handle that carries a keyed tag:
+// bytes 9..15 are an HMAC, under the shared keyring, of bytes 0..8 (66
+// random bits besides the version and variant). attemptHandleTagged checks
+// it without Redis, so a datagram naming a made-up attempt handle costs no
+// round trip: a forger passes with probability 2^-56.
+func (s *Store) newAttemptHandle() engine.Handle {
+	u := engine.NewUUID()
+	tag := s.attemptHandleTag(&u)
+	copy(u[9:], tag[:7])
+	return engine.Handle{UUID: u}
+}
+
+func (s *Store) attemptHandleTagged(h engine.Handle) bool {
+	tag := s.attemptHandleTag(&h.UUID)
+	return subtle.ConstantTimeCompare(tag[:7], h.UUID[9:]) == 1
+}
+
+func (s *Store) attemptHandleTag(u *engine.UUID) [32]byte {
+	const label = "rdv-attempt-handle"
+	var msg [len(label) + 9]byte
+	copy(msg[copy(msg[:], label):], u[:9])
+	return engine.HMACSHA256(s.handleKey[:], msg[:])
+}
+
+func str(m rueidis.RedisMessage) string {
+	v, _ := m.ToString()
+	return v
+}
+
+func num(m rueidis.RedisMessage) int64 {
+	if v, err := m.AsInt64(); err == nil {
+		return v
+	}
+	v, _ := strconv.ParseInt(str(m), 10, 64)
+	return v
+}
+
+// duration converts ticks to a duration.
+func (s *Store) duration(ticks int64) time.Duration { return time.Duration(ticks) * s.tick }
+
+// wall converts a deadline in ticks to informational wall time.
+func (s *Store) wall(ticks int64) time.Time {
+	if s.clock == nil {
+		return time.UnixMicro(ticks)
+	}
+	return s.wallOrigin.Add(s.duration(ticks) - s.monoOrigin)
+}
+
+// listingView decodes prelude.lua's listingView.
+func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
+	f, err := m.ToArray()
+	if err != nil || len(f) != 14 {
+		return engine.ListingView{}, false
+	}
+	spec := new(engine.ListingSpec)
+	if json.Unmarshal([]byte(str(f[5])), spec) != nil {
+		return engine.ListingView{}, false
+	}
+	v := engine.ListingView{
+		ID: engine.ListingID{UUID: parseID(str(f[0]))}, Lease: engine.LeaseID{UUID: parseID(str(f[1]))},
+		Presence: engine.Handle{UUID: parseID(str(f[2]))}, Tenant: parseTenant(str(f[3])),
+		Owner: engine.Subject(str(f[4])), Spec: spec, CurrentPlayers: int(num(f[7])),
+		LeaseExpiresAt: s.wall(num(f[9])), LeaseTTL: s.duration(num(f[10])), PresenceFresh: num(f[11]) == 1,
+		HostPublic: parseEndpoint(str(f[12])), HostLocal: parseEndpoint(str(f[13])),
+	}
+	if doc := str(f[6]); doc != "" {
+		v.Doc = []byte(doc)
+	}
+	v.Version, _ = strconv.ParseUint(str(f[8]), 10, 64)
+	return v, true
+}
+
+// attemptView decodes prelude.lua's attemptView.
+func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
+	f, err := m.ToArray()
+	if err != nil || len(f) != 12 {
+		return engine.AttemptView{}, false
+	}
+	v := engine.AttemptView{
+		ID: engine.AttemptID{UUID: parseID(str(f[0]))}, Handle: engine.Handle{UUID: parseID(str(f[1]))},
+		Listing: engine.ListingID{UUID: parseID(str(f[2]))}, Tenant: parseTenant(str(f[3])),
+		Client: engine.Subject(str(f[4])), ExpiresAt: s.wall(num(f[5])), TTL: s.duration(num(f[6])),
+		HostPresence: engine.Handle{UUID: parseID(str(f[7]))}, HostPresencePublic: parseEndpoint(str(f[8])),
+		Host: parseBinding(str(f[9])), Peer: parseBinding(str(f[10])), Consumed: str(f[11]) == "1",
+	}
+	return v, true
+}
+
+// introduction decodes prelude.lua's introduction.
+func introduction(m rueidis.RedisMessage) (engine.Introduction, bool) {
+	f, err := m.ToArray()
+	if err != nil || len(f) != 4 {
+		return engine.Introduction{}, false
+	}
+	return engine.Introduction{
+		Attempt: engine.AttemptID{UUID: parseID(str(f[0]))}, Handle: engine.Handle{UUID: parseID(str(f[1]))},
+		Host: parseBinding(str(f[2])), Client: parseBinding(str(f[3])),
+	}, true
+}
+
+// presenceView decodes prelude.lua's presenceView.
+func (s *Store) presenceView(m rueidis.RedisMessage) (engine.PresenceView, bool) {
+	f, err := m.ToArray()
+	if err != nil || len(f) != 3 {
+		return engine.PresenceView{}, false
+	}
+	pending, _ := f[2].ToArray()
+	v := engine.PresenceView{Listing: engine.ListingID{UUID: parseID(str(f[0]))}, TTL: s.duration(num(f[1]))}
+	for _, h := range pending {
+		if v.NPending == engine.PendingOffersMax {
+			break
+		}
+		v.Pending[v.NPending] = engine.Handle{UUID: parseID(str(h))}
+		v.NPending++
+	}
+	return v, true
+}

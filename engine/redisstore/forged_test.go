@@ -1,0 +1,43 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// TestMadeUpAttemptHandleCostsNoRedisCall: AttemptHost, which the mediator
+// asks before it can verify a host's attempt datagram, answers a handle
+// the store never made without calling Redis; a real one costs one call.
+func TestMadeUpAttemptHandleCostsNoRedisCall(t *testing.T) {
+	e := newFaultEnv(t, 0)
+	ctx := context.Background()
+	a, r, err := e.s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: e.v.Tenant, Client: "c", IdempotencyKey: "j",
+		Listing: e.v.ID, ProtocolVersion: 1})
+	if err != nil || !r.OK() {
+		t.Fatalf("CreateJoinAttempt: %v %v", r.Outcome, err)
+	}
+	calls := func() int {
+		info, err := e.c.Do(ctx, e.c.B().Info().Section("commandstats").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return commandCounts(t, info)["fcall"]
+	}
+	before := calls()
+	for i := 0; i < 1000; i++ {
+		if _, ok := e.s.AttemptHost(engine.Handle{UUID: engine.NewUUID()}); ok {
+			t.Fatalf("a made-up attempt handle has a host")
+		}
+	}
+	if got := calls() - before; got != 0 {
+		t.Fatalf("1,000 made-up handles cost %d Redis calls, want 0", got)
+	}
+	if h, ok := e.s.AttemptHost(a.Handle); !ok || h != e.v.Presence {
+		t.Fatalf("AttemptHost of a real attempt = %v, %v", h, ok)
+	}
+	if got := calls() - before; got != 1 {
+		t.Fatalf("a real handle cost %d Redis calls, want 1", got)
+	}
+}

@@ -1,0 +1,262 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Snapshot and CheckInvariants (engine.Inspector) read a dump of every key
+// of the deployment (scripts/inspect.lua) after cleanup. They walk the whole
+// keyspace: tests only, never in production.
+
+// dumpKey is one key of the dump: hash fields or set members (sorted by
+// name), or sorted-set members with their scores (in score order).
+type dumpKey struct {
+	name, kind string
+	fields     [][2]string // hash: field, value; zset: member, score; set: member, ""
+}
+
+type dump struct {
+	now  int64
+	keys map[string]*dumpKey
+}
+
+func (s *Store) dump() (*dump, error) {
+	m, ok, _ := s.call(context.Background(), "rdv_inspect")
+	a, err := m.ToArray()
+	if !ok || err != nil || len(a) != 2 {
+		return nil, fmt.Errorf("redisstore: inspect failed (reply %v, %v)", ok, err)
+	}
+	d := &dump{now: num(a[0]), keys: map[string]*dumpKey{}}
+	entries, _ := a[1].ToArray()
+	for _, e := range entries {
+		f, _ := e.ToArray()
+		if len(f) != 3 {
+			return nil, errors.New("redisstore: inspect returned a malformed entry")
+		}
+		k := &dumpKey{name: str(f[0]), kind: str(f[1])}
+		c, _ := f[2].ToArray()
+		switch k.kind {
+		case "hash", "zset":
+			for i := 0; i+1 < len(c); i += 2 {
+				k.fields = append(k.fields, [2]string{str(c[i]), str(c[i+1])})
+			}
+			if k.kind == "hash" {
+				slices.SortFunc(k.fields, func(x, y [2]string) int { return strings.Compare(x[0], y[0]) })
+			}
+		default:
+			for _, v := range c {
+				k.fields = append(k.fields, [2]string{str(v), ""})
+			}
+			slices.SortFunc(k.fields, func(x, y [2]string) int { return strings.Compare(x[0], y[0]) })
+		}
+		d.keys[k.name] = k
+	}
+	return d, nil
+}
+
+// secretFields are left out of Snapshot: fingerprints of capabilities. So
+// is meta's clock (the clamp), which any call may move.
+var secretFields = map[string]bool{"lkey": true, "pkey": true, "hkey": true, "ckey": true}
+
+// Snapshot renders the state deterministically, without fingerprints.
+func (s *Store) Snapshot() string {
+	d, err := s.dump()
+	if err != nil {
+		return err.Error()
+	}
+	names := make([]string, 0, len(d.keys))
+	for n := range d.keys {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "instance=%v\n", s.id)
+	for _, n := range names {
+		k := d.keys[n]
+		fmt.Fprintf(&b, "%q %s:", n, k.kind)
+		for _, f := range k.fields {
+			if secretFields[f[0]] || (n == "meta" && f[0] == "clock") {
+				continue
+			}
+			fmt.Fprintf(&b, " %q=%q", f[0], f[1])
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// hash returns key's hash as a map (nil if absent).
+func (d *dump) hash(key string) map[string]string {
+	k := d.keys[key]
+	if k == nil {
+		return nil
+	}
+	m := make(map[string]string, len(k.fields))
+	for _, f := range k.fields {
+		m[f[0]] = f[1]
+	}
+	return m
+}
+
+// members returns a set's or sorted set's members with their scores.
+func (d *dump) members(key string) map[string]string { return d.hash(key) }
+
+// CheckInvariants verifies that every index and count agrees with the
+// records, that every pool is within its ceiling, and that nothing past its
+// deadline remains.
+func (s *Store) CheckInvariants() error {
+	d, err := s.dump()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	live := func(what, key, score string) {
+		if n, err := strconv.ParseInt(score, 10, 64); err != nil || n <= d.now {
+			bad("%s %q past its deadline (%s <= %d)", what, key, score, d.now)
+		}
+	}
+	lexp, pexp, aexp := d.members("lexp"), d.members("pexp"), d.members("aexp")
+	tenants := map[string][3]int{}
+	browse := map[string]map[string]bool{}
+	nListings, nAttempts, inflight := 0, 0, 0
+	for name, k := range d.keys {
+		switch {
+		case strings.HasPrefix(name, "l:"):
+			id, l := name[2:], d.hash(name)
+			nListings++
+			if lexp[id] != l["dl"] {
+				bad("listing %s deadline %s, schedule %s", id, l["dl"], lexp[id])
+			}
+			live("listing", id, l["dl"])
+			if d.hash("ph")[l["pres"]] != id {
+				bad("listing %s not found by its presence handle", id)
+			}
+			if _, ok := d.members("ol:" + l["owner"])[id]; !ok {
+				bad("listing %s missing from its owner's set", id)
+			}
+			if np, _ := strconv.Atoi(l["np"]); np != len(d.members("lp:"+id)) {
+				bad("listing %s counts %d pending attempts, lists %d", id, np, len(d.members("lp:"+id)))
+			}
+			_, fresh := pexp[id]
+			if fresh != (l["pub"] != "") {
+				bad("listing %s: scheduled presence %v, endpoint %q", id, fresh, l["pub"])
+			}
+			if fresh {
+				live("presence", id, pexp[id])
+				if l["public"] == "1" {
+					for _, b := range []string{"b:" + l["tenant"] + "\x00" + l["proto"] + "\x00", "b:" + l["tenant"] + "\x00" + l["proto"] + "\x00" + l["region"]} {
+						if browse[b] == nil {
+							browse[b] = map[string]bool{}
+						}
+						browse[b][id] = true
+					}
+				}
+			}
+			c := tenants[l["tenant"]]
+			c[0]++
+			tenants[l["tenant"]] = c
+		case strings.HasPrefix(name, "a:"):
+			id, a := name[2:], d.hash(name)
+			nAttempts++
+			if aexp[id] != a["dl"] {
+				bad("attempt %s deadline %s, schedule %s", id, a["dl"], aexp[id])
+			}
+			live("attempt", id, a["dl"])
+			if l := d.hash("l:" + a["listing"]); l == nil || l["tenant"] != a["tenant"] {
+				bad("attempt %s outlives its listing", id)
+			}
+			if d.hash("ah")[a["handle"]] != id {
+				bad("attempt %s not found by its handle", id)
+			}
+			if _, ok := d.members("la:" + a["listing"])[id]; !ok {
+				bad("attempt %s missing from its listing's list", id)
+			}
+			if _, pending := d.members("lp:" + a["listing"])[a["handle"]]; pending != (a["host"] == "") {
+				bad("attempt %s: pending %v with host binding %q", id, pending, a["host"])
+			}
+			if _, ok := d.members("ca:" + a["client"])[id]; !ok {
+				bad("attempt %s missing from its client's set", id)
+			}
+			if a["consumed"] == "1" && (a["host"] == "" || a["peer"] == "") {
+				bad("attempt %s consumed without both endpoints", id)
+			}
+			if a["consumed"] != "1" {
+				inflight++
+			}
+			c := tenants[a["tenant"]]
+			c[1]++
+			tenants[a["tenant"]] = c
+		case strings.HasPrefix(name, "b:"):
+			if len(k.fields) == 0 {
+				bad("empty browse index %q", name)
+			}
+		}
+	}
+	if len(lexp) != nListings || len(d.hash("ph")) != nListings || len(aexp) != nAttempts || len(d.hash("ah")) != nAttempts {
+		bad("index sizes: listings %d/%d/%d attempts %d/%d/%d", nListings, len(lexp), len(d.hash("ph")), nAttempts, len(aexp), len(d.hash("ah")))
+	}
+	for name := range d.keys {
+		if strings.HasPrefix(name, "b:") && len(browse[name]) != len(d.members(name)) {
+			bad("browse index %q holds %d, want %d", name, len(d.members(name)), len(browse[name]))
+		}
+		if strings.HasPrefix(name, "ol:") && len(d.members(name)) > s.lim.OwnerListingQuota {
+			bad("owner %q over its quota", name[3:])
+		}
+	}
+	idem, iexp := d.hash("idem"), d.members("iexp")
+	if len(idem) != len(iexp) {
+		bad("idempotency records %d, scheduled %d", len(idem), len(iexp))
+	}
+	for k, v := range idem {
+		live("idempotency record", k, iexp[k])
+		if len(v) > 102 {
+			c := tenants[v[102:]]
+			c[2]++
+			tenants[v[102:]] = c
+		}
+	}
+	for name := range d.keys {
+		if strings.HasPrefix(name, "t:") {
+			if _, ok := tenants[name[2:]]; !ok {
+				tenants[name[2:]] = [3]int{}
+			}
+		}
+	}
+	for t, want := range tenants {
+		h := d.hash("t:" + t)
+		got := [3]int{}
+		for i, f := range []string{"l", "a", "i"} {
+			got[i], _ = strconv.Atoi(h[f])
+		}
+		if got != want {
+			bad("tenant %s counts %v, records %v", t, got, want)
+		}
+	}
+	if n, _ := strconv.Atoi(d.hash("meta")["inflight"]); n != inflight {
+		bad("in flight %d, unconsumed attempts %d", n, inflight)
+	}
+	for _, z := range []string{"rexp", "vexp"} {
+		for m, score := range d.members(z) {
+			live(z, m, score)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		n, max int
+	}{
+		{"listings", nListings, s.lim.MaxListings}, {"presence", len(pexp), s.lim.MaxPresence},
+		{"attempts", nAttempts, s.lim.MaxAttempts}, {"replay", len(d.members("rexp")), s.lim.MaxReplay},
+		{"revocations", len(d.members("vexp")), s.lim.MaxRevocations}, {"idempotency", len(idem), s.lim.MaxIdempotency},
+	} {
+		if c.n > c.max {
+			bad("pool %s holds %d over its ceiling %d", c.name, c.n, c.max)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,13 @@
+-- ConsumeIntroduction. ARGV[3]: attempt handle. Success once both
+-- endpoints are bound, ReplayRejected after, Conflict while one is missing.
+redis.register_function('rdv_consume_introduction', function(keys, a)
+  begin(keys, a)
+  if unavailable() then return {UNAVAILABLE, 0} end
+  local aid = call('HGET', P .. 'ah', a[3])
+  if not aid then return {NOT_FOUND, 0} end
+  local f = call('HMGET', P .. 'a:' .. aid, 'consumed', 'host', 'peer')
+  if f[1] == '1' then return {REPLAY_REJECTED, 0} end
+  if f[2] == '' or f[3] == '' then return {CONFLICT, 0} end
+  consume(aid)
+  return {OK, 0, 0, introduction(aid)}
+end)

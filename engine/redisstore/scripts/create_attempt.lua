@@ -1,0 +1,39 @@
+-- CreateJoinAttempt. ARGV[3..]: tenant, client, idempotency key, request
+-- fingerprint, listing, protocol, attempt ID, handle, the listing's presence
+-- handle as the caller derived it, host key, client key. Order:
+-- unavailable, draining, revoked, idempotency, not found (missing, other
+-- tenant, protocol mismatch, presence not fresh), pools (attempts,
+-- idempotency), quotas (subject attempts, tenant attempts, tenant
+-- idempotency records).
+redis.register_function('rdv_create_attempt', function(keys, a)
+  begin(keys, a)
+  local tenant, client, ik, fp, lid, aid, handle = a[3], a[4], a[5], a[6], a[7], a[9], a[10]
+  local r = admit(tenant, client)
+  if r ~= OK then return {r, 0} end
+  local replay = idemReplay(ik, fp, 'a:', attemptView)
+  if replay then return replay end
+  local l = call('HMGET', P .. 'l:' .. lid, 'tenant', 'proto', 'pres')
+  if l[1] ~= tenant or l[2] ~= a[8] or l[3] ~= a[11] or not call('ZSCORE', P .. 'pexp', lid) then
+    return {NOT_FOUND, 0}
+  end
+  if call('ZCARD', P .. 'aexp') >= LIM[MAX_A] then return {CAPACITY, P_ATTEMPTS} end
+  if call('ZCARD', P .. 'iexp') >= LIM[MAX_I] then return {CAPACITY, P_IDEM} end
+  if call('SCARD', P .. 'ca:' .. client) >= LIM[SUBJECT_AQ] then return {CAPACITY, Q_SUBJECT_ATTEMPTS} end
+  local q = tenantQuota(tenant, 'a', TENANT_AQ, Q_TENANT_ATTEMPTS)
+  if q then return {CAPACITY, q} end
+  if call('EXISTS', P .. 'a:' .. aid) == 1 or call('HEXISTS', P .. 'ah', handle) == 1 then return {RETRY, 0} end
+  local seq = call('HINCRBY', P .. 'meta', 'seq', 1)
+  local dl = I(NOW + LIM[ATT_TTL])
+  call('HSET', P .. 'a:' .. aid, 'handle', handle, 'listing', lid, 'tenant', tenant, 'client', client,
+    'hkey', a[12], 'ckey', a[13], 'host', '', 'peer', '', 'consumed', '0', 'dl', dl)
+  call('ZADD', P .. 'aexp', dl, aid)
+  call('HSET', P .. 'ah', handle, aid)
+  call('ZADD', P .. 'la:' .. lid, seq, aid)
+  call('ZADD', P .. 'lp:' .. lid, seq, handle)
+  call('HINCRBY', P .. 'l:' .. lid, 'np', 1)
+  call('SADD', P .. 'ca:' .. client, aid)
+  tenantAdd(tenant, 'a', 1)
+  call('HINCRBY', P .. 'meta', 'inflight', 1)
+  addIdem(ik, aid, fp, tenant)
+  return {OK, 0, 0, attemptView(aid)}
+end)

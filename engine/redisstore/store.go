@@ -1,0 +1,233 @@
+// Package redisstore is engine.Store on Redis, for several instances sharing
+// one state. Every Store method is exactly one call of a Redis Function
+// (scripts/*.lua, one transition per file, loaded as the library
+// "rendezvous"): the function is the commit lock, and it decides ceilings,
+// quotas, idempotency, CAS, cascade, revocation, drain, one-time
+// introduction and the replay guard itself; nothing is read, decided in Go
+// and written back.
+//
+// Expiry never scans: each pool keeps its deadlines in a sorted set, every
+// transition first removes what is due (O(log n) per expired record), pool
+// occupancy is the sorted set's cardinality and per-owner and per-tenant
+// counts are kept incrementally. Browse walks a per-(tenant, protocol[,
+// region]) sorted set holding exactly the visible listings.
+//
+// Capabilities are derived in Go from the shared engine.Keyring; Redis holds
+// fingerprints only. Time is the Redis server's (TIME, in microseconds,
+// clamped so it never runs backwards), or, as a test hook, a Clock whose Now
+// is passed to every call.
+//
+// Every key lives under one hash-tagged prefix ("rdv:{name}:"), so a
+// function may touch any of them: one Redis, or a Sentinel-managed primary;
+// not Redis Cluster.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// DefaultTimeout bounds every call to Redis.
+const DefaultTimeout = 2 * time.Second
+
+// Config configures a Store.
+type Config struct {
+	// Client is connected to the Redis primary. The Store does not close it.
+	Client rueidis.Client
+	// Name separates deployments sharing one Redis: keys are "rdv:{Name}:...".
+	// Empty means "rdv".
+	Name    string
+	Limits  engine.Limits
+	Keyring *engine.Keyring
+	// Clock is a test hook: when set, "now" is Clock.Now() in nanoseconds,
+	// passed to every call, instead of the server's TIME.
+	Clock engine.Clock
+	// Timeout bounds each call (DefaultTimeout if zero).
+	Timeout time.Duration
+}
+
+// Store implements engine.Store and engine.Inspector on Redis.
+type Store struct {
+	c       rueidis.Client
+	prefix  string
+	lim     engine.Limits
+	keys    *engine.Keyring
+	clock   engine.Clock  // nil: the server's TIME
+	tick    time.Duration // one unit of the scripts' time: 1ns with Clock, else 1µs
+	limits  string        // ARGV[2] of every call
+	timeout time.Duration
+	id      engine.UUID
+
+	// With Clock, wall time derives from monotonic time (as MemStore's), so
+	// moving the wall clock never expires or prolongs anything.
+	wallOrigin time.Time
+	monoOrigin time.Duration
+
+	handleKey engine.Capability // see presenceHandle
+}
+
+var (
+	_ engine.Store     = (*Store)(nil)
+	_ engine.Inspector = (*Store)(nil)
+)
+
+// New validates cfg, loads the function library if the server does not run
+// this build's version, and returns a store with a new instance ID.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Client == nil || cfg.Keyring == nil {
+		return nil, errors.New("redisstore: Config needs a Client and a Keyring")
+	}
+	name := cfg.Name
+	if name == "" {
+		name = "rdv"
+	}
+	if strings.ContainsAny(name, "{}") {
+		return nil, fmt.Errorf("redisstore: name %q must not contain braces", name)
+	}
+	s := &Store{
+		c: cfg.Client, prefix: "rdv:{" + name + "}:", lim: cfg.Limits, keys: cfg.Keyring,
+		clock: cfg.Clock, tick: time.Microsecond, timeout: cfg.Timeout, id: engine.NewUUID(),
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	if s.clock != nil {
+		s.tick = time.Nanosecond
+		s.wallOrigin, s.monoOrigin = s.clock.Wall(), s.clock.Now()
+	}
+	s.limits = s.limitsArg()
+	s.handleKey = s.keys.Lease(engine.LeaseID{UUID: handleKeyID})
+	lctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := loadLibrary(lctx, s.c); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// limitsArg renders the limits in the order prelude.lua reads them.
+func (s *Store) limitsArg() string {
+	l := s.lim
+	t := func(d time.Duration) int64 { return int64(d / s.tick) }
+	v := []int64{
+		t(l.LeaseTTL), t(l.PresenceTTL), t(l.AttemptTTL), t(l.ReplayTTL), t(l.IdempotencyTTL), t(l.DrainWindow),
+		int64(l.MaxListings), int64(l.MaxPresence), int64(l.MaxAttempts), int64(l.MaxReplay),
+		int64(l.MaxRevocations), int64(l.MaxIdempotency), int64(l.OwnerListingQuota), int64(l.TenantAttemptQuota),
+		int64(l.SubjectAttemptQuota), int64(l.TenantListingQuota), int64(l.TenantIdempotencyQuota),
+	}
+	b := make([]string, len(v))
+	for i, n := range v {
+		b[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(b, " ")
+}
+
+func (s *Store) InstanceID() engine.UUID { return s.id }
+
+// Available is false once MarkUnavailable was called (by any instance of
+// the deployment) or when Redis does not answer.
+func (s *Store) Available() bool {
+	f, ok := s.state()
+	return ok && !f[0]
+}
+
+// Draining is true once BeginDrain was called (also after the window).
+func (s *Store) Draining() bool {
+	f, ok := s.state()
+	return ok && f[1]
+}
+
+func (s *Store) state() (flags [2]bool, ok bool) {
+	m, ok, _ := s.call(context.Background(), "rdv_state")
+	if !ok {
+		return flags, false
+	}
+	a, err := m.ToArray()
+	if err != nil || len(a) != 2 {
+		return flags, false
+	}
+	for i := range flags {
+		n, _ := a[i].AsInt64()
+		flags[i] = n == 1
+	}
+	return flags, true
+}
+
+// MarkUnavailable fails closed: every later transition is
+// ServiceUnavailable and active state is erased (revocations stay).
+func (s *Store) MarkUnavailable() {
+	_, _, _ = s.call(context.Background(), "rdv_mark_unavailable")
+}
+
+// ErrUnavailable is the error of the methods that answer no Result
+// (BeginDrain, Revoked, RevokedInTenant) when Redis does not answer: the
+// caller must treat it as ServiceUnavailable, never as "not revoked" or
+// "drain started".
+var ErrUnavailable = errors.New("redisstore: Redis did not answer (service unavailable)")
+
+// BeginDrain starts the drain window (idempotent).
+func (s *Store) BeginDrain(ctx context.Context) error {
+	_, ok, err := s.call(ctx, "rdv_begin_drain")
+	if err == nil && !ok {
+		return ErrUnavailable
+	}
+	return err
+}
+
+// Stats reports pool occupancy after cleanup. When Redis does not answer,
+// it reports the store unavailable with zero occupancy.
+func (s *Store) Stats() engine.Stats {
+	st := engine.Stats{InstanceID: s.id}
+	ceil := [engine.NumGlobalPools]int{s.lim.MaxListings, s.lim.MaxPresence, s.lim.MaxAttempts, s.lim.MaxReplay, s.lim.MaxRevocations, s.lim.MaxIdempotency}
+	for i := range st.Pools {
+		st.Pools[i].Ceiling = ceil[i]
+	}
+	m, ok, _ := s.call(context.Background(), "rdv_stats")
+	a, err := m.ToArray()
+	if !ok || err != nil || len(a) != 3+engine.NumGlobalPools {
+		return st
+	}
+	n := ints(a)
+	st.Available, st.Draining = n[0] == 0, n[1] == 1
+	for i := range st.Pools {
+		st.Pools[i].Used = int(n[2+i])
+	}
+	st.InFlight = int(n[2+engine.NumGlobalPools])
+	return st
+}
+
+// TenantUsage reports t's usage after cleanup; zero usage for an invalid
+// tenant or when Redis does not answer.
+func (s *Store) TenantUsage(t engine.Tenant) engine.TenantUsage {
+	u := s.lim.TenantQuotas()
+	if t.Validate() != nil {
+		return u
+	}
+	m, ok, _ := s.call(context.Background(), "rdv_tenant_usage", tenantArg(t))
+	a, err := m.ToArray()
+	if !ok || err != nil || len(a) != 3 {
+		return u
+	}
+	n := ints(a)
+	u.Listings.Used, u.Attempts.Used, u.Idempotency.Used = int(n[0]), int(n[1]), int(n[2])
+	return u
+}
+
+// ints reads an array reply of integers (0 where one is not).
+func ints(a []rueidis.RedisMessage) []int64 {
+	n := make([]int64, len(a))
+	for i := range a {
+		n[i], _ = a[i].AsInt64()
+	}
+	return n
+}
