@@ -2,7 +2,7 @@
 GO       ?= go
 PKGS     ?= ./...
 
-.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build
+.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build soak
 
 run:
 	$(GO) run ./cmd/rendezvous --dev
@@ -41,3 +41,11 @@ fuzz:
 
 bench-compare:
 	./bench/compare.sh
+
+# The soak (docs/load-testing.md §5): mixed load against the real server,
+# started by the load tester, for SOAK; fails when the server's RSS, fds or
+# goroutines grow without bound, a listing is lost or an answer is untyped.
+# `make test` runs it for 2 minutes (TestSoak in cmd/rendezvous-load).
+SOAK ?= 30m
+soak: build
+	bin/rendezvous-load --mode soak --server-bin bin/rendezvous --duration $(SOAK) --listings 2000 --out bin/soak-out

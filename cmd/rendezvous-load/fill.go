@@ -182,7 +182,7 @@ func (r *Run) liveIndexes() []int {
 // success with keep set, appends it to r.attempts. It returns the code and
 // the kept attempt's index (-1 when not kept).
 func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
-	h := r.listings[li]
+	h := r.heldAt(li)
 	sent := time.Now()
 	if intended.IsZero() {
 		intended = sent
@@ -197,7 +197,7 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 		// The SDK has checked the handle and token; the host derives its
 		// capability from its presence capability (CONTRACT.md §1).
 		at2 := attemptRec{Listing: li, Handle: at.Handle, Client: at.Token,
-			Host: engine.HostAttemptCapability(&h.PresCap, at.Handle)}
+			Host: engine.HostAttemptCapability(&h.PresCap, at.Handle), At: sent}
 		r.attMu.Lock()
 		r.attempts = append(r.attempts, at2)
 		idx = len(r.attempts) - 1

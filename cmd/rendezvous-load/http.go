@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
@@ -42,8 +44,37 @@ func newHTTPClient(conns int, timeout time.Duration) *http.Client {
 		IdleConnTimeout:     time.Minute,
 		DisableCompression:  true,
 	}
-	return &http.Client{Transport: tr, Timeout: timeout}
+	return &http.Client{Transport: &problemCounter{next: tr}, Timeout: timeout}
 }
+
+// problemCounter passes requests to the pool's transport and counts the
+// error answers (status 400 and above) that are not
+// application/problem+json (CONTRACT.md §2): the soak's typed-answer check.
+type problemCounter struct {
+	next    http.RoundTripper
+	untyped atomic.Uint64
+}
+
+func (p *problemCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := p.next.RoundTrip(req)
+	if err == nil && resp.StatusCode >= 400 {
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/problem+json" {
+			p.untyped.Add(1)
+		}
+	}
+	return resp, err
+}
+
+// CloseIdleConnections closes the pool's idle connections (what
+// http.Client.CloseIdleConnections asks of its transport).
+func (p *problemCounter) CloseIdleConnections() {
+	if c, ok := p.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// untypedAnswers counts the error answers that were not problem+json.
+func (s *apiSet) untypedAnswers() uint64 { return s.hc.Transport.(*problemCounter).untyped.Load() }
 
 // newAPISet builds the pool for the server at addr (host:port) and one API
 // per token. tok may be empty (udprate against a plain STUN server).
@@ -107,10 +138,18 @@ func (s *apiSet) metrics(ctx context.Context) ([]byte, error) {
 	return body, nil
 }
 
+// problemCodes are the problem codes of the wire contract (CONTRACT.md §2).
+var problemCodes = map[string]bool{
+	"not_found": true, "expired": true, "revoked": true, "conflict": true, "replay_rejected": true,
+	"capacity_exceeded": true, "quota_exceeded": true, "draining": true, "service_unavailable": true,
+	"invalid_request": true, "unauthorized": true, "forbidden": true, "payload_too_large": true,
+	"unsupported_media_type": true, "method_not_allowed": true,
+}
+
 // classify maps the error of one client.API call to the request's Code:
-// nil is CodeOK; an *client.APIError by its status and problem code (a code
-// the SDK only inferred from the status counts as untyped, so a bare 429 is
-// not a typed shed); input the SDK refused before sending is
+// nil is CodeOK; an *client.APIError by its status and problem code (one
+// without a code the contract knows, e.g. a bare 429 whose code the SDK
+// only inferred from the status, is CodeUntyped: never a typed shed); input the SDK refused before sending is
 // CodeBadRequest; an answer the SDK could not understand is
 // CodeOtherStatus; a timeout (the client's, or waiting for a pooled
 // connection) CodeTimeout; any other failure to get an answer CodeTransport.
@@ -120,11 +159,10 @@ func classify(err error) Code {
 	}
 	var ae *client.APIError
 	if errors.As(err, &ae) {
-		problem := ae.Code
-		if ae.Inferred {
-			problem = ""
+		if ae.Inferred || !problemCodes[ae.Code] {
+			return CodeUntyped
 		}
-		return httpCode(ae.Status, problem)
+		return httpCode(ae.Status, ae.Code)
 	}
 	var ie *client.InputError
 	if errors.As(err, &ie) {

@@ -23,7 +23,7 @@ func testResult() *Result {
 	rec.Observe(KindJoin, CodeNotFound, 3*time.Millisecond)
 	res := &Result{Mode: ModeShed, RunID: "abc", Started: time.Unix(0, 0).UTC(), Seconds: 12, HTTP: "127.0.0.1:1", Config: &cfg,
 		Timeline: []Phase{{"fill-listings", 0, 2}, {"overload", 2, 12}},
-		Checks:   []Check{{"shed.typed", true, "all typed"}, {"evict.sampled", false, "1 lost"}}}
+		Checks:   []Check{{Name: "shed.typed", OK: true, Detail: "all typed"}, {Name: "evict.sampled", Detail: "1 lost"}}}
 	res.Phases = append(res.Phases, summarize("overload", 10, rec))
 	for i := 0; i < 12; i++ {
 		var p SeriesPoint
@@ -84,18 +84,50 @@ func TestProgressLine(t *testing.T) {
 	var p SeriesPoint
 	p.T, p.Phase = 3, "overload"
 	p.Rate[KindCreate][ClassShed] = 250
-	p.P50ms[KindCreate], p.P99ms[KindCreate] = 0.5, 2.25
 	var c Counts
 	c.ByCode[KindCreate][CodeCapacity] = 700
 	c.ByCode[KindCreate][CodeTimeout] = 2
 	line := formatProgress(&p, &c)
-	for _, want := range []string{"overload", "create 250/s", "ok=0 shed=700 err=2", "p50=0.50ms", "p99=2.25ms"} {
+	for _, want := range []string{"overload", "crt 250 e2", "shed 700"} {
 		if !strings.Contains(line, want) {
 			t.Fatalf("progress line %q lacks %q", line, want)
 		}
 	}
-	if strings.Contains(line, "presence") {
+	if strings.Contains(line, "prs") {
 		t.Fatalf("progress line shows an idle kind: %q", line)
+	}
+}
+
+// One progress line fits 160 columns with every kind active, every figure
+// at its widest and the longest phase name.
+func TestProgressLineWidth(t *testing.T) {
+	var p SeriesPoint
+	p.T, p.Phase = 86399.9, "fill-attempts"
+	var c Counts
+	for k := Kind(0); k < numKinds; k++ {
+		for cl := Class(0); cl < numClasses; cl++ {
+			p.Rate[k][cl] = 1e6 - 1
+		}
+		c.ByCode[k][CodeOK] = 1<<63 - 1
+		c.ByCode[k][CodeCapacity] = 1<<61 - 1
+		c.ByCode[k][CodeTimeout] = 987654321987
+	}
+	line := formatProgress(&p, &c)
+	if n := len([]rune(line)); n > progressWidth {
+		t.Fatalf("progress line is %d columns, over %d:\n%s", n, progressWidth, line)
+	}
+	for k := Kind(0); k < numKinds; k++ {
+		if !strings.Contains(line, progressNames[k]+" ") {
+			t.Fatalf("progress line lacks kind %s: %s", k, line)
+		}
+	}
+	for _, v := range []float64{0, 0.4, 999, 999.6, 1234, 9949, 9951, 99999, 999499, 999501, 1e9, 1.8e19} {
+		if s := compact(v); len(s) > 4 {
+			t.Fatalf("compact(%g) = %q, over 4 characters", v, s)
+		}
+	}
+	if compact(1234) != "1.2k" || compact(12345) != "12k" || compact(999) != "999" {
+		t.Fatalf("compact: %s %s %s", compact(1234), compact(12345), compact(999))
 	}
 }
 
