@@ -138,12 +138,15 @@ func (s *apiSet) metrics(ctx context.Context) ([]byte, error) {
 	return body, nil
 }
 
-// problemCodes are the problem codes of the wire contract (CONTRACT.md §2).
+// problemCodes are the problem codes of the wire contract (CONTRACT.md §2,
+// docs/contracts): the store's outcomes, the request-shape errors, and the
+// server's own (headers too large, internal error, principals reload).
 var problemCodes = map[string]bool{
 	"not_found": true, "expired": true, "revoked": true, "conflict": true, "replay_rejected": true,
 	"capacity_exceeded": true, "quota_exceeded": true, "draining": true, "service_unavailable": true,
 	"invalid_request": true, "unauthorized": true, "forbidden": true, "payload_too_large": true,
-	"unsupported_media_type": true, "method_not_allowed": true,
+	"unsupported_media_type": true, "method_not_allowed": true, "headers_too_large": true,
+	"internal_error": true, "not_reloadable": true, "principals_invalid": true,
 }
 
 // classify maps the error of one client.API call to the request's Code:

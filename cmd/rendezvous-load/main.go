@@ -90,23 +90,13 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	if cfg.ServerBin != "" {
 		srv, err := startOwnServer(cfg)
 		if err != nil {
-			fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
-			var ce *ConfigError
-			if errors.As(err, &ce) {
-				return exitUsage
-			}
-			return exitError
+			return errorStatus(stderr, err)
 		}
 		defer srv.stop()
 	}
 	r, err := newRun(ctx, cfg, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			return exitUsage
-		}
-		return exitError
+		return errorStatus(stderr, err)
 	}
 	defer r.close()
 	r.tty = tty
@@ -156,12 +146,7 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s/result.json and %s/report.html\n", cfg.Out, cfg.Out)
 	if err != nil {
-		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			return exitUsage
-		}
-		return exitError
+		return errorStatus(stderr, err)
 	}
 	if !res.Passed {
 		for _, c := range res.Checks {
@@ -173,4 +158,15 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// errorStatus prints err and returns its exit status: bad usage for a
+// *ConfigError, else the run could not be carried out.
+func errorStatus(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return exitUsage
+	}
+	return exitError
 }

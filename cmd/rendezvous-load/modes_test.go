@@ -47,10 +47,10 @@ func phaseOf(t *testing.T, res *Result, name string) map[string]KindSummary {
 	return nil
 }
 
-// listingsUsed reads the listings pool's use with the tokens file's operator.
-func listingsUsed(t *testing.T, httpAddr, tokens string) int {
+// readTokens reads a tokens file.
+func readTokens(t *testing.T, path string) *Tokens {
 	t.Helper()
-	data, err := os.ReadFile(tokens)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +58,13 @@ func listingsUsed(t *testing.T, httpAddr, tokens string) int {
 	if err := json.Unmarshal(data, &tok); err != nil {
 		t.Fatal(err)
 	}
+	return &tok
+}
+
+// listingsUsed reads the listings pool's use with the tokens file's operator.
+func listingsUsed(t *testing.T, httpAddr, tokens string) int {
+	t.Helper()
+	tok := readTokens(t, tokens)
 	op, err := client.NewAPI("http://"+httpAddr, tok.Operator, nil)
 	if err != nil {
 		t.Fatal(err)

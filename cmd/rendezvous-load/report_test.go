@@ -136,6 +136,15 @@ func TestMetricsUsage(t *testing.T) {
 	if err != nil || u.RSSBytes != 73400320 || u.CPUSeconds != 12.5 {
 		t.Fatalf("metricsUsage: %+v %v", u, err)
 	}
+	// The exposition may carry HELP and TYPE lines, labelled series and
+	// histogram buckets, and timestamps: only the plain series are read.
+	body := []byte("# HELP process_cpu_seconds_total CPU.\n# TYPE process_cpu_seconds_total counter\n" +
+		"process_cpu_seconds_total{mode=\"user\"} 99\nprocess_cpu_seconds_total 3.25 1700000000000\n" +
+		"# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 2048\n" +
+		"http_duration_seconds_bucket{le=\"0.1\"} 7\nprocess_resident_memory_bytes_peak 9e9\n")
+	if u, err := metricsUsage(body); err != nil || u.RSSBytes != 2048 || u.CPUSeconds != 3.25 {
+		t.Fatalf("metricsUsage with HELP/TYPE, labels and timestamps: %+v %v", u, err)
+	}
 	if _, err := metricsUsage([]byte("nothing 1\n")); err == nil {
 		t.Fatal("metricsUsage without process metrics succeeded")
 	}
@@ -161,5 +170,28 @@ func TestReportSubcommand(t *testing.T) {
 	var stderr strings.Builder
 	if code := run([]string{"report", "--in", filepath.Join(dir, "missing.json")}, io.Discard, &stderr, false); code != exitUsage || !strings.Contains(stderr.String(), "cannot read result") {
 		t.Fatalf("missing input: %d %q", code, stderr.String())
+	}
+}
+
+// The verdict names every failed and skipped check; a run where nothing
+// had anything to check does not pass.
+func TestVerdict(t *testing.T) {
+	f := func(want string, passed bool, checks ...Check) {
+		t.Helper()
+		res := &Result{Checks: checks}
+		res.decide()
+		if res.Verdict != want || res.Passed != passed {
+			t.Fatalf("verdict %q (passed %v), want %q (%v)", res.Verdict, res.Passed, want, passed)
+		}
+	}
+	pass := Check{Name: "a", OK: true}
+	skip := Check{Name: "b", OK: true, Skipped: true}
+	fail := Check{Name: "c"}
+	f("PASS: 1 checks passed", true, pass)
+	f("PASS: 1 checks passed; 1 skipped with nothing to check (b)", true, pass, skip)
+	f("FAIL: 1 of 3 checks failed (c); 1 skipped with nothing to check (b)", false, pass, skip, fail)
+	f("FAIL: no check had anything to check; 1 skipped with nothing to check (b)", false, skip)
+	if pass.Mark() != "PASS" || skip.Mark() != "SKIP" || fail.Mark() != "FAIL" {
+		t.Fatal("marks wrong")
 	}
 }

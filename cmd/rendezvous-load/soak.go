@@ -20,7 +20,7 @@ var soakDefaultRates = RateSet{KindCreate: 5, KindDelete: 5, KindBrowse: 20, Kin
 type ResourceSample struct {
 	T          float64 `json:"t_s"` // seconds since the soak phase began
 	RSSBytes   uint64  `json:"rss_bytes"`
-	FDs        int     `json:"fds"`
+	FDs        int     `json:"fds"` // -1: not readable (remote, no process_open_fds)
 	Goroutines int     `json:"goroutines"`
 }
 
@@ -215,8 +215,16 @@ func (res *Result) addGrowthChecks(s *SoakSummary, maxGrowth float64) {
 	for i, p := range s.Samples {
 		t[i], rss[i], fds[i], gor[i] = p.T, float64(p.RSSBytes), float64(p.FDs), float64(p.Goroutines)
 	}
+	fdsKnown := true
+	for _, p := range s.Samples {
+		fdsKnown = fdsKnown && p.FDs >= 0
+	}
 	for _, g := range []GrowthCheck{growth("rss_bytes", t, rss, s.Seconds, maxGrowth),
 		growth("fds", t, fds, s.Seconds, maxGrowth), growth("goroutines", t, gor, s.Seconds, maxGrowth)} {
+		if g.Resource == "fds" && !fdsKnown {
+			res.skipCheck("soak.fds", "the server's open fds are not readable: no --server-pid, and /metrics has no process_open_fds")
+			continue
+		}
 		s.Growth = append(s.Growth, g)
 		res.addCheck("soak."+g.Resource, !g.Unbounded && !g.Incomplete, "%s", g.Detail())
 	}
@@ -250,8 +258,8 @@ func (r *Run) sampleLoop(t0 time.Time, s *SoakSummary, stop <-chan struct{}) {
 }
 
 // sampleServer reads the server's RSS and open fds (from /proc with a
-// known PID, else from its process metrics) and its goroutines (the Go
-// runtime's go_goroutines in /metrics).
+// known PID, else from its process metrics, fds -1 when they have none)
+// and its goroutines (the Go runtime's go_goroutines in /metrics).
 func (r *Run) sampleServer() (ResourceSample, error) {
 	var p ResourceSample
 	body, err := r.api.metrics(r.ctx)
@@ -275,11 +283,13 @@ func (r *Run) sampleServer() (ResourceSample, error) {
 		p.RSSBytes = u.RSSBytes
 		return p, nil
 	}
-	rss, ok1 := v["process_resident_memory_bytes"]
-	fds, ok2 := v["process_open_fds"]
-	if !ok1 || !ok2 {
-		return p, fmt.Errorf("/metrics has no process_resident_memory_bytes or process_open_fds (give --server-pid)")
+	rss, ok := v["process_resident_memory_bytes"]
+	if !ok {
+		return p, fmt.Errorf("/metrics has no process_resident_memory_bytes (give --server-pid)")
 	}
-	p.RSSBytes, p.FDs = uint64(rss), int(fds)
+	p.RSSBytes, p.FDs = uint64(rss), -1
+	if fds, ok := v["process_open_fds"]; ok {
+		p.FDs = int(fds)
+	}
 	return p, nil
 }

@@ -3,14 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rendezvous/rendezvous/client"
 	"github.com/rendezvous/rendezvous/engine"
@@ -81,14 +82,7 @@ func TestSoakDetectsLoss(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	data, err := os.ReadFile(tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tok Tokens
-	if err := json.Unmarshal(data, &tok); err != nil {
-		t.Fatal(err)
-	}
+	tok := readTokens(t, tokens)
 	cl, err := client.NewAPI("http://"+httpAddr, tok.Clients[0], nil)
 	if err != nil {
 		t.Fatal(err)
@@ -141,5 +135,48 @@ func TestSoakConfig(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"--mode", "soak", "--server-bin", "/bin/rendezvous", "--duration", "30m"}, nil); err != nil {
 		t.Fatalf("soak with --server-bin and no tokens: %v", err)
+	}
+}
+
+// Against a remote server (no PID), the soak samples RSS and goroutines
+// from /metrics; without process_open_fds there, the fds check is skipped
+// rather than passed.
+func TestSampleServerRemote(t *testing.T) {
+	var fds atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("# HELP go_goroutines Goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 42\n" +
+			"process_resident_memory_bytes 1.048576e+07\n"))
+		if fds.Load() {
+			w.Write([]byte("process_open_fds 17\n"))
+		}
+	}))
+	defer srv.Close()
+	api, err := newAPISet(strings.TrimPrefix(srv.URL, "http://"), 1, time.Second, &Tokens{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{cfg: &Config{}, api: api, ctx: context.Background()}
+	p, err := r.sampleServer()
+	if err != nil || p.Goroutines != 42 || p.RSSBytes != 10<<20 || p.FDs != -1 {
+		t.Fatalf("remote sample without fds: %+v %v", p, err)
+	}
+	fds.Store(true)
+	if p, err = r.sampleServer(); err != nil || p.FDs != 17 {
+		t.Fatalf("remote sample with process_open_fds: %+v %v", p, err)
+	}
+	s := &SoakSummary{Seconds: 40}
+	for i := 0; i <= 40; i++ {
+		s.Samples = append(s.Samples, ResourceSample{T: float64(i), RSSBytes: 10 << 20, FDs: -1, Goroutines: 42})
+	}
+	var res Result
+	res.addGrowthChecks(s, 0.1)
+	res.decide()
+	marks := map[string]string{}
+	for _, c := range res.Checks {
+		marks[c.Name] = c.Mark()
+	}
+	if marks["soak.fds"] != "SKIP" || marks["soak.rss_bytes"] != "PASS" || marks["soak.goroutines"] != "PASS" ||
+		!res.Passed || !strings.Contains(res.Verdict, "skipped") {
+		t.Fatalf("checks %v, verdict %q", marks, res.Verdict)
 	}
 }
