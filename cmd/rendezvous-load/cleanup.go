@@ -5,15 +5,13 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
-	"github.com/rendezvous/rendezvous/engine"
 )
 
 // created is a listing the run created and still owns: what its deletion
-// needs (the ID, the lease's ID and token, the owning publisher).
+// needs (the ID and lease the create answered, the owning publisher).
 type created struct {
-	ID    engine.ListingID
-	Lease client.Lease
-	Pub   int
+	*client.CreatedListing
+	Pub int
 }
 
 // CleanupSummary is what the cleanup at the end of a run removed.
@@ -30,7 +28,7 @@ type CleanupSummary struct {
 // cleanup can delete it.
 func (r *Run) noteCreated(cl *client.CreatedListing, pub int) {
 	r.extraMu.Lock()
-	r.extra = append(r.extra, created{ID: cl.ListingID, Lease: cl.Lease, Pub: pub})
+	r.extra = append(r.extra, created{cl, pub})
 	r.extraMu.Unlock()
 }
 
@@ -39,7 +37,7 @@ func (r *Run) owned() []created {
 	var out []created
 	for _, h := range r.heldSnapshot() {
 		if !h.deleted.Load() {
-			out = append(out, created{ID: h.ID, Lease: h.Lease, Pub: h.Pub})
+			out = append(out, created{&client.CreatedListing{ListingID: h.ID, Lease: h.Lease}, h.Pub})
 		}
 	}
 	r.extraMu.Lock()
@@ -69,7 +67,7 @@ func (r *Run) cleanup(ctx context.Context, res *Result) {
 		parallel(ctx, len(todo), r.cfg.Conns, func(i int) {
 			c := &todo[i]
 			sent := time.Now()
-			codes[i] = classify(r.api.pubs[c.Pub].DeleteListing(ctx, c.ID, &c.Lease))
+			codes[i] = classify(r.api.pubs[c.Pub].DeleteListing(ctx, c.ListingID, &c.Lease))
 			r.rec.Load().Observe(KindDelete, codes[i], time.Since(sent))
 		})
 		return nil

@@ -197,8 +197,9 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 		// The SDK has checked the handle and token; the host derives its
 		// capability from its presence capability (CONTRACT.md §1).
 		at2 := attemptRec{Listing: li, Handle: at.Handle, Client: at.Token,
-			Host: engine.HostAttemptCapability(&h.PresCap, at.Handle), At: sent}
+			Host: engine.HostAttemptCapability(&h.PresCap, at.Handle)}
 		r.attMu.Lock()
+		at2.At = sent
 		r.attempts = append(r.attempts, at2)
 		idx = len(r.attempts) - 1
 		r.attMu.Unlock()

@@ -180,7 +180,7 @@ func (r *Run) deleteCreated(intended time.Time) {
 	c := r.extra[len(r.extra)-1]
 	r.extra = r.extra[:len(r.extra)-1]
 	r.extraMu.Unlock()
-	code := classify(r.api.pubs[c.Pub].DeleteListing(r.ctx, c.ID, &c.Lease))
+	code := classify(r.api.pubs[c.Pub].DeleteListing(r.ctx, c.ListingID, &c.Lease))
 	r.rec.Load().Observe(KindDelete, code, time.Since(intended))
 	if code != CodeOK && code != CodeNotFound && code != CodeExpired {
 		r.extraMu.Lock()

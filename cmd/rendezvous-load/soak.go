@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
-	"github.com/rendezvous/rendezvous/engine"
 )
 
 // soakDefaultRates is the soak's traffic when --rate names none: every
@@ -149,10 +148,10 @@ func runSoak(ctx context.Context, r *Run, res *Result) error {
 	// Every listing held and not deleted must still be there: listed by
 	// browse, or else answered by GET.
 	expected := churn.active.members()
-	var enumerated map[engine.ListingID]bool
 	var enumErr error
 	r.phase("verify", func() error {
-		enumerated, enumErr = r.enumerate(ctx)
+		enumerated, err := r.enumerate(ctx)
+		enumErr, s.Enumerated = err, len(enumerated)
 		for _, i := range expected {
 			h := r.heldAt(i)
 			if enumerated[h.ID] {
@@ -165,7 +164,7 @@ func runSoak(ctx context.Context, r *Run, res *Result) error {
 		}
 		return nil
 	})
-	s.Expected, s.Enumerated = len(expected), len(enumerated)
+	s.Expected = len(expected)
 	s.Created, s.Deleted = churn.created.Load(), churn.deleted.Load()
 
 	var c Counts
