@@ -6,7 +6,8 @@ import (
 )
 
 // The soak's rule for "grows without bound", applied to each resource
-// sampled over the soak phase (RSS, fds, goroutines). The phase's first
+// sampled over the soak phase (RSS, fds other than the tester's own HTTP
+// connections, goroutines). The phase's first
 // quarter is the warm-up; its maximum is the reference. A resource grows
 // without bound when both
 //

@@ -47,3 +47,29 @@ func TestGrowthRule(t *testing.T) {
 		t.Fatalf("theilSen = %v, want 2 (the outlier ignored)", s)
 	}
 }
+
+// The fds judged are the server's beyond the tester's own connections: a
+// pool that opens more connections as the load varies is not a leak, fds
+// that rise while the pool stays put are.
+func TestGrowthDiscountsTesterConns(t *testing.T) {
+	f := func(connsGrow bool, want string) {
+		t.Helper()
+		s := &SoakSummary{Seconds: 120}
+		for i := 0; i <= 60; i++ {
+			p := ResourceSample{T: float64(2 * i), RSSBytes: 20 << 20, FDs: 20 + i, TesterConns: 4, Goroutines: 40}
+			if connsGrow {
+				p.TesterConns = 4 + i
+			}
+			s.Samples = append(s.Samples, p)
+		}
+		var res Result
+		res.addGrowthChecks(s, 0.1)
+		for _, c := range res.Checks {
+			if c.Name == "soak.fds" && c.Mark() != want {
+				t.Fatalf("fds rising with the tester's connections %v: %s %s", connsGrow, c.Mark(), c.Detail)
+			}
+		}
+	}
+	f(true, "PASS")
+	f(false, "FAIL")
+}

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
@@ -30,51 +28,6 @@ type apiSet struct {
 	clients []*client.API // by client index
 	op      *client.API   // nil when the tokens hold no operator
 }
-
-// newHTTPClient returns the pooled client: conns keep-alive connections at
-// most, each request bounded by timeout (waiting for a free connection
-// included, so a saturated pool shows up as timeouts).
-func newHTTPClient(conns int, timeout time.Duration) *http.Client {
-	tr := &http.Transport{
-		Proxy:               nil, // the server is addressed directly
-		DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		MaxConnsPerHost:     conns,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-	}
-	return &http.Client{Transport: &problemCounter{next: tr}, Timeout: timeout}
-}
-
-// problemCounter passes requests to the pool's transport and counts the
-// error answers (status 400 and above) that are not
-// application/problem+json (CONTRACT.md §2): the soak's typed-answer check.
-type problemCounter struct {
-	next    http.RoundTripper
-	untyped atomic.Uint64
-}
-
-func (p *problemCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := p.next.RoundTrip(req)
-	if err == nil && resp.StatusCode >= 400 {
-		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/problem+json" {
-			p.untyped.Add(1)
-		}
-	}
-	return resp, err
-}
-
-// CloseIdleConnections closes the pool's idle connections (what
-// http.Client.CloseIdleConnections asks of its transport).
-func (p *problemCounter) CloseIdleConnections() {
-	if c, ok := p.next.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// untypedAnswers counts the error answers that were not problem+json.
-func (s *apiSet) untypedAnswers() uint64 { return s.hc.Transport.(*problemCounter).untyped.Load() }
 
 // newAPISet builds the pool for the server at addr (host:port) and one API
 // per token. tok may be empty (udprate against a plain STUN server).

@@ -17,10 +17,15 @@ var soakDefaultRates = RateSet{KindCreate: 5, KindDelete: 5, KindBrowse: 20, Kin
 
 // ResourceSample is the server's resource use at one moment of the soak.
 type ResourceSample struct {
-	T          float64 `json:"t_s"` // seconds since the soak phase began
-	RSSBytes   uint64  `json:"rss_bytes"`
-	FDs        int     `json:"fds"` // -1: not readable (remote, no process_open_fds)
-	Goroutines int     `json:"goroutines"`
+	T        float64 `json:"t_s"` // seconds since the soak phase began
+	RSSBytes uint64  `json:"rss_bytes"`
+	FDs      int     `json:"fds"` // -1: not readable (remote, no process_open_fds)
+	// TesterConns are the tester's HTTP connections open at the sample:
+	// the server holds an fd for each, and the pool opens and closes them
+	// as the load varies (up to --conns), so the growth rule judges
+	// FDs - TesterConns.
+	TesterConns int `json:"tester_conns"`
+	Goroutines  int `json:"goroutines"`
 }
 
 // SoakSummary holds the soak's figures for the reliability record.
@@ -212,7 +217,7 @@ func (res *Result) addGrowthChecks(s *SoakSummary, maxGrowth float64) {
 	t := make([]float64, len(s.Samples))
 	rss, fds, gor := make([]float64, len(t)), make([]float64, len(t)), make([]float64, len(t))
 	for i, p := range s.Samples {
-		t[i], rss[i], fds[i], gor[i] = p.T, float64(p.RSSBytes), float64(p.FDs), float64(p.Goroutines)
+		t[i], rss[i], fds[i], gor[i] = p.T, float64(p.RSSBytes), float64(p.FDs-p.TesterConns), float64(p.Goroutines)
 	}
 	fdsKnown := true
 	for _, p := range s.Samples {
@@ -279,6 +284,7 @@ func (r *Run) sampleServer() (ResourceSample, error) {
 		if p.FDs, err = procFDs(pid); err != nil {
 			return p, err
 		}
+		p.TesterConns = r.api.openConns()
 		p.RSSBytes = u.RSSBytes
 		return p, nil
 	}
@@ -288,7 +294,7 @@ func (r *Run) sampleServer() (ResourceSample, error) {
 	}
 	p.RSSBytes, p.FDs = uint64(rss), -1
 	if fds, ok := v["process_open_fds"]; ok {
-		p.FDs = int(fds)
+		p.FDs, p.TesterConns = int(fds), r.api.openConns()
 	}
 	return p, nil
 }

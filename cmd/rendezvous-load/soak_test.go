@@ -157,8 +157,12 @@ func TestSampleServerRemote(t *testing.T) {
 		t.Fatalf("remote sample without fds: %+v %v", p, err)
 	}
 	fds.Store(true)
-	if p, err = r.sampleServer(); err != nil || p.FDs != 17 {
+	if p, err = r.sampleServer(); err != nil || p.FDs != 17 || p.TesterConns != 1 {
 		t.Fatalf("remote sample with process_open_fds: %+v %v", p, err)
+	}
+	api.hc.CloseIdleConnections()
+	if n := api.openConns(); n != 0 {
+		t.Fatalf("%d connections counted open after closing the idle pool", n)
 	}
 	s := &SoakSummary{Seconds: 40}
 	for i := 0; i <= 40; i++ {
