@@ -175,7 +175,7 @@ func defaultConfig() Config {
 		OwnerQuota: 100, PresenceEvery: 5 * time.Second, AttemptTTL: 30 * time.Second, RenewEvery: 30 * time.Second,
 		Overload: 2, ShedP99: 5 * time.Millisecond, MinOffered: 0.9, SampleRate: 200, MaxErrorRate: 0.001,
 		Out: "load-out", Progress: time.Second, Stun: "presence", Window: 256,
-		CleanupTimeout: time.Minute, StepDuration: 5 * time.Second, SampleEvery: 2 * time.Second, MaxGrowth: 0.10,
+		CleanupTimeout: time.Minute, StepDuration: 5 * time.Second, MaxGrowth: 0.10,
 	}
 }
 
@@ -243,7 +243,7 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.DurationVar(&cfg.StepDuration, "step-duration", cfg.StepDuration, "load mode: length of one --cpu-steps step (and of the baseline step before them)")
 	fs.StringVar(&cfg.ServerBin, "server-bin", cfg.ServerBin, "start this rendezvous binary on loopback (ports chosen by the kernel, a generated principals file) for the run and stop it after; --http, --tokens and --server-pid then come from it")
 	fs.StringVar(&cfg.ServerArgs, "server-args", cfg.ServerArgs, "extra flags for --server-bin, separated by spaces")
-	fs.DurationVar(&cfg.SampleEvery, "sample-every", cfg.SampleEvery, "soak mode: how often the server's RSS, fds and goroutines are sampled")
+	fs.DurationVar(&cfg.SampleEvery, "sample-every", cfg.SampleEvery, "soak mode: how often the server's RSS, fds and goroutines are sampled (0: duration/60, within 100ms..10s)")
 	fs.Float64Var(&cfg.MaxGrowth, "max-growth", cfg.MaxGrowth, "soak mode: growth allowed over the warm-up maximum, as a fraction of it (see docs/load-testing.md for the rule)")
 	fs.DurationVar(&cfg.CleanupTimeout, "cleanup-timeout", cfg.CleanupTimeout, "at the end (also after Ctrl-C) delete every listing the run created, for at most this long (0: leave them on the server; a second Ctrl-C stops the cleanup)")
 	if err := fs.Parse(args); err != nil {
@@ -310,8 +310,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{"cpu-steps", "must be 0..100"}
 	case c.StepDuration < time.Second || c.StepDuration > time.Hour:
 		return &ConfigError{"step-duration", "must be 1s..1h"}
-	case c.Mode == ModeSoak && (c.SampleEvery < 100*time.Millisecond || c.SampleEvery > c.Duration/8):
-		return &ConfigError{"sample-every", "must be 100ms..duration/8 (the growth rule needs samples in every quarter)"}
+	case c.Mode == ModeSoak && c.SampleEvery != 0 && (c.SampleEvery < 100*time.Millisecond || c.SampleEvery > c.Duration/16):
+		return &ConfigError{"sample-every", "must be 0 (automatic) or 100ms..duration/16 (the growth rule needs samples in every eighth)"}
 	case c.MaxGrowth <= 0 || c.MaxGrowth > 10:
 		return &ConfigError{"max-growth", "must be in (0, 10]"}
 	case c.Stun != "presence" && c.Stun != "plain":

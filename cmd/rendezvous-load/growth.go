@@ -7,9 +7,11 @@ import (
 
 // The soak's rule for "grows without bound", applied to each resource
 // sampled over the soak phase (RSS, fds other than the tester's own HTTP
-// connections, goroutines). The phase's first
-// quarter is the warm-up; its maximum is the reference. A resource grows
-// without bound when both
+// connections, goroutines). The phase's first quarter is the warm-up; the
+// reference is the maximum of its second half (the phase's second eighth),
+// so what the soak's own start-up leaves behind does not set it (the
+// settle phase before it waits out the setup's). A resource grows without
+// bound when both
 //
 //   - the line fitted to the samples of the second half (Theil-Sen: its
 //     slope is the median of the slopes between every two samples, so one
@@ -33,7 +35,7 @@ type GrowthCheck struct {
 	Start      float64 `json:"start"`
 	End        float64 `json:"end"`
 	Max        float64 `json:"max"`
-	WarmupMax  float64 `json:"warmup_max"`
+	WarmupMax  float64 `json:"warmup_max"` // the reference: maximum of the warm-up's second half
 	LastQMax   float64 `json:"last_quarter_max"`
 	TrendRise  float64 `json:"second_half_trend_rise"`
 	Allowance  float64 `json:"allowance"`
@@ -55,7 +57,7 @@ func growth(resource string, t, v []float64, d, maxGrowth float64) GrowthCheck {
 	for i, ti := range t {
 		g.Max = max(g.Max, v[i])
 		switch {
-		case ti <= d/4:
+		case ti >= d/8 && ti <= d/4:
 			warm = append(warm, v[i])
 		case ti >= 3*d/4:
 			lastQ = append(lastQ, v[i])

@@ -107,7 +107,8 @@ func (c *soakChurn) deleteOne(intended time.Time) {
 // untyped, or errors exceed --max-error-rate.
 func runSoak(ctx context.Context, r *Run, res *Result) error {
 	cfg := r.cfg
-	if _, err := r.sampleServer(); err != nil {
+	before, err := r.sampleServer()
+	if err != nil {
 		return fmt.Errorf("cannot sample the server (soak mode needs --server-pid or --server-bin, and /metrics): %w", err)
 	}
 	fill, err := r.setupFill(ctx, res, cfg.Listings)
@@ -130,6 +131,7 @@ func runSoak(ctx context.Context, r *Run, res *Result) error {
 	// warm-up (until the server's idle timeout) and raise its maxima of fds
 	// and goroutines, hiding a leak below them.
 	r.api.hc.CloseIdleConnections()
+	r.phase("settle", func() error { r.settle(ctx, before.Goroutines); return nil })
 	s := &SoakSummary{}
 	res.Soak = s
 	var t0 time.Time
@@ -234,10 +236,15 @@ func (res *Result) addGrowthChecks(s *SoakSummary, maxGrowth float64) {
 	}
 }
 
-// sampleLoop samples the server every cfg.SampleEvery until stop closes,
+// sampleLoop samples the server every cfg.SampleEvery (0: duration/60
+// within 100ms..10s) until stop closes,
 // appending to s.Samples (times from t0).
 func (r *Run) sampleLoop(t0 time.Time, s *SoakSummary, stop <-chan struct{}) {
-	tick := time.NewTicker(r.cfg.SampleEvery)
+	every := r.cfg.SampleEvery
+	if every == 0 {
+		every = min(max(r.cfg.Duration/60, 100*time.Millisecond), 10*time.Second)
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	take := func(now time.Time) {
 		p, err := r.sampleServer()
@@ -297,4 +304,21 @@ func (r *Run) sampleServer() (ResourceSample, error) {
 		p.FDs, p.TesterConns = int(fds), r.api.openConns()
 	}
 	return p, nil
+}
+
+// settleMax bounds the wait for the server to settle after the setup.
+const settleMax = 45 * time.Second
+
+// settle waits, at most settleMax, until the server's goroutines are back
+// near what they were before the setup (idle, plus one for each connection
+// the tester holds open and a margin): a server keeps idle workers for a
+// while after a burst of connections, and a warm-up reference taken among
+// them would hide a leak below it.
+func (r *Run) settle(ctx context.Context, idle int) {
+	for deadline := time.Now().Add(settleMax); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(time.Second) {
+		p, err := r.sampleServer()
+		if err != nil || p.Goroutines <= idle+r.api.openConns()+8 {
+			return
+		}
+	}
 }
