@@ -2,7 +2,7 @@
 GO       ?= go
 PKGS     ?= ./...
 
-.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build soak
+.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build
 
 run:
 	$(GO) run ./cmd/rendezvous --dev
@@ -47,5 +47,6 @@ bench-compare:
 # goroutines grow without bound, a listing is lost or an answer is untyped.
 # `make test` runs it for 2 minutes (TestSoak in cmd/rendezvous-load).
 SOAK ?= 30m
+.PHONY: soak
 soak: build
 	bin/rendezvous-load --mode soak --server-bin bin/rendezvous --duration $(SOAK) --listings 2000 --out bin/soak-out
