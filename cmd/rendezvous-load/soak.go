@@ -40,8 +40,9 @@ type SoakSummary struct {
 	Expected    int               `json:"expected"` // listings that must be there at the end
 	Enumerated  int               `json:"enumerated"`
 	Lost        int               `json:"lost"`
-	UntypedHTTP uint64            `json:"untyped_http"` // error answers not problem+json with a known code
-	BadUDP      uint64            `json:"bad_udp"`      // datagrams that did not parse, unsigned or unknown answers
+	UntypedHTTP uint64            `json:"untyped_http"`     // error answers without a problem code of the contract
+	NotProblem  uint64            `json:"not_problem_json"` // error answers of another media type than problem+json
+	BadUDP      uint64            `json:"bad_udp"`          // datagrams that did not parse, unsigned or unknown answers
 	SampleError string            `json:"sample_error,omitempty"`
 }
 
@@ -187,7 +188,7 @@ func runSoak(ctx context.Context, r *Run, res *Result) error {
 	}
 	var vc Counts
 	r.phaseRecs["verify"].Load(&vc)
-	s.UntypedHTTP = r.api.untypedAnswers()
+	s.NotProblem = r.api.untypedAnswers()
 	for k := Kind(0); k < numKinds; k++ {
 		s.UntypedHTTP += c.ByCode[k][CodeUntyped] + vc.ByCode[k][CodeUntyped]
 	}
@@ -201,9 +202,9 @@ func runSoak(ctx context.Context, r *Run, res *Result) error {
 	add := res.addCheck
 	add("setup.presence", fill.Presence.Admitted == cfg.Listings, "%d of %d listings admitted with live presence", fill.Presence.Admitted, cfg.Listings)
 	r.errorCheck(res, "soak.errors", &c)
-	add("soak.typed", s.UntypedHTTP == 0 && s.BadUDP == 0,
-		"%d HTTP error answers not problem+json with a known code, %d UDP datagrams malformed, unsigned or of an unknown kind; answers %v",
-		s.UntypedHTTP, s.BadUDP, s.Answers)
+	add("soak.typed", s.UntypedHTTP == 0 && s.NotProblem == 0 && s.BadUDP == 0,
+		"HTTP error answers: %d without a problem code of the contract, %d not problem+json; %d UDP datagrams malformed, unsigned or of an unknown kind; answers %v",
+		s.UntypedHTTP, s.NotProblem, s.BadUDP, s.Answers)
 	if enumErr != nil {
 		add("soak.lost", false, "enumeration failed: %v", enumErr)
 	} else {

@@ -33,7 +33,7 @@ func TestSoak(t *testing.T) {
 	}
 	res := readResult(t, out)
 	s := res.Soak
-	if !res.Passed || s == nil || len(s.Samples) < 50 || s.Lost != 0 || s.UntypedHTTP != 0 || s.BadUDP != 0 || s.Created == 0 || s.Deleted == 0 {
+	if !res.Passed || s == nil || len(s.Samples) < 50 || s.Lost != 0 || s.UntypedHTTP != 0 || s.NotProblem != 0 || s.BadUDP != 0 || s.Created == 0 || s.Deleted == 0 {
 		t.Fatalf("soak: passed %v, %+v\n%s", res.Passed, s, tail(string(b), 40))
 	}
 	got := phaseOf(t, res, "soak")

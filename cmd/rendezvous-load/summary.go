@@ -104,7 +104,7 @@ func writeSoakSummary(w io.Writer, s *SoakSummary) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "fds do not count the load tester's own HTTP connections (its pool opens up to --conns as the load varies)\n")
-	fmt.Fprintf(w, "answers: %d requests, by outcome %v; untyped: %d HTTP, %d UDP\n", s.Requests, s.Answers, s.UntypedHTTP, s.BadUDP)
+	fmt.Fprintf(w, "answers: %d requests, by outcome %v; untyped: %d HTTP (%d not problem+json), %d UDP\n", s.Requests, s.Answers, s.UntypedHTTP, s.NotProblem, s.BadUDP)
 	fmt.Fprintf(w, "listings: created %d and deleted %d during the soak; %d expected at the end, %d lost\n", s.Created, s.Deleted, s.Expected, s.Lost)
 	if s.SampleError != "" {
 		fmt.Fprintf(w, "last sampling error: %s\n", s.SampleError)
