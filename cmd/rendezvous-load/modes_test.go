@@ -133,7 +133,7 @@ func TestLoadAndUDPRateModes(t *testing.T) {
 	// UDP kinds alone: the load phase lasts its duration and carries them,
 	// and the introductions check, with no bind to check, says so.
 	res, out := runLoad(filepath.Join(dir, "udponly"), "--mode", "load", "--http", httpAddr, "--tokens", tokens,
-		"--listings", "50", "--duration", "3s", "--rate", "presence=200,plain=50")
+		"--listings", "50", "--duration", "3s", "--rate", "presence=200,plain=50", "--max-error-rate", "0.01")
 	got = phaseOf(t, res, "load")
 	var loadSecs float64
 	for _, p := range res.Phases {
