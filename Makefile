@@ -48,3 +48,12 @@ fuzz:
 
 bench-compare:
 	./bench/compare.sh
+
+# The soak (docs/load-testing.md §5): mixed load against the real server,
+# started by the load tester, for SOAK; fails when the server's RSS, fds or
+# goroutines grow without bound, a listing is lost or an answer is untyped.
+# `make test` runs it for 2 minutes (TestSoak in cmd/rendezvous-load).
+SOAK ?= 30m
+.PHONY: soak
+soak: build
+	bin/rendezvous-load --mode soak --server-bin bin/rendezvous --duration $(SOAK) --listings 2000 --out bin/soak-out

@@ -95,14 +95,7 @@ func TestCeilingProof(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rendezvous-load --mode shed failed (%v):\n%s", err, tail(string(b), 60))
 	}
-	data, err := os.ReadFile(filepath.Join(out, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	f := func(ok bool, format string, args ...any) {
 		t.Helper()
 		if !ok {

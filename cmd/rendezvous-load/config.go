@@ -21,6 +21,10 @@ const (
 	// ModeUDPRate measures the highest answered UDP rate: presence refreshes
 	// of held listings, or plain Bindings (any STUN server, e.g. coturn).
 	ModeUDPRate = "udprate"
+	// ModeSoak runs mixed load for a long time and fails when the server's
+	// RSS, fds or goroutines grow without bound, an admitted listing is
+	// lost or an answer is untyped.
+	ModeSoak = "soak"
 )
 
 // Config is one run's scenario. It comes from flags, optionally on top of a
@@ -67,6 +71,17 @@ type Config struct {
 	Window int    `yaml:"window"`
 
 	CPUProfile string `yaml:"cpuprofile"`
+
+	CleanupTimeout time.Duration `yaml:"cleanup-timeout"`
+
+	CPUSteps     int           `yaml:"cpu-steps"`
+	StepDuration time.Duration `yaml:"step-duration"`
+
+	ServerBin  string `yaml:"server-bin"`
+	ServerArgs string `yaml:"server-args"`
+
+	SampleEvery time.Duration `yaml:"sample-every"`
+	MaxGrowth   float64       `yaml:"max-growth"`
 }
 
 // RateSet holds requests per second per kind, written kind=rate,... on the
@@ -160,8 +175,22 @@ func defaultConfig() Config {
 		OwnerQuota: 100, PresenceEvery: 5 * time.Second, AttemptTTL: 30 * time.Second, RenewEvery: 30 * time.Second,
 		Overload: 2, ShedP99: 5 * time.Millisecond, MinOffered: 0.9, SampleRate: 200, MaxErrorRate: 0.001,
 		Out: "load-out", Progress: time.Second, Stun: "presence", Window: 256,
+		CleanupTimeout: time.Minute, StepDuration: 5 * time.Second, MaxGrowth: 0.10,
 	}
 }
+
+// usageHeader starts --help: every subcommand and mode, then the flags.
+const usageHeader = `Usage:
+  rendezvous-load principals [flags]   write a server principals file and a tokens file (principals --help)
+  rendezvous-load report [flags]       render report.html again from a result.json (report --help)
+  rendezvous-load [flags]              run a test; --mode selects it:
+      load     hold listings with live presence and offer open-loop rates (--rate) of every kind
+      shed     fill every pool to its ceiling, overload it, validate typed shedding and zero eviction
+      udprate  keep a window of UDP requests in flight; the answered rate and server CPU per answer
+      soak     mixed load for --duration while sampling the server's RSS, fds and goroutines
+
+Flags of a run:
+`
 
 // parseConfig reads args (without the program name). Errors are *ConfigError
 // or flag errors; output receives the usage text.
@@ -169,8 +198,12 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("rendezvous-load", flag.ContinueOnError)
 	fs.SetOutput(output)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageHeader)
+		fs.PrintDefaults()
+	}
 	scenario := fs.String("scenario", "", "YAML scenario file; its keys are these flag names, flags given here win")
-	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "load (mixed open-loop traffic), shed (fill to the ceilings, overload, validate) or udprate (highest answered UDP rate)")
+	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "load (mixed open-loop traffic), shed (fill to the ceilings, overload, validate), udprate (highest answered UDP rate) or soak (long mixed load, resource growth)")
 	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "server HTTP address host:port")
 	fs.StringVar(&cfg.Mediator, "mediator", cfg.Mediator, "UDP mediator host:port (default: the one the server advertises)")
 	fs.StringVar(&cfg.TokensFile, "tokens", cfg.TokensFile, "JSON tokens file written by 'rendezvous-load principals'")
@@ -206,6 +239,13 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", cfg.CPUProfile, "write the load tester's own CPU profile to this file (to see what the generator costs)")
 	fs.StringVar(&cfg.Stun, "stun", cfg.Stun, "udprate mode: presence (authenticated refreshes of --listings held listings) or plain (unauthenticated Binding; needs only --mediator)")
 	fs.IntVar(&cfg.Window, "window", cfg.Window, "udprate mode: requests in flight per UDP socket")
+	fs.IntVar(&cfg.CPUSteps, "cpu-steps", cfg.CPUSteps, "load mode: after the load phase, offer each kind of --rate alone at 1/N, 2/N, ... N/N of its rate for --step-duration each and report the server's CPU per answer at each step (0: off)")
+	fs.DurationVar(&cfg.StepDuration, "step-duration", cfg.StepDuration, "load mode: length of one --cpu-steps step (and of the baseline step before them)")
+	fs.StringVar(&cfg.ServerBin, "server-bin", cfg.ServerBin, "start this rendezvous binary on loopback (ports chosen by the kernel, a generated principals file) for the run and stop it after; --http, --tokens and --server-pid then come from it")
+	fs.StringVar(&cfg.ServerArgs, "server-args", cfg.ServerArgs, "extra flags for --server-bin, separated by spaces")
+	fs.DurationVar(&cfg.SampleEvery, "sample-every", cfg.SampleEvery, "soak mode: how often the server's RSS, fds and goroutines are sampled (0: duration/60, within 100ms..10s)")
+	fs.Float64Var(&cfg.MaxGrowth, "max-growth", cfg.MaxGrowth, "soak mode: growth allowed over the warm-up maximum, as a fraction of it (see docs/load-testing.md for the rule)")
+	fs.DurationVar(&cfg.CleanupTimeout, "cleanup-timeout", cfg.CleanupTimeout, "at the end (also after Ctrl-C) delete every listing the run created, for at most this long (0: leave them on the server; a second Ctrl-C stops the cleanup)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -260,8 +300,20 @@ func (c *Config) needsHTTP() bool { return !(c.Mode == ModeUDPRate && c.Stun == 
 // Validate reports the first setting out of range.
 func (c *Config) Validate() error {
 	switch {
-	case c.Mode != ModeLoad && c.Mode != ModeShed && c.Mode != ModeUDPRate:
-		return &ConfigError{"mode", fmt.Sprintf("%q is not load, shed or udprate", c.Mode)}
+	case c.Mode != ModeLoad && c.Mode != ModeShed && c.Mode != ModeUDPRate && c.Mode != ModeSoak:
+		return &ConfigError{"mode", fmt.Sprintf("%q is not load, shed, udprate or soak", c.Mode)}
+	case (c.Mode == ModeLoad || c.Mode == ModeSoak) && c.Rates[KindBind] > 0 && c.Rates[KindJoin] == 0:
+		return &ConfigError{"rate", "bind re-binds the attempts the joins create: give a join rate too"}
+	case c.Mode == ModeLoad && c.Rates[KindDelete] > 0 && c.Rates[KindCreate] == 0:
+		return &ConfigError{"rate", "delete removes the listings the creates made: give a create rate too"}
+	case c.CPUSteps < 0 || c.CPUSteps > 100:
+		return &ConfigError{"cpu-steps", "must be 0..100"}
+	case c.StepDuration < time.Second || c.StepDuration > time.Hour:
+		return &ConfigError{"step-duration", "must be 1s..1h"}
+	case c.Mode == ModeSoak && c.SampleEvery != 0 && (c.SampleEvery < 100*time.Millisecond || c.SampleEvery > c.Duration/16):
+		return &ConfigError{"sample-every", "must be 0 (automatic) or 100ms..duration/16 (the growth rule needs samples in every eighth)"}
+	case c.MaxGrowth <= 0 || c.MaxGrowth > 10:
+		return &ConfigError{"max-growth", "must be in (0, 10]"}
 	case c.Stun != "presence" && c.Stun != "plain":
 		return &ConfigError{"stun", fmt.Sprintf("%q is not presence or plain", c.Stun)}
 	case c.Window < 1 || c.Window > 8192:
@@ -304,13 +356,15 @@ func (c *Config) Validate() error {
 		return &ConfigError{"sample-rate", "must not be negative"}
 	case c.MaxErrorRate < 0 || c.MaxErrorRate > 1:
 		return &ConfigError{"max-error-rate", "must be 0..1"}
+	case c.CleanupTimeout < 0 || c.CleanupTimeout > time.Hour:
+		return &ConfigError{"cleanup-timeout", "must be 0..1h (0: leave the listings on the server)"}
 	case c.Out == "":
 		return &ConfigError{"out", "must name a directory"}
 	case c.Progress < 100*time.Millisecond:
 		return &ConfigError{"progress", "must be at least 100ms"}
-	case c.needsHTTP() && c.TokensFile == "" && c.Publisher == "" && c.Client == "":
+	case c.needsHTTP() && c.ServerBin == "" && c.TokensFile == "" && c.Publisher == "" && c.Client == "":
 		return &ConfigError{"tokens", "give --tokens FILE or --publisher-token/--client-token"}
-	case c.Mode == ModeShed && c.TokensFile == "" && c.Operator == "":
+	case c.Mode == ModeShed && c.ServerBin == "" && c.TokensFile == "" && c.Operator == "":
 		return &ConfigError{"operator-token", "shed mode reads the ceilings from /v1/admin/stats and needs an operator token"}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,5 +120,20 @@ func TestScenarioFile(t *testing.T) {
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Setting != "scenario" {
 		t.Fatalf("missing scenario: %v", err)
+	}
+}
+
+// --help names every subcommand and mode, not only the flags of a run.
+func TestHelpListsSubcommands(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run([]string{"--help"}, &stdout, &stderr, false); code != exitOK {
+		t.Fatalf("--help exited %d", code)
+	}
+	help := stderr.String()
+	for _, want := range []string{"\n  rendezvous-load principals ", "\n  rendezvous-load report ", "\n      load ", "\n      shed ",
+		"\n      udprate ", "\n      soak ", "-rate", "-server-bin"} {
+		if !strings.Contains(help, want) {
+			t.Fatalf("--help lacks %q:\n%s", want, help)
+		}
 	}
 }

@@ -182,7 +182,7 @@ func (r *Run) liveIndexes() []int {
 // success with keep set, appends it to r.attempts. It returns the code and
 // the kept attempt's index (-1 when not kept).
 func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
-	h := r.listings[li]
+	h := r.heldAt(li)
 	sent := time.Now()
 	if intended.IsZero() {
 		intended = sent
@@ -200,6 +200,7 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 		at2 := attemptRec{Listing: li, Handle: ah, Client: engine.Capability(at.Token),
 			Host: engine.HostAttemptCapability(&h.PresCap, ah)}
 		r.attMu.Lock()
+		at2.At = sent
 		r.attempts = append(r.attempts, at2)
 		idx = len(r.attempts) - 1
 		r.attMu.Unlock()

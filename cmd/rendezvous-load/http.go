@@ -29,22 +29,6 @@ type apiSet struct {
 	op      *client.API   // nil when the tokens hold no operator
 }
 
-// newHTTPClient returns the pooled client: conns keep-alive connections at
-// most, each request bounded by timeout (waiting for a free connection
-// included, so a saturated pool shows up as timeouts).
-func newHTTPClient(conns int, timeout time.Duration) *http.Client {
-	tr := &http.Transport{
-		Proxy:               nil, // the server is addressed directly
-		DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		MaxConnsPerHost:     conns,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-	}
-	return &http.Client{Transport: tr, Timeout: timeout}
-}
-
 // newAPISet builds the pool for the server at addr (host:port) and one API
 // per token. tok may be empty (udprate against a plain STUN server).
 func newAPISet(addr string, conns int, timeout time.Duration, tok *Tokens) (*apiSet, error) {
@@ -107,10 +91,21 @@ func (s *apiSet) metrics(ctx context.Context) ([]byte, error) {
 	return body, nil
 }
 
+// problemCodes are the problem codes of the wire contract (CONTRACT.md §2,
+// docs/contracts): the store's outcomes, the request-shape errors, and the
+// server's own (headers too large, internal error, principals reload).
+var problemCodes = map[string]bool{
+	"not_found": true, "expired": true, "revoked": true, "conflict": true, "replay_rejected": true,
+	"capacity_exceeded": true, "quota_exceeded": true, "draining": true, "service_unavailable": true,
+	"invalid_request": true, "unauthorized": true, "forbidden": true, "payload_too_large": true,
+	"unsupported_media_type": true, "method_not_allowed": true, "headers_too_large": true,
+	"internal_error": true, "not_reloadable": true, "principals_invalid": true,
+}
+
 // classify maps the error of one client.API call to the request's Code:
-// nil is CodeOK; an *client.APIError by its status and problem code (a code
-// the SDK only inferred from the status counts as untyped, so a bare 429 is
-// not a typed shed); input the SDK refused before sending is
+// nil is CodeOK; an *client.APIError by its status and problem code (one
+// without a code the contract knows, e.g. a bare 429 whose code the SDK
+// only inferred from the status, is CodeUntyped: never a typed shed); input the SDK refused before sending is
 // CodeBadRequest; an answer the SDK could not understand is
 // CodeOtherStatus; a timeout (the client's, or waiting for a pooled
 // connection) CodeTimeout; any other failure to get an answer CodeTransport.
@@ -120,11 +115,10 @@ func classify(err error) Code {
 	}
 	var ae *client.APIError
 	if errors.As(err, &ae) {
-		problem := ae.Code
-		if ae.Inferred {
-			problem = ""
+		if ae.Inferred || !problemCodes[ae.Code] {
+			return CodeUntyped
 		}
-		return httpCode(ae.Status, problem)
+		return httpCode(ae.Status, ae.Code)
 	}
 	var ie *client.InputError
 	if errors.As(err, &ie) {

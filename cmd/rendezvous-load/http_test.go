@@ -73,9 +73,23 @@ func TestClassifyAnswers(t *testing.T) {
 	f(CodeForbidden, problem(403, "forbidden"))
 	f(CodeUnauthorized, problem(401, "unauthorized"))
 	f(CodeBadRequest, problem(400, "invalid_request"))
-	f(CodeOtherStatus, bare(429)) // not typed: no shed
-	f(CodeUnavailable, bare(503))
-	f(CodeOtherStatus, bare(500))
+	f(CodeUntyped, bare(429)) // not typed: no shed
+	f(CodeUntyped, bare(503))
+	f(CodeUntyped, bare(500))
+	f(CodeUntyped, problem(404, "no_such_code"))
+	// Every error answer above but the bare ones was problem+json; one with
+	// another media type is counted, whatever its body.
+	if n := s.untypedAnswers(); n != 3 {
+		t.Fatalf("%d error answers counted as not problem+json, want the 3 bare ones", n)
+	}
+	f(CodeNotFound, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		w.Write([]byte(`{"code":"not_found"}`))
+	})
+	if n := s.untypedAnswers(); n != 4 {
+		t.Fatalf("an application/json error answer was not counted: %d", n)
+	}
 	f(CodeOtherStatus, func(w http.ResponseWriter) { w.Write([]byte(`not json`)) })
 	f(CodeTimeout, func(w http.ResponseWriter) { <-block })
 

@@ -12,11 +12,12 @@ const (
 	KindJoin                 // POST /v1/listings/{id}/join-attempts
 	KindPresence             // UDP presence refresh (Binding, p:)
 	KindBind                 // UDP attempt bind (Binding, h: or c:)
-	KindPlain                // UDP plain Binding without USERNAME (udprate mode)
+	KindPlain                // UDP plain Binding without USERNAME
+	KindDelete               // DELETE /v1/listings/{id}
 	numKinds
 )
 
-var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind", "plain"}
+var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind", "plain", "delete"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -56,13 +57,14 @@ const (
 	CodeTimeout           // no answer in time
 	CodeTransport         // connection or socket error
 	CodeBadSignature      // a STUN answer that must be signed is not, or its integrity fails
+	CodeUntyped           // an HTTP error without a problem code the contract knows
 	numCodes
 )
 
 var codeNames = [numCodes]string{
 	"ok", "capacity_exceeded", "quota_exceeded", "stun_508", "not_found", "expired",
 	"conflict", "revoked", "draining", "service_unavailable", "bad_request",
-	"unauthorized", "forbidden", "other_status", "timeout", "transport", "bad_signature",
+	"unauthorized", "forbidden", "other_status", "timeout", "transport", "bad_signature", "untyped",
 }
 
 func (c Code) String() string {

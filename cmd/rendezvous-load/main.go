@@ -1,7 +1,9 @@
 // Command rendezvous-load drives a running Rendezvous server over real HTTP
 // and batched UDP and reports what it saw: a live progress line, a summary
 // table, result.json and report.html. In shed mode it fills every pool to its
-// ceiling, overloads it and validates typed shedding and zero eviction.
+// ceiling, overloads it and validates typed shedding and zero eviction; in
+// soak mode it runs mixed load for a long time and fails when the server's
+// resources grow without bound. Every run deletes the listings it created.
 //
 // Usage:
 //
@@ -9,6 +11,7 @@
 //	rendezvous-load report --in result.json --out report.html
 //	rendezvous-load --mode shed --http 127.0.0.1:8080 --tokens tokens.json
 //	rendezvous-load --mode load --http 127.0.0.1:8080 --tokens tokens.json --rate browse=200,join=20
+//	rendezvous-load --mode soak --server-bin bin/rendezvous --duration 30m
 //
 //	rendezvous-load --version
 //
@@ -92,14 +95,16 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if cfg.ServerBin != "" {
+		srv, err := startOwnServer(cfg)
+		if err != nil {
+			return errorStatus(stderr, err)
+		}
+		defer srv.stop()
+	}
 	r, err := newRun(ctx, cfg, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			return exitUsage
-		}
-		return exitError
+		return errorStatus(stderr, err)
 	}
 	defer r.close()
 	r.tty = tty
@@ -111,12 +116,20 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 		err = runShed(ctx, r, res)
 	case ModeUDPRate:
 		err = runUDPRate(ctx, r, res)
+	case ModeSoak:
+		err = runSoak(ctx, r, res)
 	default:
 		err = runLoad(ctx, r, res)
 	}
+	interrupted := ctx.Err() != nil
+	// The cleanup runs after an interrupt too; a further SIGINT or SIGTERM
+	// cuts it short.
+	cleanupCtx, cleanupStop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	r.cleanup(cleanupCtx, res)
+	cleanupStop()
 	close(progStop)
 	<-progDone
-	if err == nil && ctx.Err() != nil {
+	if err == nil && interrupted {
 		err = fmt.Errorf("interrupted")
 	}
 	res.Seconds = time.Since(r.start).Seconds()
@@ -133,10 +146,7 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	if err != nil {
 		res.Checks = append(res.Checks, Check{Name: "run", OK: false, Detail: err.Error()})
 	}
-	res.Passed = true
-	for _, c := range res.Checks {
-		res.Passed = res.Passed && c.OK
-	}
+	res.decide()
 	writeSummary(stdout, res)
 	if werr := writeOutputs(cfg.Out, res); werr != nil {
 		fmt.Fprintf(stderr, "rendezvous-load: %v\n", werr)
@@ -144,12 +154,7 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s/result.json and %s/report.html\n", cfg.Out, cfg.Out)
 	if err != nil {
-		fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			return exitUsage
-		}
-		return exitError
+		return errorStatus(stderr, err)
 	}
 	if !res.Passed {
 		for _, c := range res.Checks {
@@ -157,7 +162,19 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 				fmt.Fprintf(stderr, "FAILED %s: %s\n", c.Name, c.Detail)
 			}
 		}
+		fmt.Fprintf(stderr, "rendezvous-load: %s\n", res.Verdict)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// errorStatus prints err and returns its exit status: bad usage for a
+// *ConfigError, else the run could not be carried out.
+func errorStatus(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "rendezvous-load: %v\n", err)
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return exitUsage
+	}
+	return exitError
 }

@@ -130,18 +130,53 @@ func sub(s, o *HistSnapshot) {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// formatProgress renders one progress line: elapsed time, phase, then per
-// active kind its rate, ok/shed/error totals and the interval's p50/p99.
+// progressWidth is the widest progress line: it fits a 160-column terminal
+// with every kind active and every figure at its widest.
+const progressWidth = 160
+
+// progressNames are the kinds' three-letter names on the progress line.
+var progressNames = [numKinds]string{"crt", "rnw", "brw", "get", "joi", "prs", "bnd", "pln", "del"}
+
+// formatProgress renders one progress line of at most progressWidth
+// columns: elapsed seconds and phase (both truncated to fit), then per
+// active kind its answer rate in the interval and its error total in the
+// phase ("brw 1.2k e0"), and the phase's typed sheds when there were any.
 func formatProgress(p *SeriesPoint, total *Counts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%6.1fs %-9s", p.T, p.Phase)
+	phase := p.Phase
+	if len(phase) > 8 {
+		phase = phase[:8]
+	}
+	fmt.Fprintf(&b, "%5.0fs %-8s", min(p.T, 99999), phase)
+	var shed uint64
 	for k := Kind(0); k < numKinds; k++ {
 		if total.Total(k) == 0 {
 			continue
 		}
 		rate := p.Rate[k][ClassOK] + p.Rate[k][ClassShed] + p.Rate[k][ClassError]
-		fmt.Fprintf(&b, " | %s %.0f/s ok=%d shed=%d err=%d p50=%.2fms p99=%.2fms", k, rate,
-			total.Class(k, ClassOK), total.Class(k, ClassShed), total.Class(k, ClassError), p.P50ms[k], p.P99ms[k])
+		fmt.Fprintf(&b, " %s %s e%s", progressNames[k], compact(rate), compact(float64(total.Class(k, ClassError))))
+		shed += total.Class(k, ClassShed)
+	}
+	if shed > 0 {
+		fmt.Fprintf(&b, " shed %s", compact(float64(shed)))
 	}
 	return b.String()
+}
+
+// compact renders v >= 0 in at most four characters: 999, 1.2k, 12k, 999k,
+// 1.2M, ... (rounded).
+func compact(v float64) string {
+	if v < 999.5 {
+		return fmt.Sprintf("%.0f", max(v, 0))
+	}
+	for _, suffix := range []string{"k", "M", "G", "T", "P", "E"} {
+		v /= 1000
+		if v < 9.95 {
+			return fmt.Sprintf("%.1f%s", v, suffix)
+		}
+		if v < 999.5 {
+			return fmt.Sprintf("%.0f%s", v, suffix)
+		}
+	}
+	return "many"
 }

@@ -38,7 +38,7 @@ type timeCharts struct {
 }
 
 // measuredPhases are the phases whose traffic is the run's subject.
-var measuredPhases = map[string]bool{"overload": true, "load": true, "udprate": true}
+var measuredPhases = map[string]bool{"overload": true, "load": true, "udprate": true, "soak": true}
 
 // writeHTML renders the report: headline checks, tables, and SVG charts of
 // throughput, shed and errors over time (for the whole run and for the

@@ -2,19 +2,68 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
 // Check is one validation: its name, whether it passed and what was seen.
+// A skipped check had nothing to check (e.g. introductions when no bind
+// succeeded): it does not fail the run, and it is never reported as a pass.
 type Check struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"` // passed or skipped: it does not fail the run
+	Skipped bool   `json:"skipped,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// Mark is how the summary and the report show the check: PASS, SKIP or FAIL.
+func (c Check) Mark() string {
+	switch {
+	case c.Skipped:
+		return "SKIP"
+	case c.OK:
+		return "PASS"
+	}
+	return "FAIL"
 }
 
 // addCheck appends a Check whose Detail is format applied to args.
 func (res *Result) addCheck(name string, ok bool, format string, args ...any) {
 	res.Checks = append(res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// skipCheck appends a check that had nothing to check, saying why.
+func (res *Result) skipCheck(name string, format string, args ...any) {
+	res.Checks = append(res.Checks, Check{Name: name, OK: true, Skipped: true, Detail: fmt.Sprintf(format, args...)})
+}
+
+// decide sets Passed and Verdict from the checks: the verdict names every
+// failed and every skipped check, so a pass with nothing checked is visible.
+func (res *Result) decide() {
+	var passed int
+	var failed, skipped []string
+	for _, c := range res.Checks {
+		switch c.Mark() {
+		case "PASS":
+			passed++
+		case "SKIP":
+			skipped = append(skipped, c.Name)
+		default:
+			failed = append(failed, c.Name)
+		}
+	}
+	res.Passed = len(failed) == 0 && passed > 0
+	switch {
+	case len(failed) > 0:
+		res.Verdict = fmt.Sprintf("FAIL: %d of %d checks failed (%s)", len(failed), len(res.Checks), strings.Join(failed, ", "))
+	case passed == 0:
+		res.Verdict = "FAIL: no check had anything to check"
+	default:
+		res.Verdict = fmt.Sprintf("PASS: %d checks passed", passed)
+	}
+	if len(skipped) > 0 {
+		res.Verdict += fmt.Sprintf("; %d skipped with nothing to check (%s)", len(skipped), strings.Join(skipped, ", "))
+	}
 }
 
 // KindSummary is one kind's totals and latencies in one phase.
@@ -101,8 +150,12 @@ type Result struct {
 	Series    []SeriesPoint   `json:"series"`
 	ServerCPU *CPUSummary     `json:"server_cpu,omitempty"`
 	UDPRate   *UDPRateSummary `json:"udp_rate,omitempty"`
+	Cleanup   *CleanupSummary `json:"cleanup,omitempty"`
+	Soak      *SoakSummary    `json:"soak,omitempty"`
+	CPUSteps  []CPUStep       `json:"cpu_steps,omitempty"`
 	Checks    []Check         `json:"checks"`
 	Passed    bool            `json:"passed"`
+	Verdict   string          `json:"verdict"`
 }
 
 // CPUSummary is the server's CPU time per answered request over the

@@ -28,6 +28,10 @@ type held struct {
 	version  atomic.Uint64
 	live     atomic.Bool  // presence accepted
 	lastCode atomic.Int32 // last presence Code
+	mu       sync.Mutex   // held by a renewal, and by the soak's delete
+	sendMu   sync.Mutex   // held while a presence refresh is numbered and queued
+	inflight atomic.Int32 // presence requests awaiting an answer or timeout
+	deleted  atomic.Bool  // the run deleted it (soak churn): nothing is sent for it any more
 }
 
 // attemptRec is one join attempt the load tester created.
@@ -36,6 +40,7 @@ type attemptRec struct {
 	Handle  engine.Handle
 	Client  engine.Capability
 	Host    engine.Capability
+	At      time.Time // when it was requested; it lives the server's attempt TTL
 }
 
 // Phase is a named interval of the run, drawn on the charts.
@@ -52,9 +57,10 @@ type Run struct {
 	cfg *Config
 	tok *Tokens
 	api *apiSet
-	// ctx bounds every HTTP request: the run's context (an interrupt ends
-	// it), not a phase's, so a request in flight when a phase ends is
-	// answered and counted rather than cancelled.
+	// ctx is every HTTP request's context: never cancelled (each request
+	// is bounded by --timeout), so a request in flight when a phase ends or
+	// the run is interrupted is answered and counted, and a listing it
+	// created is known to the cleanup.
 	ctx      context.Context
 	rec      RecSwitch
 	udp      []*UDPClient
@@ -64,7 +70,12 @@ type Run struct {
 	out      io.Writer // progress output
 	tty      bool      // out is a terminal: the progress line is redrawn in place
 
+	// listings only grows; in soak mode while other goroutines read it, so
+	// those read it through heldAt and heldSnapshot.
 	listings []*held
+	lmu      sync.RWMutex
+	extraMu  sync.Mutex
+	extra    []created // created but not held (see noteCreated)
 	attMu    sync.Mutex
 	attempts []attemptRec
 
@@ -92,7 +103,7 @@ func newRunID() string {
 // newRun checks the tokens against the server and prepares the HTTP pool.
 // ctx bounds every request of the run.
 func newRun(ctx context.Context, cfg *Config, out io.Writer) (*Run, error) {
-	r := &Run{cfg: cfg, tok: &Tokens{}, ctx: ctx, out: out, runID: cfg.Run, phaseRecs: map[string]*Recorder{}}
+	r := &Run{cfg: cfg, tok: &Tokens{}, ctx: context.WithoutCancel(ctx), out: out, runID: cfg.Run, phaseRecs: map[string]*Recorder{}}
 	if r.runID == "" {
 		r.runID = newRunID()
 	}
@@ -154,10 +165,11 @@ func (r *Run) onAnswer(ref int32, code Code, _ *stun.Message) {
 	if ref < 0 || ref&refBind != 0 {
 		return
 	}
-	if int(ref) >= len(r.listings) {
+	h := r.heldAt(int(ref))
+	if h == nil {
 		return
 	}
-	h := r.listings[ref]
+	h.inflight.Add(-1)
 	if !h.live.Load() && code != CodeTimeout {
 		r.presOver.Add(1)
 		if code == CodeStun508 {
@@ -174,6 +186,33 @@ func (r *Run) onIndication(m *stun.Message) {
 	if m.Type() == stun.IntroduceIndication {
 		r.introduces.Add(1)
 	}
+}
+
+// heldAt returns held listing i, or nil when there is none (safe while
+// the soak appends).
+func (r *Run) heldAt(i int) *held {
+	r.lmu.RLock()
+	defer r.lmu.RUnlock()
+	if i < 0 || i >= len(r.listings) {
+		return nil
+	}
+	return r.listings[i]
+}
+
+// heldSnapshot returns the held listings so far. Elements are never
+// rewritten, so the slice stays valid while the soak appends.
+func (r *Run) heldSnapshot() []*held {
+	r.lmu.RLock()
+	defer r.lmu.RUnlock()
+	return r.listings
+}
+
+// addHeld appends h and returns its index (its presence ref).
+func (r *Run) addHeld(h *held) int {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
+	r.listings = append(r.listings, h)
+	return len(r.listings) - 1
 }
 
 // idemKey returns a fresh idempotency key for this run.
@@ -206,18 +245,35 @@ func (r *Run) phase(name string, fn func() error) error {
 	return err
 }
 
-// presenceRequest builds listing i's next presence refresh.
-func (r *Run) presenceRequest(i int, req *stunRequest) {
-	h := r.listings[i]
+// presenceRequest builds listing i's next presence refresh and counts it
+// in flight (onAnswer counts its answer or timeout); a caller whose send
+// fails calls h.inflight.Add(-1).
+func (r *Run) presenceRequest(i int, req *stunRequest) *held {
+	h := r.heldAt(i)
 	*req = stunRequest{Kind: stun.KindPresence, Handle: h.Handle, Key: &h.PresCap, Sequence: h.seq.Add(1)}
+	h.inflight.Add(1)
+	return h
 }
 
 // sendPresence sends listing i's refresh on its socket.
 func (r *Run) sendPresence(i int, intended time.Time) {
 	var req stunRequest
-	r.presenceRequest(i, &req)
+	// One refresh of a listing is queued at a time, so the sequences
+	// reach the socket in the order they were drawn (a lower one arriving
+	// second would get 409).
+	h0 := r.heldAt(i)
+	h0.sendMu.Lock()
+	defer h0.sendMu.Unlock()
+	h := r.presenceRequest(i, &req)
+	if h.deleted.Load() {
+		// Checked after counting the request in flight: the soak's delete
+		// sets deleted, then waits for inflight to reach zero.
+		h.inflight.Add(-1)
+		return
+	}
 	c := r.udp[i%len(r.udp)]
 	if err := c.Send(KindPresence, int32(i), &req, intended); err != nil {
+		h.inflight.Add(-1)
 		r.rec.Load().Observe(KindPresence, CodeTransport, 0)
 	}
 }

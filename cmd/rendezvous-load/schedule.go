@@ -44,7 +44,9 @@ func dueBy(rate float64, ramp, t time.Duration) uint64 {
 }
 
 // RunOpenLoop drives every stream for d (or until ctx ends) and waits for
-// in-flight requests. A request that finds every worker busy (and the
+// in-flight requests. It lasts d even when no stream has a rate: the
+// traffic of that stretch may come from elsewhere (the keepers' presence
+// and renewals), and a measured phase must not end before it began. A request that finds every worker busy (and the
 // stream's small queue full) is not queued further: it is counted late in rec,
 // so an overloaded generator shows up in the report instead of silently
 // lowering the offered rate.
@@ -82,6 +84,7 @@ func RunOpenLoop(ctx context.Context, streams []Stream, d time.Duration, rec *Re
 			generate(ctx, s, queue, rec)
 		}()
 	}
+	<-ctx.Done()
 	wg.Wait()
 }
 

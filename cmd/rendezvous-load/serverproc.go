@@ -69,32 +69,45 @@ func procUsage(pid int) (ServerUsage, error) {
 // process_cpu_seconds_total from Prometheus text.
 func metricsUsage(body []byte) (ServerUsage, error) {
 	u := ServerUsage{Source: "/metrics"}
-	found := 0
+	v := metricValues(body, "process_resident_memory_bytes", "process_cpu_seconds_total")
+	rss, ok1 := v["process_resident_memory_bytes"]
+	cpu, ok2 := v["process_cpu_seconds_total"]
+	if !ok1 && !ok2 {
+		return u, fmt.Errorf("/metrics has no process_resident_memory_bytes or process_cpu_seconds_total (give --server-pid)")
+	}
+	u.RSSBytes, u.CPUSeconds = uint64(rss), cpu
+	return u, nil
+}
+
+// metricValues returns the values of the named unlabelled series in
+// Prometheus text: "# HELP"/"# TYPE" and other comment lines, labelled
+// series (histogram buckets among them) and a trailing timestamp are
+// tolerated and ignored.
+func metricValues(body []byte, names ...string) map[string]float64 {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	out := map[string]float64{}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		name, val, ok := strings.Cut(line, " ")
-		if !ok {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || strings.HasPrefix(f[0], "#") || !want[f[0]] {
 			continue
 		}
-		switch name {
-		case "process_resident_memory_bytes":
-			v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-			if err == nil {
-				u.RSSBytes = uint64(v)
-				found++
-			}
-		case "process_cpu_seconds_total":
-			v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-			if err == nil {
-				u.CPUSeconds = v
-				found++
-			}
+		if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+			out[f[0]] = v
 		}
 	}
-	if found == 0 {
-		return u, fmt.Errorf("/metrics has no process_resident_memory_bytes or process_cpu_seconds_total (give --server-pid)")
+	return out
+}
+
+// procFDs counts the open file descriptors of process pid.
+func procFDs(pid int) (int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0, fmt.Errorf("cannot list the server's fds: %w", err)
 	}
-	return u, nil
+	return len(ents), nil
 }

@@ -58,7 +58,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		return fmt.Errorf("no listing was admitted during the fill")
 	}
 	r.phase("fill-presence", func() error { fill.Presence = r.fillPresence(ctx); return nil })
-	keep := r.startKeepers(ctx)
+	keep := r.startKeepers(ctx, nil)
 	defer keep.stop()
 	var attemptsStart time.Time
 	r.phase("fill-attempts", func() error {
@@ -105,8 +105,11 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		{Kind: KindCreate, Rate: extra * float64(lp.Ceiling) / d.Seconds(), Workers: cfg.Conns / 2, Do: func(ctx context.Context, intended time.Time) {
 			n := int(ccur.Add(1))
 			sent := time.Now()
-			_, err := r.api.pubs[n%np].CreateListing(r.ctx, r.idemKey("over"), listingSpec(n, cfg.Region, cfg.ProtoVer))
+			cl, err := r.api.pubs[n%np].CreateListing(r.ctx, r.idemKey("over"), listingSpec(n, cfg.Region, cfg.ProtoVer))
 			code := classify(err)
+			if code == CodeOK {
+				r.noteCreated(cl, n%np) // a breach, failed below; still removed at the end
+			}
 			rec := r.rec.Load()
 			rec.Observe(KindCreate, code, time.Since(intended))
 			rec.ObserveService(KindCreate, code, time.Since(sent))

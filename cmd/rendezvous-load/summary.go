@@ -38,14 +38,26 @@ func writeSummary(w io.Writer, res *Result) {
 	if c := res.ServerCPU; c != nil {
 		fmt.Fprintf(w, "server CPU over %s: %.2fs for %d answers = %.1f µs per answer\n", c.Phase, c.CPUSeconds, c.Answers, c.MicrosPerAns)
 	}
+	if len(res.CPUSteps) > 0 {
+		fmt.Fprintf(w, "\nserver CPU per answer by kind and offered rate (each kind alone; the baseline's share removed)\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "kind\toffered/s\tanswered/s\tanswers\terrors\tserver CPU s\tµs/answer\t")
+		for _, c := range res.CPUSteps {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%d\t%d\t%.3f\t%.1f\t\n", c.Kind, c.OfferedPerS, c.AnsweredPerS, c.Answers, c.Errors, c.CPUSeconds, c.MicrosPerAns)
+		}
+		tw.Flush()
+	}
+	if s := res.Soak; s != nil {
+		writeSoakSummary(w, s)
+	}
+	if c := res.Cleanup; c != nil {
+		fmt.Fprintf(w, "cleanup: %d of %d listings the run created deleted, %d already gone, %d left, in %.1fs\n", c.Deleted, c.Owned, c.AlreadyGone, c.Failed, c.Seconds)
+	}
 	fmt.Fprintln(w)
 	for _, c := range res.Checks {
-		mark := "PASS"
-		if !c.OK {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(w, "%s %-18s %s\n", mark, c.Name, c.Detail)
+		fmt.Fprintf(w, "%s %-18s %s\n", c.Mark(), c.Name, c.Detail)
 	}
+	fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
 }
 
 // writeOutputs writes result.json and report.html into dir.
@@ -69,4 +81,32 @@ func writeOutputs(dir string, res *Result) error {
 		return fmt.Errorf("cannot render report.html: %w", err)
 	}
 	return f.Close()
+}
+
+// writeSoakSummary prints the soak's figures in the shape of the
+// reliability record: resources at start, end and maximum, answers by
+// outcome, and the listings lost.
+func writeSoakSummary(w io.Writer, s *SoakSummary) {
+	fmt.Fprintf(w, "\nsoak %.0fs, %d samples of the server\n", s.Seconds, len(s.Samples))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "resource\tstart\tend\tmax\twarm-up max\tlast-quarter max\tallowance\tgrowth\t")
+	for _, g := range s.Growth {
+		verdict := "bounded"
+		switch {
+		case g.Incomplete:
+			verdict = "too few samples"
+		case g.Unbounded:
+			verdict = "UNBOUNDED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", g.Resource, fmtResource(g.Resource, g.Start), fmtResource(g.Resource, g.End),
+			fmtResource(g.Resource, g.Max), fmtResource(g.Resource, g.WarmupMax), fmtResource(g.Resource, g.LastQMax),
+			fmtResource(g.Resource, g.Allowance), verdict)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "fds do not count the load tester's own HTTP connections (its pool opens up to --conns as the load varies)\n")
+	fmt.Fprintf(w, "answers: %d requests, by outcome %v; untyped: %d HTTP (%d not problem+json), %d UDP\n", s.Requests, s.Answers, s.UntypedHTTP, s.NotProblem, s.BadUDP)
+	fmt.Fprintf(w, "listings: created %d and deleted %d during the soak; %d expected at the end, %d lost\n", s.Created, s.Deleted, s.Expected, s.Lost)
+	if s.SampleError != "" {
+		fmt.Fprintf(w, "last sampling error: %s\n", s.SampleError)
+	}
 }

@@ -301,6 +301,13 @@ func (c *UDPClient) sweeper() {
 	}
 }
 
+// MalformedCount reports how many datagrams stun.Parse refused.
+func (c *UDPClient) MalformedCount() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Malformed
+}
+
 // InFlight reports how many requests await an answer, without locking.
 func (c *UDPClient) InFlight() int { return int(c.inflight.Load()) }
 

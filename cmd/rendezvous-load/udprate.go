@@ -56,8 +56,10 @@ func runUDPRate(ctx context.Context, r *Run, res *Result) error {
 					if kind == KindPresence {
 						// Socket si owns listings si, si+S, si+2S, ...
 						i := si + (n%r.perSocket(si))*len(r.udp)
-						r.presenceRequest(i, &req)
-						err = c.Send(KindPresence, int32(i), &req, now)
+						h := r.presenceRequest(i, &req)
+						if err = c.Send(KindPresence, int32(i), &req, now); err != nil {
+							h.inflight.Add(-1)
+						}
 					} else {
 						err = c.SendPlain(-1, now)
 					}
