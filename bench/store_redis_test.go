@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,27 +104,10 @@ func measureRedis(b *testing.B, inner int, loop func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		rest, ok := strings.CutPrefix(line, "cmdstat_fcall:")
-		if !ok {
-			continue
-		}
-		var calls, usec float64
-		for _, f := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "calls":
-				calls = n
-			case "usec":
-				usec = n
-			}
-		}
-		if calls > 0 {
-			b.ReportMetric(usec/calls, "redis-us/op")
-			if inner > 1 {
-				b.ReportMetric(usec/calls/float64(inner), "redis-us/refresh")
-			}
+	if calls, usec := redistest.CommandStat(info, "fcall"); calls > 0 {
+		b.ReportMetric(usec/calls, "redis-us/op")
+		if inner > 1 {
+			b.ReportMetric(usec/calls/float64(inner), "redis-us/refresh")
 		}
 	}
 }
@@ -142,20 +124,7 @@ func BenchmarkRedisStore(b *testing.B) {
 		pub := hostAddr(9)
 		measureRedis(b, storeBatch, func() {
 			for b.Loop() {
-				for j := range ops {
-					i := f.pick()
-					f.seq[i]++
-					ops[j].Kind = engine.OpPresence
-					ops[j].Presence = engine.BindPresence{Handle: f.ls[i].Presence, Key: f.presKeys[i], Seq: f.seq[i], Public: pub}
-				}
-				if err := f.s.ApplyBatch(ctx, ops); err != nil {
-					b.Fatal(err)
-				}
-				for j := range ops {
-					if !ops[j].Result.OK() || ops[j].Err != nil {
-						b.Fatalf("batched presence %d: %v %v", j, ops[j].Result.Outcome, ops[j].Err)
-					}
-				}
+				f.batchPresence(b, ctx, ops, pub)
 			}
 		})
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*storeBatch), "ns/item")

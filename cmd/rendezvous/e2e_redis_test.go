@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -99,13 +98,8 @@ func TestE2EForgedFloodNeverReachesRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, line := range strings.Split(info, "\r\n") {
-			if rest, ok := strings.CutPrefix(line, "cmdstat_fcall:calls="); ok {
-				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-				return n
-			}
-		}
-		return 0
+		calls, _ := redistest.CommandStat(info, "fcall")
+		return int(calls)
 	}
 	before := fcalls()
 	forger := newPeer(t, p.mediator)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -149,4 +150,27 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = s.cmd.Wait()
+}
+
+// CommandStat reads one command's calls and microseconds from the text of
+// INFO commandstats (zero when the command has not run since the last
+// CONFIG RESETSTAT).
+func CommandStat(info, command string) (calls, usec float64) {
+	for _, line := range strings.Split(info, "\r\n") {
+		rest, ok := strings.CutPrefix(line, "cmdstat_"+command+":")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				calls = n
+			case "usec":
+				usec = n
+			}
+		}
+	}
+	return calls, usec
 }
