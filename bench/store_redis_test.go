@@ -133,14 +133,7 @@ func BenchmarkRedisStore(b *testing.B) {
 		f := redisFixture(b)
 		measureRedis(b, 1, func() {
 			for b.Loop() {
-				i := f.pick()
-				v := &f.ls[i]
-				nv, r, err := f.s.RenewLease(ctx, engine.RenewLease{Tenant: storeTenant, Owner: v.Owner, Listing: v.ID,
-					Lease: v.Lease, LeaseKey: f.leaseKeys[i], ExpectedVersion: f.version[i], CurrentPlayers: -1})
-				if err != nil || !r.OK() {
-					b.Fatalf("renew: %v %v", r.Outcome, err)
-				}
-				f.version[i] = nv.Version
+				f.renew(b, ctx)
 			}
 		})
 	})
@@ -179,13 +172,7 @@ func BenchmarkRedisStore(b *testing.B) {
 		cursor := 0
 		measureRedis(b, 1, func() {
 			for b.Loop() {
-				cursor = (cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
-				q := engine.Browse{Tenant: storeTenant, ProtocolVersion: 7, Limit: engine.BrowsePageMax,
-					After: f.sorted[cursor], HasAfter: true}
-				items, _, r, err := f.s.BrowseVisible(ctx, q, dst[:0])
-				if err != nil || !r.OK() || len(items) != engine.BrowsePageMax {
-					b.Fatalf("browse: %v %v %d items", r.Outcome, err, len(items))
-				}
+				f.browsePage(b, ctx, dst, &cursor)
 			}
 		})
 	})

@@ -81,16 +81,22 @@ func BenchmarkStoreLeaseRenew(b *testing.B) {
 	runStoreCases(b, func(b *testing.B, f *storeFixture) {
 		ctx := context.Background()
 		for b.Loop() {
-			i := f.pick()
-			v := &f.ls[i]
-			nv, r, err := f.s.RenewLease(ctx, engine.RenewLease{Tenant: storeTenant, Owner: v.Owner, Listing: v.ID,
-				Lease: v.Lease, LeaseKey: f.leaseKeys[i], ExpectedVersion: f.version[i], CurrentPlayers: -1})
-			if err != nil || !r.OK() {
-				b.Fatalf("renew: %v %v", r.Outcome, err)
-			}
-			f.version[i] = nv.Version
+			f.renew(b, ctx)
 		}
 	})
+}
+
+// renew renews the next fill listing's lease (CAS on the version it last
+// saw) and fails b unless it succeeds.
+func (f *storeFixture) renew(b *testing.B, ctx context.Context) {
+	i := f.pick()
+	v := &f.ls[i]
+	nv, r, err := f.s.RenewLease(ctx, engine.RenewLease{Tenant: storeTenant, Owner: v.Owner, Listing: v.ID,
+		Lease: v.Lease, LeaseKey: f.leaseKeys[i], ExpectedVersion: f.version[i], CurrentPlayers: -1})
+	if err != nil || !r.OK() {
+		b.Fatalf("renew: %v %v", r.Outcome, err)
+	}
+	f.version[i] = nv.Version
 }
 
 // BenchmarkStoreBrowse reads one 100-item page of the tenant's visible
@@ -101,17 +107,23 @@ func BenchmarkStoreBrowse(b *testing.B) {
 		dst := make([]engine.ListingView, 0, engine.BrowsePageMax)
 		cursor := 0
 		for b.Loop() {
-			// Start somewhere with at least a full page after it.
-			cursor = (cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
-			q := engine.Browse{Tenant: storeTenant, ProtocolVersion: 7, Limit: engine.BrowsePageMax,
-				After: f.sorted[cursor], HasAfter: true}
-			items, _, r, err := f.s.BrowseVisible(ctx, q, dst[:0])
-			if err != nil || !r.OK() || len(items) != engine.BrowsePageMax {
-				b.Fatalf("browse: %v %v %d items", r.Outcome, err, len(items))
-			}
-			StoreSink += uint64(items[0].ID.UUID[0])
+			f.browsePage(b, ctx, dst, &cursor)
 		}
 	})
+}
+
+// browsePage reads the full page after the cursor's next position (the
+// cursor walks the whole ID space) and fails b unless it is full.
+func (f *storeFixture) browsePage(b *testing.B, ctx context.Context, dst []engine.ListingView, cursor *int) {
+	// Start somewhere with at least a full page after it.
+	*cursor = (*cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
+	q := engine.Browse{Tenant: storeTenant, ProtocolVersion: 7, Limit: engine.BrowsePageMax,
+		After: f.sorted[*cursor], HasAfter: true}
+	items, _, r, err := f.s.BrowseVisible(ctx, q, dst[:0])
+	if err != nil || !r.OK() || len(items) != engine.BrowsePageMax {
+		b.Fatalf("browse: %v %v %d items", r.Outcome, err, len(items))
+	}
+	StoreSink += uint64(items[0].ID.UUID[0])
 }
 
 // BenchmarkStoreBrowseItems is BenchmarkStoreBrowse through

@@ -13,15 +13,7 @@ import (
 // section carries the same tables.
 func TestRenderShared(t *testing.T) {
 	in, docs := t.TempDir(), t.TempDir()
-	write := func(path, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := writer(t)
 	write(filepath.Join(in, "shared-state.txt"), "pkg: github.com/rendezvous/rendezvous/bench\n"+
 		"BenchmarkRedisStore/op=presence-batch64-2 100 640000 ns/op 10000 ns/item 192 redis-us/op 3 redis-us/refresh\n"+
 		"BenchmarkRedisStore/op=renew-2 100 150000 ns/op 40 redis-us/op\n")
