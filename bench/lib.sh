@@ -40,3 +40,35 @@ stop_server() {
 		SERVER_PID=
 	fi
 }
+
+# start_redis LOG: starts a redis-server without persistence on a free
+# loopback port and sets REDIS_PID and REDIS_ADDR once it answers PING.
+start_redis() {
+	local log=$1 port
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$log" 2>&1 &
+		REDIS_PID=$!
+		for _ in $(seq 1 50); do
+			if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+				REDIS_ADDR=127.0.0.1:$port
+				return 0
+			fi
+			kill -0 "$REDIS_PID" 2>/dev/null || break # the port was taken: try another
+			sleep 0.1
+		done
+		stop_redis
+	done
+	echo "redis-server did not start; its log:" >&2
+	cat "$log" >&2
+	return 1
+}
+
+# stop_redis: kill the redis-server start_redis started and wait.
+stop_redis() {
+	if [ -n "${REDIS_PID:-}" ]; then
+		kill "$REDIS_PID" 2>/dev/null || true
+		wait "$REDIS_PID" 2>/dev/null || true
+		REDIS_PID=
+	fi
+}

@@ -19,7 +19,8 @@ var StoreSink uint64
 // storeTenant is the one tenant every fill uses: browse and quotas see all of it.
 var storeTenant = engine.Tenant{Game: "bench-game", Env: "load"}
 
-// storeImpls are the stores compared: MemStore and the reference baseline.
+// storeImpls are the stores compared: MemStore and the reference baseline,
+// and the Redis store.
 var storeImpls = map[string]func(engine.Limits, engine.Clock, *engine.Keyring) (engine.Store, error){
 	"mem": func(l engine.Limits, c engine.Clock, k *engine.Keyring) (engine.Store, error) {
 		return engine.NewMemStore(l, c, k)
@@ -27,6 +28,7 @@ var storeImpls = map[string]func(engine.Limits, engine.Clock, *engine.Keyring) (
 	"ref": func(l engine.Limits, c engine.Clock, k *engine.Keyring) (engine.Store, error) {
 		return refstore.New(l, c, k)
 	},
+	"redis": newRedisStore, // its own benchmarks only (store_redis_test.go)
 }
 
 // storeCase is one (implementation, fill) point of a side-by-side benchmark.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"net/netip"
 	"strconv"
 	"testing"
 
@@ -80,16 +81,22 @@ func BenchmarkStoreLeaseRenew(b *testing.B) {
 	runStoreCases(b, func(b *testing.B, f *storeFixture) {
 		ctx := context.Background()
 		for b.Loop() {
-			i := f.pick()
-			v := &f.ls[i]
-			nv, r, err := f.s.RenewLease(ctx, engine.RenewLease{Tenant: storeTenant, Owner: v.Owner, Listing: v.ID,
-				Lease: v.Lease, LeaseKey: f.leaseKeys[i], ExpectedVersion: f.version[i], CurrentPlayers: -1})
-			if err != nil || !r.OK() {
-				b.Fatalf("renew: %v %v", r.Outcome, err)
-			}
-			f.version[i] = nv.Version
+			f.renew(b, ctx)
 		}
 	})
+}
+
+// renew renews the next fill listing's lease (CAS on the version it last
+// saw) and fails b unless it succeeds.
+func (f *storeFixture) renew(b *testing.B, ctx context.Context) {
+	i := f.pick()
+	v := &f.ls[i]
+	nv, r, err := f.s.RenewLease(ctx, engine.RenewLease{Tenant: storeTenant, Owner: v.Owner, Listing: v.ID,
+		Lease: v.Lease, LeaseKey: f.leaseKeys[i], ExpectedVersion: f.version[i], CurrentPlayers: -1})
+	if err != nil || !r.OK() {
+		b.Fatalf("renew: %v %v", r.Outcome, err)
+	}
+	f.version[i] = nv.Version
 }
 
 // BenchmarkStoreBrowse reads one 100-item page of the tenant's visible
@@ -100,17 +107,23 @@ func BenchmarkStoreBrowse(b *testing.B) {
 		dst := make([]engine.ListingView, 0, engine.BrowsePageMax)
 		cursor := 0
 		for b.Loop() {
-			// Start somewhere with at least a full page after it.
-			cursor = (cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
-			q := engine.Browse{Tenant: storeTenant, ProtocolVersion: 7, Limit: engine.BrowsePageMax,
-				After: f.sorted[cursor], HasAfter: true}
-			items, _, r, err := f.s.BrowseVisible(ctx, q, dst[:0])
-			if err != nil || !r.OK() || len(items) != engine.BrowsePageMax {
-				b.Fatalf("browse: %v %v %d items", r.Outcome, err, len(items))
-			}
-			StoreSink += uint64(items[0].ID.UUID[0])
+			f.browsePage(b, ctx, dst, &cursor)
 		}
 	})
+}
+
+// browsePage reads the full page after the cursor's next position (the
+// cursor walks the whole ID space) and fails b unless it is full.
+func (f *storeFixture) browsePage(b *testing.B, ctx context.Context, dst []engine.ListingView, cursor *int) {
+	// Start somewhere with at least a full page after it.
+	*cursor = (*cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
+	q := engine.Browse{Tenant: storeTenant, ProtocolVersion: 7, Limit: engine.BrowsePageMax,
+		After: f.sorted[*cursor], HasAfter: true}
+	items, _, r, err := f.s.BrowseVisible(ctx, q, dst[:0])
+	if err != nil || !r.OK() || len(items) != engine.BrowsePageMax {
+		b.Fatalf("browse: %v %v %d items", r.Outcome, err, len(items))
+	}
+	StoreSink += uint64(items[0].ID.UUID[0])
 }
 
 // BenchmarkStoreBrowseItems is BenchmarkStoreBrowse through
@@ -153,26 +166,31 @@ func BenchmarkStoreBatchPresence(b *testing.B) {
 		ops := make([]engine.Op, storeBatch)
 		pub := hostAddr(9)
 		for b.Loop() {
-			// Refill only the inputs, as a UDP reader reusing its op array
-			// does: rewriting each whole ~1 KB Op would be the benchmark's
-			// cost, not the store's.
-			for j := range ops {
-				i := f.pick()
-				f.seq[i]++
-				ops[j].Kind = engine.OpPresence
-				ops[j].Presence = engine.BindPresence{Handle: f.ls[i].Presence, Key: f.presKeys[i], Seq: f.seq[i], Public: pub}
-			}
-			if err := f.s.ApplyBatch(ctx, ops); err != nil {
-				b.Fatal(err)
-			}
-			for j := range ops {
-				if !ops[j].Result.OK() || ops[j].Err != nil {
-					b.Fatalf("batched presence %d: %v %v", j, ops[j].Result.Outcome, ops[j].Err)
-				}
-			}
+			f.batchPresence(b, ctx, ops, pub)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*storeBatch), "ns/item")
 	})
+}
+
+// batchPresence commits one refresh per op, round robin over the fill, with
+// one ApplyBatch, and fails b unless every one succeeds. It refills only
+// the inputs, as a UDP reader reusing its op array does: rewriting each
+// whole ~1 KB Op would be the benchmark's cost, not the store's.
+func (f *storeFixture) batchPresence(b *testing.B, ctx context.Context, ops []engine.Op, pub netip.AddrPort) {
+	for j := range ops {
+		i := f.pick()
+		f.seq[i]++
+		ops[j].Kind = engine.OpPresence
+		ops[j].Presence = engine.BindPresence{Handle: f.ls[i].Presence, Key: f.presKeys[i], Seq: f.seq[i], Public: pub}
+	}
+	if err := f.s.ApplyBatch(ctx, ops); err != nil {
+		b.Fatal(err)
+	}
+	for j := range ops {
+		if !ops[j].Result.OK() || ops[j].Err != nil {
+			b.Fatalf("batched presence %d: %v %v", j, ops[j].Result.Outcome, ops[j].Err)
+		}
+	}
 }
 
 // BenchmarkStoreListingChurn creates a listing and deletes it (the fill stays

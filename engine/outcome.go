@@ -74,6 +74,11 @@ type Result struct {
 	Outcome Outcome
 	Replay  bool
 	Pool    Pool
+	// Unreachable is set on a ServiceUnavailable whose store did not answer
+	// (a shared store's server down, stopped past the call's deadline, or
+	// refusing the call): unlike a store marked unavailable, it erased
+	// nothing, and the state is as it was before the call.
+	Unreachable bool
 }
 
 func (r Result) OK() bool { return r.Outcome == Success }

@@ -54,9 +54,9 @@ type Store interface {
 	// BindAttemptEndpoint looks the attempt up and checks cmd.Key under the
 	// commit lock. A host key derives from the attempt's listing's presence
 	// handle (see AttemptHost), so for RoleHost, NotFound (and
-	// ServiceUnavailable, which erased every attempt) tells the transport
-	// that the key it verified derives from nothing at the commit instant:
-	// it answers as to an unverifiable request.
+	// ServiceUnavailable, which erased every attempt, unless the result is
+	// Unreachable) tells the transport that the key it verified derives from
+	// nothing at the commit instant: it answers as to an unverifiable request.
 	BindAttemptEndpoint(ctx context.Context, cmd BindAttempt) (AttemptView, Result, error)
 	// ConsumeIntroduction consumes an attempt's introduction once: Success the
 	// first time both endpoints are bound, ReplayRejected after, Conflict
@@ -273,6 +273,17 @@ type Op struct {
 	Intro        Introduction
 	IntroReady   bool
 	FirstIntro   bool
+}
+
+// HostResolver is implemented by a store whose AttemptHost can fail because
+// the store did not answer (a shared store whose server is unreachable), not
+// only because the attempt is gone. The mediator then cannot tell a host's
+// forged or stale attempt datagram from a genuine one, and answers nothing
+// rather than an unsigned 401 that would tell the host its attempt is gone.
+type HostResolver interface {
+	// ResolveAttemptHost is AttemptHost; reached is false when the store did
+	// not answer, and ok=false then says nothing about the attempt.
+	ResolveAttemptHost(h Handle) (presence Handle, ok, reached bool)
 }
 
 // PoolStat is one pool's occupancy.

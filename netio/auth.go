@@ -13,6 +13,10 @@ const (
 	// authFailed: bad USERNAME form, missing or wrong integrity, or a key
 	// that cannot be derived (CONTRACT.md §7.2): unsigned 401.
 	authFailed
+	// authUnreachable: an h: key whose attempt the store could not look up
+	// because it did not answer (engine.HostResolver): no answer, so the
+	// host retransmits instead of taking its attempt for gone.
+	authUnreachable
 )
 
 // authenticate derives the capability the USERNAME of p.msg names and
@@ -28,9 +32,9 @@ func (p *processor) authenticate(username []byte, req *request) authResult {
 	if !ok || !p.msg.HasIntegrity() {
 		return authFailed
 	}
-	key, ok := p.deriveCapability(kind, h)
-	if !ok {
-		return authFailed
+	key, res := p.deriveCapability(kind, h)
+	if res != authOK {
+		return res
 	}
 	p.mac.SetKey(&req.pads, key[:])
 	if !p.msg.CheckIntegrityWith(p.mac, &req.pads) {
@@ -41,19 +45,32 @@ func (p *processor) authenticate(username []byte, req *request) authResult {
 }
 
 // deriveCapability returns the capability for a USERNAME kind and handle.
-func (p *processor) deriveCapability(kind byte, h engine.Handle) (engine.Capability, bool) {
+func (p *processor) deriveCapability(kind byte, h engine.Handle) (engine.Capability, authResult) {
 	switch kind {
 	case stun.KindPresence:
-		return p.keys.PresenceWith(p.mac, h), true
+		return p.keys.PresenceWith(p.mac, h), authOK
 	case stun.KindAttemptClient:
-		return p.keys.AttemptClientWith(p.mac, h), true
+		return p.keys.AttemptClientWith(p.mac, h), authOK
 	case stun.KindAttemptHost:
-		ph, ok := p.store.AttemptHost(h)
+		ph, ok, reached := p.attemptHost(h)
+		if !reached {
+			return engine.Capability{}, authUnreachable
+		}
 		if !ok {
-			return engine.Capability{}, false
+			return engine.Capability{}, authFailed
 		}
 		pc := p.keys.PresenceWith(p.mac, ph)
-		return engine.HostAttemptCapabilityWith(p.mac, &pc, h), true
+		return engine.HostAttemptCapabilityWith(p.mac, &pc, h), authOK
 	}
-	return engine.Capability{}, false
+	return engine.Capability{}, authFailed
+}
+
+// attemptHost asks the store for an attempt's presence handle; reached is
+// false only on a store that can fail to answer (engine.HostResolver).
+func (p *processor) attemptHost(h engine.Handle) (presence engine.Handle, ok, reached bool) {
+	if p.hosts != nil {
+		return p.hosts.ResolveAttemptHost(h)
+	}
+	presence, ok = p.store.AttemptHost(h)
+	return presence, ok, true
 }

@@ -16,7 +16,7 @@ const (
 	dropUnsupported                   // not a Binding request
 	dropRateLimited                   // unsigned error over the per-source limit
 	dropSizeBound                     // an unsigned answer would exceed §7.5's bound
-	dropStore                         // the store refused the batch as a whole
+	dropStore                         // the store refused the batch, or did not answer an h: lookup
 	dropSendFailed                    // the kernel refused the answer
 	dropOfferQueue                    // Offer's bounded queue was full
 	dropOfferRoute                    // no socket can reach the host's family

@@ -28,6 +28,7 @@ type request struct {
 // concurrent use. Steady state allocates nothing.
 type processor struct {
 	store   engine.Store
+	hosts   engine.HostResolver // store, if it is one; else nil
 	keys    *engine.Keyring
 	limiter *rateLimiter
 	nowNS   int64 // monotonic nanoseconds, read once per batch
@@ -45,7 +46,9 @@ type processor struct {
 }
 
 func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
+	hosts, _ := store.(engine.HostResolver)
 	return &processor{
+		hosts: hosts,
 		store: store, keys: keys, limiter: limiter, mac: engine.NewHMAC(),
 		reqs: make([]request, 0, batchSize),
 		ops:  make([]engine.Op, 0, batchSize),
@@ -130,7 +133,12 @@ func (p *processor) handle(pk *packet) {
 	// The request is built in place in the next free slot of p.reqs, which
 	// only grows over it once the request becomes an op.
 	req := &p.reqs[:len(p.reqs)+1][len(p.reqs)]
-	if p.authenticate(name, req) != authOK {
+	switch p.authenticate(name, req) {
+	case authOK:
+	case authUnreachable:
+		p.stats.drops[dropStore]++
+		return
+	default:
 		p.unsignedError(pk, methodOfName(name), stun.CodeUnauthorized)
 		return
 	}
@@ -198,7 +206,7 @@ func (p *processor) answer(r *request, op *engine.Op) {
 		return
 	}
 	if !op.Result.OK() {
-		if r.kind == stun.KindAttemptHost && hostKeyGone(op.Result.Outcome) {
+		if r.kind == stun.KindAttemptHost && hostKeyGone(op.Result) {
 			// The h: key was derived from the attempt's listing before the
 			// commit; the commit found that attempt gone, so at this instant
 			// the key derives from nothing: the answer a request arriving now
@@ -218,13 +226,15 @@ func (p *processor) answer(r *request, op *engine.Op) {
 	}
 }
 
-// hostKeyGone reports whether a host bind's commit outcome means the
+// hostKeyGone reports whether a host bind's commit result means the
 // attempt no longer exists: NotFound (the attempt or its listing is gone; a
 // verified host key cannot mismatch a live attempt, since both derive from
 // the same presence handle) or ServiceUnavailable (which erased every
-// attempt). Store.BindAttemptEndpoint re-checks both under its lock.
-func hostKeyGone(o engine.Outcome) bool {
-	return o == engine.NotFound || o == engine.ServiceUnavailable
+// attempt), but not an Unreachable one: a shared store that did not answer
+// erased nothing, so the key still derives from the attempt and the answer
+// is a signed 503. Store.BindAttemptEndpoint re-checks under its lock.
+func hostKeyGone(r engine.Result) bool {
+	return r.Outcome == engine.NotFound || r.Outcome == engine.ServiceUnavailable && !r.Unreachable
 }
 
 // slot returns the next write slot addressed to dst from local, or nil when

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -28,11 +27,17 @@ func redisStoreArgs(t *testing.T) []string {
 func redisServerArgs(t *testing.T) (*redistest.Server, []string) {
 	t.Helper()
 	srv := redistest.Require(t)
+	return srv, redisArgsFor(t, srv)
+}
+
+// redisArgsFor returns the flags that put a server on srv.
+func redisArgsFor(t *testing.T, srv *redistest.Server) []string {
+	t.Helper()
 	key := filepath.Join(t.TempDir(), "capability.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return srv, []string{"--store", "redis", "--redis-addr", srv.Addr, "--redis-name", "e2e", "--capability-key-file", key}
+	return []string{"--store", "redis", "--redis-addr", srv.Addr, "--redis-name", "e2e", "--capability-key-file", key}
 }
 
 // TestE2EFlowRedis runs the whole end-to-end flow (publish, presence,
@@ -93,13 +98,8 @@ func TestE2EForgedFloodNeverReachesRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, line := range strings.Split(info, "\r\n") {
-			if rest, ok := strings.CutPrefix(line, "cmdstat_fcall:calls="); ok {
-				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-				return n
-			}
-		}
-		return 0
+		calls, _ := redistest.CommandStat(info, "fcall")
+		return int(calls)
 	}
 	before := fcalls()
 	forger := newPeer(t, p.mediator)

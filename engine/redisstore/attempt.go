@@ -106,17 +106,24 @@ func (s *Store) introductionCall(ctx context.Context, fn string, h engine.Handle
 // (newAttemptHandle) is answered at once, without Redis. False also when
 // Redis does not answer.
 func (s *Store) AttemptHost(h engine.Handle) (engine.Handle, bool) {
+	p, ok, _ := s.ResolveAttemptHost(h)
+	return p, ok
+}
+
+// ResolveAttemptHost is AttemptHost, telling an attempt Redis says is gone
+// (reached) from one Redis did not answer for (engine.HostResolver).
+func (s *Store) ResolveAttemptHost(h engine.Handle) (presence engine.Handle, ok, reached bool) {
 	if !s.attemptHandleTagged(h) {
-		return engine.Handle{}, false
+		return engine.Handle{}, false, true // made up: no call needed to know
 	}
 	m, ok, _ := s.call(context.Background(), "rdv_attempt_host", uuidArg(h.UUID))
 	if !ok {
-		return engine.Handle{}, false
+		return engine.Handle{}, false, false
 	}
 	p := str(m)
 	if p == "" {
-		return engine.Handle{}, false
+		return engine.Handle{}, false, true
 	}
 	u, valid := engine.ParseUUID(p)
-	return engine.Handle{UUID: u}, valid
+	return engine.Handle{UUID: u}, valid, true
 }

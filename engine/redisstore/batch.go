@@ -56,7 +56,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	for j, i := range sent {
 		op := &ops[i]
 		if !ok {
-			op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
+			op.Result = unreachable
 			continue
 		}
 		_, r, rest := reply(answers[j], true)

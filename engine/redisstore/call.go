@@ -58,16 +58,20 @@ func missingFunction(err error) bool {
 	return ok && strings.Contains(e.Error(), "Function not found")
 }
 
+// unreachable is the result of a call Redis did not answer, or answered
+// with an error or with what is not a transition's answer: nothing was
+// erased (unlike under MarkUnavailable).
+var unreachable = engine.Result{Outcome: engine.ServiceUnavailable, Unreachable: true}
+
 // reply splits a transition's answer {outcome, pool, ...rest}. A reply
-// that is not one answers ServiceUnavailable.
+// that is not one answers ServiceUnavailable (unreachable).
 func reply(m rueidis.RedisMessage, ok bool) (code int64, r engine.Result, rest []rueidis.RedisMessage) {
-	unavailable := engine.Result{Outcome: engine.ServiceUnavailable}
 	if !ok {
-		return int64(engine.ServiceUnavailable), unavailable, nil
+		return int64(engine.ServiceUnavailable), unreachable, nil
 	}
 	a, err := m.ToArray()
 	if err != nil || len(a) < 2 {
-		return int64(engine.ServiceUnavailable), unavailable, nil
+		return int64(engine.ServiceUnavailable), unreachable, nil
 	}
 	code, _ = a[0].AsInt64()
 	pool, _ := a[1].AsInt64()

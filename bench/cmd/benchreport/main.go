@@ -1,8 +1,9 @@
 // Command benchreport writes docs/benchmarks.md from a `make bench` run: the
-// raw `go test -bench` output of each area (store, udp, http), its
-// benchstat text, the load tester's result files, and the per-area
-// documents in docs/benchmarks/. It only reads files; bench/run.sh runs the
-// benchmarks.
+// raw `go test -bench` output of each area (store, udp, http,
+// shared-state), its benchstat text, the load tester's result files, and
+// the per-area documents in docs/benchmarks/; it also rewrites the results
+// region of docs/benchmarks/shared-state.md. It only reads the run's files;
+// bench/run.sh runs the benchmarks.
 //
 //	benchreport -in bench/out -docs docs/benchmarks -out docs/benchmarks.md
 package main
@@ -122,5 +123,5 @@ func Render(w io.Writer, in, docs string, now time.Time) error {
 		fmt.Fprintln(w)
 		compareTable(w, ours, coturn, oursPlain)
 	}, "")
-	return nil
+	return renderShared(w, in, docs, strings.TrimSpace(readDoc(filepath.Join(in, "meta-"+sharedStem+".txt"))))
 }

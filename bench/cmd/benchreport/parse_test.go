@@ -115,9 +115,9 @@ func TestFindBaseline(t *testing.T) {
 	}
 }
 
-func TestRender(t *testing.T) {
-	in, docs := t.TempDir(), t.TempDir()
-	write := func(path, s string) {
+// writer returns a function that writes a file, making its directory.
+func writer(t *testing.T) func(path, s string) {
+	return func(path, s string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -126,6 +126,11 @@ func TestRender(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestRender(t *testing.T) {
+	in, docs := t.TempDir(), t.TempDir()
+	write := writer(t)
 	write(filepath.Join(in, "store.txt"), sampleOutput)
 	write(filepath.Join(in, "store.benchstat.txt"), "benchstat says hi\n")
 	write(filepath.Join(docs, "store.md"), "# Store\n\nProse before.\n\n"+marker+"\n\nProse after.\n```\n# not a heading\n```\n")

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,10 +22,12 @@ import (
 // RequireEnv, when set, makes a missing redis-server a failure, not a skip.
 const RequireEnv = "RDV_REQUIRE_REDIS"
 
-// Server is one redis-server process without persistence on a loopback port.
+// Server is one redis-server process on a loopback port, without
+// persistence unless started by StartPersistent.
 type Server struct {
 	Addr string // 127.0.0.1:port
 	cmd  *exec.Cmd
+	args []string // redis-server's arguments, for Restart
 }
 
 // Missing says why Redis tests cannot run (redis-server not installed), or
@@ -63,40 +66,63 @@ func Require(t testing.TB) *Server {
 // Start runs redis-server on a free loopback port and waits (at most 10 s)
 // until it answers PING.
 func Start() (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, err
-	}
+	return start("--save", "", "--appendonly", "no")
+}
+
+// StartPersistent runs redis-server as an operator does: every write is in
+// the append-only file in dir, synced before it is acknowledged, so a
+// server killed and restarted (Restart) on the same port and dir has every
+// acknowledged write.
+func StartPersistent(dir string) (*Server, error) {
+	return start("--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir)
+}
+
+func start(args ...string) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		args: append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1"}, args...)}
+	return s, s.run()
+}
+
+// run starts the process and waits (at most 10 s) until it answers PING.
+func (s *Server) run() error {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, s.args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return err
 	}
 	go func() { // drain the log so the server never blocks on it
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 		}
 	}()
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
+	s.cmd = cmd
 	deadline := time.Now().Add(10 * time.Second)
 	for !s.pong() {
 		if time.Now().After(deadline) {
 			s.Stop()
-			return nil, fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
+			return fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return s, nil
+	return nil
 }
+
+// Restart starts the server again on the same port with the same settings
+// (and so the same data directory) after Stop.
+func (s *Server) Restart() error { return s.run() }
 
 func (s *Server) pong() bool {
 	c, err := net.DialTimeout("tcp", s.Addr, time.Second)
@@ -117,10 +143,34 @@ func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
 // Resume continues a paused process.
 func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
 
-// Stop kills the process and waits for it. Idempotent.
+// Stop kills the process (SIGKILL: no shutdown, no final save) and waits
+// for it. Idempotent.
 func (s *Server) Stop() {
 	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return
 	}
 	_ = s.cmd.Wait()
+}
+
+// CommandStat reads one command's calls and microseconds from the text of
+// INFO commandstats (zero when the command has not run since the last
+// CONFIG RESETSTAT).
+func CommandStat(info, command string) (calls, usec float64) {
+	for _, line := range strings.Split(info, "\r\n") {
+		rest, ok := strings.CutPrefix(line, "cmdstat_"+command+":")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				calls = n
+			case "usec":
+				usec = n
+			}
+		}
+	}
+	return calls, usec
 }

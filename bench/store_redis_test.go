@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+)
+
+// The Redis store's per-transition benchmarks at the default ceilings'
+// fill (25,000 listings with presence, 10,000 attempts), made through the
+// Store API like the in-memory store's (impl=mem/listings=25000 in the
+// store benchmarks), on one redis-server on loopback started for the
+// process. ns/op is the client's wall time (one round trip); redis-us/op
+// is the server's CPU per call (INFO commandstats: usec of FCALL ÷ calls),
+// and for batched presence redis-us/refresh per refresh inside the batch.
+//
+//	go test -run '^$' -bench '^BenchmarkRedisStore' -benchtime 2000x -count 3 ./bench/
+//
+// The store's clock is the fixture's manual one (passed to every call, as
+// the contract tests do), so nothing of the fill expires during a run.
+
+var redisBench struct {
+	once   sync.Once
+	srv    *redistest.Server
+	client rueidis.Client
+	err    error
+}
+
+// TestMain stops the benchmarks' redis-server when the process is done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if redisBench.client != nil {
+		redisBench.client.Close()
+	}
+	if redisBench.srv != nil {
+		redisBench.srv.Stop()
+	}
+	os.Exit(code)
+}
+
+// redisClient starts the process's redis-server (once) and returns a client on it.
+func redisClient() (rueidis.Client, error) {
+	redisBench.once.Do(func() {
+		if why := redistest.Missing(); why != "" {
+			redisBench.err = fmt.Errorf("%s", why)
+			return
+		}
+		if redisBench.srv, redisBench.err = redistest.Start(); redisBench.err != nil {
+			return
+		}
+		redisBench.client, redisBench.err = rueidis.NewClient(rueidis.ClientOption{
+			InitAddress: []string{redisBench.srv.Addr}, DisableCache: true})
+	})
+	return redisBench.client, redisBench.err
+}
+
+// newRedisStore is storeImpls["redis"]: each fixture on its own deployment
+// name. Its creation ceilings are raised further than the others' so the
+// create and join benchmarks admit every call at the full fill.
+func newRedisStore(l engine.Limits, c engine.Clock, k *engine.Keyring) (engine.Store, error) {
+	client, err := redisClient()
+	if err != nil {
+		return nil, err
+	}
+	l.MaxListings += 1 << 22
+	l.MaxPresence += 1 << 22
+	return redisstore.New(context.Background(), redisstore.Config{Client: client, Name: "bench-" + strconv.Itoa(int(time.Now().UnixNano()%1e9)),
+		Limits: l.WholePools(), Keyring: k, Clock: c, Timeout: 10 * time.Second})
+}
+
+// redisFixture is the 25,000-listing fill on the Redis store, or skips b
+// when redis-server is not installed.
+func redisFixture(b *testing.B) *storeFixture {
+	b.Helper()
+	if _, err := redisClient(); err != nil {
+		redistest.SkipIfMissing(b)
+		b.Fatal(err)
+	}
+	return fixture(b, storeCase{"redis", 25_000})
+}
+
+// measureRedis runs the benchmark loop between a reset and a read of the
+// server's command statistics and reports the server's CPU per call, and
+// per inner op when a call carries several.
+func measureRedis(b *testing.B, inner int, loop func()) {
+	b.Helper()
+	ctx := context.Background()
+	c := redisBench.client
+	if err := c.Do(ctx, c.B().ConfigResetstat().Build()).Error(); err != nil {
+		b.Fatal(err)
+	}
+	loop()
+	info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if calls, usec := redistest.CommandStat(info, "fcall"); calls > 0 {
+		b.ReportMetric(usec/calls, "redis-us/op")
+		if inner > 1 {
+			b.ReportMetric(usec/calls/float64(inner), "redis-us/refresh")
+		}
+	}
+}
+
+// BenchmarkRedisStore measures each transition the SHARED-STATE targets
+// name, at the full fill: 64 presence refreshes in one ApplyBatch (one UDP
+// read batch), a lease renewal, a listing creation, a join attempt and a
+// 100-item browse page.
+func BenchmarkRedisStore(b *testing.B) {
+	ctx := context.Background()
+	b.Run("op=presence-batch64", func(b *testing.B) {
+		f := redisFixture(b)
+		ops := make([]engine.Op, storeBatch)
+		pub := hostAddr(9)
+		measureRedis(b, storeBatch, func() {
+			for b.Loop() {
+				f.batchPresence(b, ctx, ops, pub)
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*storeBatch), "ns/item")
+	})
+	b.Run("op=renew", func(b *testing.B) {
+		f := redisFixture(b)
+		measureRedis(b, 1, func() {
+			for b.Loop() {
+				f.renew(b, ctx)
+			}
+		})
+	})
+	b.Run("op=create", func(b *testing.B) {
+		f := redisFixture(b)
+		sp := fillSpec(0, 1)
+		doc := fillDoc(&sp)
+		measureRedis(b, 1, func() {
+			for b.Loop() {
+				f.serial++
+				_, r, err := f.s.CreateListing(ctx, engine.CreateListing{Tenant: storeTenant, Owner: engine.Subject("create-" + strconv.Itoa(f.serial/50)),
+					IdempotencyKey: "create-" + strconv.Itoa(f.serial), Spec: sp, Doc: doc})
+				if err != nil || !r.OK() {
+					b.Fatalf("create: %v %v", r.Outcome, err)
+				}
+			}
+		})
+	})
+	b.Run("op=join", func(b *testing.B) {
+		f := redisFixture(b)
+		measureRedis(b, 1, func() {
+			for b.Loop() {
+				i := f.pick()
+				f.serial++
+				_, r, err := f.s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: storeTenant, Client: engine.Subject("join-" + strconv.Itoa(f.serial%100)),
+					IdempotencyKey: "join-" + strconv.Itoa(f.serial), Listing: f.ls[i].ID, ProtocolVersion: 7})
+				if err != nil || !r.OK() {
+					b.Fatalf("join: %v %v", r.Outcome, err)
+				}
+			}
+		})
+	})
+	b.Run("op=browse100", func(b *testing.B) {
+		f := redisFixture(b)
+		dst := make([]engine.ListingView, 0, engine.BrowsePageMax)
+		cursor := 0
+		measureRedis(b, 1, func() {
+			for b.Loop() {
+				f.browsePage(b, ctx, dst, &cursor)
+			}
+		})
+	})
+}
