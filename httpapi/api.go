@@ -54,6 +54,9 @@ type API struct {
 	metrics   *httpMetrics
 	writeProm func(w io.Writer)
 	regions   *regionInterner
+	// storeErrLog bounds the log lines of failed store calls: an
+	// unreachable store fails every request, one line a second says so.
+	storeErrLog logLimiter
 
 	leaseTTL, presenceTTL, attemptTTL int64  // seconds
 	drainRetryAfter                   string // seconds, Retry-After while draining

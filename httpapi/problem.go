@@ -138,7 +138,9 @@ func (a *API) writeStoreError(ctx *fasthttp.RequestCtx, err error) {
 		a.writeInputError(ctx, err)
 		return
 	}
-	a.log.Warn("store transition failed", "error", err.Error())
+	if n, ok := a.storeErrLog.allow(); ok {
+		a.log.Warn("store transitions failed", "error", err.Error(), "failures", n)
+	}
 	a.writeProblem(ctx, probServiceUnavailable, "", nil)
 }
 
