@@ -56,11 +56,18 @@ type config struct {
 	UDPErrorBurst int
 	UDPPortable   bool
 
-	// Store is "memory" or "redis"; RedisAddr and RedisName are used with
+	// Store is "memory" or "redis"; the Redis* settings are used with
 	// "redis".
 	Store     string
 	RedisAddr string
 	RedisName string
+	RedisDB   int
+	// RedisPasswordFile names the file RedisPassword was read from (never
+	// logged); RedisPasswordShared is set when it is readable by group or
+	// others (start logs a warning).
+	RedisPasswordFile   string
+	RedisPassword       string
+	RedisPasswordShared bool
 
 	CapabilityKeyFile string
 	// CapabilityKey is the key read from CapabilityKeyFile (nil: a random key
@@ -151,6 +158,8 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.Store, "store", storeMemory, "where state lives: memory (this process only) or redis (shared by every instance on --redis-addr and --redis-name)")
 	fs.StringVar(&c.RedisAddr, "redis-addr", "127.0.0.1:6379", "Redis `host:port` with --store redis")
 	fs.StringVar(&c.RedisName, "redis-name", "rdv", "deployment `name` with --store redis: keys are rdv:{name}:...; 1-64 characters of [a-z0-9._-]")
+	fs.IntVar(&c.RedisDB, "redis-db", 0, fmt.Sprintf("Redis database `number` with --store redis (SELECT); 0..%d", maxRedisDB))
+	fs.StringVar(&c.RedisPasswordFile, "redis-password-file", "", "`file` holding the Redis password (AUTH) with --store redis; a trailing newline is ignored (default: no AUTH)")
 	fs.StringVar(&c.CapabilityKeyFile, "capability-key-file", "", "`file` holding the capability key (32 raw bytes or 64 hex characters); default: a random key per start, so a restart invalidates every capability")
 	return fs
 }
@@ -319,6 +328,16 @@ func (c *config) validate() error {
 		}
 		if c.CapabilityKeyFile == "" {
 			return c.bad("capability-key-file", "--store redis needs the capability key file every instance shares")
+		}
+		if c.RedisDB < 0 || c.RedisDB > maxRedisDB {
+			return c.bad("redis-db", "%d is not in 0..%d", c.RedisDB, maxRedisDB)
+		}
+		if c.RedisPasswordFile != "" {
+			pw, shared, err := readRedisPassword(c.RedisPasswordFile)
+			if err != nil {
+				return c.bad("redis-password-file", "%v", err)
+			}
+			c.RedisPassword, c.RedisPasswordShared = pw, shared
 		}
 	default:
 		return c.bad("store", "%q is not memory or redis", c.Store)

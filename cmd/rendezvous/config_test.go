@@ -44,6 +44,10 @@ func everySetting(t *testing.T) map[string]string {
 	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	pwFile := filepath.Join(t.TempDir(), "redis-password")
+	if err := os.WriteFile(pwFile, []byte("env-pass\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return map[string]string{
 		"RDV_HTTP_ADDR": "127.0.0.1:9", "RDV_METRICS_ADDR": "127.0.0.1:10", "RDV_UDP_ADDR": "127.0.0.1:1, [::1]:2",
 		"RDV_MEDIATOR_ADDR": "rdv.example.com:3478", "RDV_PRINCIPALS": "/etc/rendezvous/principals.json",
@@ -59,6 +63,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
 		"RDV_HTTP_MAX_CONNS":      "500", "RDV_HTTP_MAX_CONNS_PER_IP": "0",
 		"RDV_STORE": "redis", "RDV_REDIS_ADDR": "redis.example.com:6380", "RDV_REDIS_NAME": "eu-1",
+		"RDV_REDIS_DB": "5", "RDV_REDIS_PASSWORD_FILE": pwFile,
 	}
 }
 
@@ -92,7 +97,8 @@ func TestParseConfigEnvironment(t *testing.T) {
 		c.LogFormat != "json" || c.LogLevel != "debug" || c.UDPErrorRate != 2.5 || c.UDPErrorBurst != 7 ||
 		c.UDPSockets != 2 || c.UDPRecvBuffer != 65536 || c.UDPSendBuffer != 32768 || !c.UDPPortable ||
 		c.CapabilityKey == nil || *c.CapabilityKey != key || c.HTTPMaxConns != 500 || c.HTTPMaxConnsPerIP != 0 ||
-		c.Store != "redis" || c.RedisAddr != "redis.example.com:6380" || c.RedisName != "eu-1" {
+		c.Store != "redis" || c.RedisAddr != "redis.example.com:6380" || c.RedisName != "eu-1" ||
+		c.RedisDB != 5 || c.RedisPassword != "env-pass" {
 		t.Fatalf("config from the environment: %+v", c)
 	}
 }
@@ -187,6 +193,22 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_ADDR": ":6379"}, "redis-addr", "RDV_REDIS_ADDR")
 	f([]string{"--store", "redis", "--redis-name", "a{b}"}, e, "redis-name", "flag --redis-name")
 	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_NAME": ""}, "capability-key-file", "default") // empty: unset, so the default name
+	redisKey := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(redisKey, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	redis := []string{"--store", "redis", "--capability-key-file", redisKey}
+	f(append(redis, "--redis-db", "-1"), e, "redis-db", "flag --redis-db")
+	f(redis, map[string]string{"RDV_REDIS_DB": "1048577"}, "redis-db", "RDV_REDIS_DB")
+	f(append(redis, "--redis-password-file", filepath.Join(t.TempDir(), "missing")), e, "redis-password-file", "flag --redis-password-file")
+	for name, content := range map[string]string{"empty": "", "newline only": "\n", "two lines": "a\nb\n", "too long": strings.Repeat("p", 513)} {
+		pw := filepath.Join(t.TempDir(), "pw")
+		if err := os.WriteFile(pw, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("password file %s", name)
+		f(redis, map[string]string{"RDV_REDIS_PASSWORD_FILE": pw}, "redis-password-file", "RDV_REDIS_PASSWORD_FILE")
+	}
 
 	// Without --dev a principals file is required.
 	_, err := parseConfig(nil, envOf(nil))
@@ -325,4 +347,34 @@ func TestAutoMaxConns(t *testing.T) {
 			t.Errorf("autoMaxConns(%d) = %d, want %d", c.limit, got, c.want)
 		}
 	}
+}
+
+// TestParseConfigRedisPassword: the password is the file's one line without
+// its line ending, and a file others can read is flagged for the warning.
+func TestParseConfigRedisPassword(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := func(content string, mode os.FileMode, want string, shared bool) {
+		t.Helper()
+		pw := filepath.Join(dir, "pw")
+		_ = os.Remove(pw)
+		if err := os.WriteFile(pw, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		c, err := parseConfig([]string{"--dev", "--store", "redis", "--capability-key-file", key,
+			"--redis-password-file", pw, "--redis-db", "3"}, envOf(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.RedisPassword != want || c.RedisPasswordShared != shared || c.RedisDB != 3 {
+			t.Fatalf("%q (mode %v): password %q shared %v db %d, want %q %v 3", content, mode, c.RedisPassword, c.RedisPasswordShared, c.RedisDB, want, shared)
+		}
+	}
+	f("s3cret", 0o600, "s3cret", false)
+	f("s3cret\n", 0o600, "s3cret", false)
+	f("s3cret\r\n", 0o640, "s3cret", true)
+	f(" spaced pass ", 0o600, " spaced pass ", false)
 }

@@ -97,7 +97,11 @@ func (s *server) logSettings(c *config) {
 		"http_max_conns", s.conns.MaxConns, "http_max_conns_per_ip", s.conns.MaxConnsPerIP,
 		"principals", principals, "capability_key", key, "store", c.Store)
 	if c.Store == storeRedis {
-		s.log.Info("redis store", "redis_addr", c.RedisAddr, "redis_name", c.RedisName)
+		s.log.Info("redis store", "redis_addr", c.RedisAddr, "redis_name", c.RedisName, "redis_db", c.RedisDB,
+			"redis_auth", c.RedisPasswordFile != "")
+	}
+	if c.RedisPasswordShared {
+		s.log.Warn("the Redis password file is readable by group or others; make it 0600", "file", c.RedisPasswordFile)
 	}
 	if c.CapabilityKeyShared {
 		s.log.Warn("the capability key file is readable by group or others; make it 0600", "file", c.CapabilityKeyFile)

@@ -17,7 +17,8 @@ const (
 )
 
 // openStore makes the store --store selects: the in-memory one, or the
-// Redis one on --redis-addr under --redis-name. close releases what it
+// Redis one on --redis-addr (database --redis-db, AUTH with the password of
+// --redis-password-file) under --redis-name. close releases what it
 // holds (the Redis connection).
 func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(), err error) {
 	if c.Store != storeRedis {
@@ -27,7 +28,8 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 		}
 		return s, func() {}, nil
 	}
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.RedisAddr}, DisableCache: true})
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.RedisAddr}, DisableCache: true,
+		SelectDB: c.RedisDB, Password: c.RedisPassword})
 	if err != nil {
 		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot connect to Redis: %w", err)}
 	}

@@ -65,8 +65,11 @@ func Require(t testing.TB) *Server {
 
 // Start runs redis-server on a free loopback port and waits (at most 10 s)
 // until it answers PING.
-func Start() (*Server, error) {
-	return start("--save", "", "--appendonly", "no")
+func Start() (*Server, error) { return StartWith() }
+
+// StartWith is Start with more redis-server arguments (e.g. --requirepass).
+func StartWith(extra ...string) (*Server, error) {
+	return start(append([]string{"--save", "", "--appendonly", "no"}, extra...)...)
 }
 
 // StartPersistent runs redis-server as an operator does: every write is in
@@ -133,7 +136,9 @@ func (s *Server) pong() bool {
 	_ = c.SetDeadline(time.Now().Add(time.Second))
 	fmt.Fprint(c, "PING\r\n")
 	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && line == "+PONG\r\n"
+	// A server with --requirepass answers an unauthenticated PING with
+	// NOAUTH: it is up.
+	return err == nil && (line == "+PONG\r\n" || strings.HasPrefix(line, "-NOAUTH"))
 }
 
 // Pause stops the process (SIGSTOP): it keeps its connections but answers
