@@ -26,23 +26,26 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	}
 	buf := batchBufs.Get().(*batchBuf)
 	buf.reset(len(ops))
+	s.listings.mu.RLock()
 	for i := range ops {
 		op := &ops[i]
 		switch op.Kind {
 		case engine.OpPresence:
 			if buf.errs[i] = engine.ValidatePresence(&op.Presence); buf.errs[i] == nil {
-				buf.args = appendPresence(buf.args, &op.Presence)
-				buf.sent = append(buf.sent, i)
+				id, known := s.listings.m[op.Presence.Handle.UUID]
+				buf.args = appendPresence(buf.args, &op.Presence, id, known)
+				buf.sent, buf.known = append(buf.sent, i), append(buf.known, known)
 			}
 		case engine.OpBindAttempt:
 			if buf.errs[i] = engine.ValidateBind(&op.Bind); buf.errs[i] == nil {
 				buf.args = appendBind(buf.args, &op.Bind)
-				buf.sent = append(buf.sent, i)
+				buf.sent, buf.known = append(buf.sent, i), append(buf.known, true)
 			}
 		default:
 			buf.errs[i] = &engine.InputError{Field: "kind", Reason: "must be OpPresence or OpBindAttempt"}
 		}
 	}
+	s.listings.mu.RUnlock()
 	var m rueidis.RedisMessage
 	ok := true
 	if len(buf.sent) > 0 {
@@ -59,7 +62,9 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 		op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
 		op.IntroReady, op.FirstIntro = false, false
 	}
-	if ok && !s.batchAnswers(m, ops, buf.sent) {
+	if ok && s.batchAnswers(m, ops, buf.sent) {
+		s.listings.learn(ops, buf.sent, buf.known)
+	} else if ok {
 		for _, i := range buf.sent {
 			op := &ops[i]
 			op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
@@ -81,23 +86,25 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 
 // batchBuf holds one ApplyBatch call's packed argument and bookkeeping.
 type batchBuf struct {
-	args []byte
-	sent []int   // indexes of the ops sent, in order
-	errs []error // each op's InputError
+	args  []byte
+	sent  []int   // indexes of the ops sent, in order
+	known []bool  // per op sent: its listing was named (or it is a bind)
+	errs  []error // each op's InputError
 }
 
 var batchBufs = sync.Pool{New: func() any { return new(batchBuf) }}
 
 func (b *batchBuf) reset(n int) {
-	b.args, b.sent = b.args[:0], b.sent[:0]
+	b.args, b.sent, b.known = b.args[:0], b.sent[:0], b.known[:0]
 	if cap(b.errs) < n {
 		b.errs = make([]error, n)
 	}
 	b.errs = b.errs[:n]
 }
 
-// appendPresence packs a refresh as apply_batch.lua reads it.
-func appendPresence(b []byte, p *engine.BindPresence) []byte {
+// appendPresence packs a refresh as apply_batch.lua reads it, with its
+// listing's ID when known.
+func appendPresence(b []byte, p *engine.BindPresence, id engine.ListingID, known bool) []byte {
 	b = append(b, 'p')
 	b = p.Handle.UUID.AppendText(b)
 	b = append(b, p.Key[:]...)
@@ -107,7 +114,11 @@ func appendPresence(b []byte, p *engine.BindPresence) []byte {
 	at = len(b)
 	b = sized(appendEndpoint(append(b, 0, 0), p.Public), at)
 	at = len(b)
-	return sized(appendEndpoint(append(b, 0, 0), p.Local), at)
+	b = sized(appendEndpoint(append(b, 0, 0), p.Local), at)
+	if !known {
+		return append(b, 0, 0)
+	}
+	return id.UUID.AppendText(append(b, 0, 36))
 }
 
 // appendBind packs a bind as apply_batch.lua reads it.

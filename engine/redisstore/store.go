@@ -71,6 +71,7 @@ type Store struct {
 	monoOrigin time.Duration
 
 	handleKey engine.Capability // see presenceHandle
+	listings  *presenceListings
 }
 
 var (
@@ -106,6 +107,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.wallOrigin, s.monoOrigin = s.clock.Wall(), s.clock.Now()
 	}
 	s.limits = s.limitsArg()
+	s.listings = newPresenceListings(2 * cfg.Limits.MaxPresence)
 	s.handleKey = s.keys.Lease(engine.LeaseID{UUID: handleKeyID})
 	lctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

@@ -1,7 +1,7 @@
 -- ApplyBatch: the UDP side's transitions of one read batch after one
 -- cleanup, in order. ARGV[3] packs every op (struct format, big-endian,
 -- strings after a 2-byte length): 'p', handle (36), presence key (16), seq,
--- public, local; or 'b', handle (36), key (16), role (1), binding. One
+-- public, local, the listing's ID or '' (the caller's cache of ph); or 'b', handle (36), key (16), role (1), binding. One
 -- argument parsed here costs less than six per op, and lets the caller
 -- reuse one buffer per batch.
 --
@@ -33,9 +33,9 @@ redis.register_function('rdv_apply_batch', function(keys, a)
   local pres, binds = {}, {}
   while pos <= #s do
     if string.byte(s, pos) == 112 then -- 'p'
-      local handle, key, seq, pub, loc
-      handle, key, seq, pub, loc, pos = struct.unpack('>c36c16Hc0Hc0Hc0', s, pos + 1)
-      local code, pool, id, pending = bindPresence(handle, key, seq, pub, loc)
+      local handle, key, seq, pub, loc, lid
+      handle, key, seq, pub, loc, lid, pos = struct.unpack('>c36c16Hc0Hc0Hc0Hc0', s, pos + 1)
+      local code, pool, id, pending = bindPresence(handle, key, seq, pub, loc, lid)
       if code == OK then
         pres[#pres + 1] = struct.pack('>BBc36B', OK, 0, id, #pending)
         for _, h in ipairs(pending) do pres[#pres + 1] = h end

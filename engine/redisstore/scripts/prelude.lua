@@ -258,13 +258,17 @@ local NO_PENDING = {}
 -- bindPresence is BindHostPresence after cleanup: outcome, pool and, when
 -- accepted, the listing ID and up to four attempts of the listing whose
 -- host endpoint is unbound, oldest first (np counts them: most refreshes
--- find none and skip the read). A refresh of a fresh presence writes the
+-- find none and skip the read). id, when the caller knows it, is the
+-- listing ph maps handle to (an ID is never reused, so a deleted listing's
+-- record is simply missing: NotFound). A refresh of a fresh presence writes the
 -- record only: its deadline (pdl) moves, its entry in pexp stays, and
 -- cleanup re-times that entry when it comes due (presenceDue).
-local function bindPresence(handle, key, seq, pub, loc)
+local function bindPresence(handle, key, seq, pub, loc, id)
   if unavailable() then return UNAVAILABLE, 0 end
-  local id = call('HGET', P .. 'ph', handle)
-  if not id then return NOT_FOUND, 0 end
+  if not id or id == '' then
+    id = call('HGET', P .. 'ph', handle)
+    if not id then return NOT_FOUND, 0 end
+  end
   local lk = P .. 'l:' .. id
   local f = call('HMGET', lk, 'pkey', 'seq', 'pub', 'np')
   if f[1] ~= key then return NOT_FOUND, 0 end
