@@ -7,9 +7,9 @@
 // and written back.
 //
 // Expiry never scans: each pool keeps its deadlines in a sorted set, every
-// transition first removes what is due (O(log n) per expired record), pool
-// occupancy is the sorted set's cardinality and per-owner and per-tenant
-// counts are kept incrementally. Browse walks a per-(tenant, protocol[,
+// transition first removes what is due in the pools it reads (O(log n) per
+// expired record), pool occupancy is the sorted set's cardinality and
+// per-owner and per-tenant counts are kept incrementally. Browse walks a per-(tenant, protocol[,
 // region]) sorted set holding exactly the visible listings.
 //
 // Capabilities are derived in Go from the shared engine.Keyring; Redis holds

@@ -1,5 +1,5 @@
 -- ApplyBatch: the UDP side's transitions of one read batch after one
--- cleanup, in order. ARGV[3] packs every op (struct format, big-endian,
+-- cleanup (of the pools they read), in order. ARGV[3] packs every op (struct format, big-endian,
 -- strings after a 2-byte length): 'p', handle (36), presence key (16), seq,
 -- public, local, the listing's ID or '' (the caller's cache of ph); or 'b', handle (36), key (16), role (1), binding. One
 -- argument parsed here costs less than six per op, and lets the caller
@@ -28,7 +28,7 @@ local function batchBind(handle, key, role, binding)
 end
 
 redis.register_function('rdv_apply_batch', function(keys, a)
-  begin(keys, a)
+  begin(keys, a, true)
   local s, pos = a[3], 1
   local pres, binds = {}, {}
   while pos <= #s do

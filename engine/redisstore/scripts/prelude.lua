@@ -183,21 +183,26 @@ end
 
 -- cleanup runs at the start of every transition: everything whose deadline
 -- is <= now goes, each record at O(log n) (the deadline sets are ordered);
--- nothing is scanned.
-local function cleanup()
+-- nothing is scanned. presenceOnly leaves out the pools no presence
+-- refresh or attempt bind reads or counts (revocations, replay tickets,
+-- idempotency records): the next transition that does removes their due
+-- records first, so no answer can tell.
+local function cleanup(presenceOnly)
   if META.draining and NOW >= META.drain_dl then clearActive() end
   local now = I(NOW)
-  call('ZREMRANGEBYSCORE', P .. 'vexp', '-inf', now)
-  call('ZREMRANGEBYSCORE', P .. 'rexp', '-inf', now)
-  drainDue('iexp', now, removeIdem)
+  if not presenceOnly then
+    call('ZREMRANGEBYSCORE', P .. 'vexp', '-inf', now)
+    call('ZREMRANGEBYSCORE', P .. 'rexp', '-inf', now)
+    drainDue('iexp', now, removeIdem)
+  end
   drainDue('pexp', now, presenceDue)
   drainDue('aexp', now, removeAttempt)
   drainDue('lexp', now, removeListing)
 end
 
-local function begin(keys, args)
+local function begin(keys, args, presenceOnly)
   setup(keys, args, true)
-  cleanup()
+  cleanup(presenceOnly)
 end
 
 -- admit is the check for new work: unavailable, draining, revoked (globally
