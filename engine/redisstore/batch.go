@@ -64,23 +64,20 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	}
 	if ok && s.batchAnswers(m, ops, buf.sent) {
 		s.listings.learn(ops, buf.sent, buf.known)
-	} else if ok {
-		for _, i := range buf.sent {
-			op := &ops[i]
-			op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
-			op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
-			op.IntroReady, op.FirstIntro = false, false
-		}
-	}
-	if !ok {
-		// Redis did not answer in time: the client may still hold the
-		// argument (a command not yet written), so the buffer is not reused.
-		for _, i := range buf.sent {
-			ops[i].Result = engine.Result{Outcome: engine.ServiceUnavailable}
-		}
+		batchBufs.Put(buf)
 		return nil
 	}
-	batchBufs.Put(buf)
+	for _, i := range buf.sent {
+		op := &ops[i]
+		op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
+		op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
+		op.IntroReady, op.FirstIntro = false, false
+	}
+	if ok {
+		batchBufs.Put(buf)
+	}
+	// Else Redis did not answer in time: the client may still hold the
+	// argument (a command not yet written), so the buffer is not reused.
 	return nil
 }
 

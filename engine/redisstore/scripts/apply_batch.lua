@@ -1,9 +1,10 @@
 -- ApplyBatch: the UDP side's transitions of one read batch after one
--- cleanup (of the pools they read), in order. ARGV[3] packs every op (struct format, big-endian,
--- strings after a 2-byte length): 'p', handle (36), presence key (16), seq,
--- public, local, the listing's ID or '' (the caller's cache of ph); or 'b', handle (36), key (16), role (1), binding. One
--- argument parsed here costs less than six per op, and lets the caller
--- reuse one buffer per batch.
+-- cleanup (of the pools they read), in order. ARGV[3] packs every op
+-- (struct format, big-endian, strings after a 2-byte length): 'p', handle
+-- (36), presence key (16), seq, public, local, and the listing's ID or ''
+-- (the caller's cache of ph); or 'b', handle (36), key (16), role (1),
+-- binding. One argument parsed here costs less than six per op, and lets
+-- the caller reuse one buffer per batch.
 --
 -- Answers {presence, binds}. presence packs the presence ops' answers in
 -- order: outcome and pool (a byte each) and, when accepted, the listing ID
