@@ -148,7 +148,13 @@ func (s *Store) CheckInvariants() error {
 				bad("listing %s: scheduled presence %v, endpoint %q", id, fresh, l["pub"])
 			}
 			if fresh {
-				live("presence", id, pexp[id])
+				// A refresh moves the record's deadline only; the schedule
+				// may lag behind it, never run ahead of it.
+				live("presence", id, l["pdl"])
+				sched, serr := strconv.ParseInt(pexp[id], 10, 64)
+				if dl, derr := strconv.ParseInt(l["pdl"], 10, 64); serr != nil || derr != nil || sched > dl {
+					bad("presence %s scheduled at %s, after its deadline %s", id, pexp[id], l["pdl"])
+				}
 				if l["public"] == "1" {
 					for _, b := range []string{"b:" + l["tenant"] + "\x00" + l["proto"] + "\x00", "b:" + l["tenant"] + "\x00" + l["proto"] + "\x00" + l["region"]} {
 						if browse[b] == nil {

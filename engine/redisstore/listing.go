@@ -11,7 +11,8 @@ import (
 )
 
 // A listing lives in the hash "l:<id>", its lease deadline in the sorted set
-// "lexp", its fresh presence's in "pexp"; "ph" maps presence handles to
+// "lexp", its fresh presence's in the hash ("pdl") and, at that time or
+// earlier, in "pexp" (see presenceDue); "ph" maps presence handles to
 // listings, "ol:<owner>" is the owner's set, and "b:<tenant>\0<protocol>\0
 // [region]" the browse indexes (scripts/prelude.lua).
 

@@ -7,9 +7,9 @@
 // and written back.
 //
 // Expiry never scans: each pool keeps its deadlines in a sorted set, every
-// transition first removes what is due (O(log n) per expired record), pool
-// occupancy is the sorted set's cardinality and per-owner and per-tenant
-// counts are kept incrementally. Browse walks a per-(tenant, protocol[,
+// transition first removes what is due in the pools it reads (O(log n) per
+// expired record), pool occupancy is the sorted set's cardinality and
+// per-owner and per-tenant counts are kept incrementally. Browse walks a per-(tenant, protocol[,
 // region]) sorted set holding exactly the visible listings.
 //
 // Capabilities are derived in Go from the shared engine.Keyring; Redis holds
@@ -71,6 +71,7 @@ type Store struct {
 	monoOrigin time.Duration
 
 	handleKey engine.Capability // see presenceHandle
+	listings  *presenceListings
 }
 
 var (
@@ -106,6 +107,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.wallOrigin, s.monoOrigin = s.clock.Wall(), s.clock.Now()
 	}
 	s.limits = s.limitsArg()
+	s.listings = newPresenceListings(2 * cfg.Limits.MaxPresence)
 	s.handleKey = s.keys.Lease(engine.LeaseID{UUID: handleKeyID})
 	lctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

@@ -95,7 +95,20 @@ local function expirePresence(id)
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0', id)
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0' .. f[3], id)
   end
-  call('HSET', P .. 'l:' .. id, 'pub', '', 'loc', '')
+  call('HSET', P .. 'l:' .. id, 'pub', '', 'loc', '', 'pdl', '')
+end
+
+-- presenceDue handles a pexp entry found due: a refresh moves only the
+-- record's deadline (pdl), so an entry found early is moved to that
+-- deadline (once per presence lifetime, not per refresh), else the
+-- presence ends.
+local function presenceDue(id)
+  local dl = call('HGET', P .. 'l:' .. id, 'pdl')
+  if dl and dl ~= '' and tonumber(dl) > NOW then
+    call('ZADD', P .. 'pexp', dl, id)
+  else
+    expirePresence(id)
+  end
 end
 
 local function removeAttempt(aid)
@@ -170,21 +183,26 @@ end
 
 -- cleanup runs at the start of every transition: everything whose deadline
 -- is <= now goes, each record at O(log n) (the deadline sets are ordered);
--- nothing is scanned.
-local function cleanup()
+-- nothing is scanned. presenceOnly leaves out the pools no presence
+-- refresh or attempt bind reads or counts (revocations, replay tickets,
+-- idempotency records): the next transition that does removes their due
+-- records first, so no answer can tell.
+local function cleanup(presenceOnly)
   if META.draining and NOW >= META.drain_dl then clearActive() end
   local now = I(NOW)
-  call('ZREMRANGEBYSCORE', P .. 'vexp', '-inf', now)
-  call('ZREMRANGEBYSCORE', P .. 'rexp', '-inf', now)
-  drainDue('iexp', now, removeIdem)
-  drainDue('pexp', now, expirePresence)
+  if not presenceOnly then
+    call('ZREMRANGEBYSCORE', P .. 'vexp', '-inf', now)
+    call('ZREMRANGEBYSCORE', P .. 'rexp', '-inf', now)
+    drainDue('iexp', now, removeIdem)
+  end
+  drainDue('pexp', now, presenceDue)
   drainDue('aexp', now, removeAttempt)
   drainDue('lexp', now, removeListing)
 end
 
-local function begin(keys, args)
+local function begin(keys, args, presenceOnly)
   setup(keys, args, true)
-  cleanup()
+  cleanup(presenceOnly)
 end
 
 -- admit is the check for new work: unavailable, draining, revoked (globally
@@ -233,32 +251,47 @@ local function introduction(aid)
   return {aid, f[1], f[2], f[3]}
 end
 
--- presenceView: the listing, the presence's time left, and up to four
--- attempts of the listing whose host endpoint is unbound, oldest first
--- (np counts them: most refreshes find none and skip the read).
-local function presenceView(id, ttl, np)
-  local pending = {}
-  if np ~= '0' then pending = call('ZRANGE', P .. 'lp:' .. id, 0, 3) end
-  return {id, ttl, pending}
+-- presenceDeadline is a refresh's new deadline, formatted once per call.
+local PDL_NOW, PDL = nil, ''
+local function presenceDeadline()
+  if PDL_NOW ~= NOW then PDL_NOW, PDL = NOW, I(NOW + LIM[PRES_TTL]) end
+  return PDL
 end
 
--- bindPresence is BindHostPresence after cleanup: {outcome, pool[, view]}.
-local function bindPresence(handle, key, seq, pub, loc)
-  if unavailable() then return {UNAVAILABLE, 0} end
-  local id = call('HGET', P .. 'ph', handle)
-  if not id then return {NOT_FOUND, 0} end
-  local f = call('HMGET', P .. 'l:' .. id, 'pkey', 'seq', 'tenant', 'proto', 'region', 'public', 'pub', 'np')
-  if f[1] ~= key then return {NOT_FOUND, 0} end
-  if seq == '0' or not gtDec(seq, f[2]) then return {CONFLICT, 0} end
-  local fresh = f[7] ~= '' -- a listing's endpoint is set exactly while its presence is fresh
-  if not fresh and call('ZCARD', P .. 'pexp') >= LIM[MAX_P] then return {CAPACITY, P_PRESENCE} end
-  call('HSET', P .. 'l:' .. id, 'seq', seq, 'pub', pub, 'loc', loc)
-  call('ZADD', P .. 'pexp', I(NOW + LIM[PRES_TTL]), id)
-  if not fresh and f[6] == '1' then
-    call('ZADD', P .. 'b:' .. f[3] .. '\0' .. f[4] .. '\0', 0, id)
-    call('ZADD', P .. 'b:' .. f[3] .. '\0' .. f[4] .. '\0' .. f[5], 0, id)
+local NO_PENDING = {}
+
+-- bindPresence is BindHostPresence after cleanup: outcome, pool and, when
+-- accepted, the listing ID and up to four attempts of the listing whose
+-- host endpoint is unbound, oldest first (np counts them: most refreshes
+-- find none and skip the read). id, when the caller knows it, is the
+-- listing ph maps handle to (an ID is never reused, so a deleted listing's
+-- record is simply missing: NotFound). A refresh of a fresh presence writes the
+-- record only: its deadline (pdl) moves, its entry in pexp stays, and
+-- cleanup re-times that entry when it comes due (presenceDue).
+local function bindPresence(handle, key, seq, pub, loc, id)
+  if unavailable() then return UNAVAILABLE, 0 end
+  if not id or id == '' then
+    id = call('HGET', P .. 'ph', handle)
+    if not id then return NOT_FOUND, 0 end
   end
-  return {OK, 0, presenceView(id, LIM[PRES_TTL], f[8])}
+  local lk = P .. 'l:' .. id
+  local f = call('HMGET', lk, 'pkey', 'seq', 'pub', 'np')
+  if f[1] ~= key then return NOT_FOUND, 0 end
+  if seq == '0' or not gtDec(seq, f[2]) then return CONFLICT, 0 end
+  local dl = presenceDeadline()
+  if f[3] == '' then -- a listing's endpoint is set exactly while its presence is fresh
+    if call('ZCARD', P .. 'pexp') >= LIM[MAX_P] then return CAPACITY, P_PRESENCE end
+    call('ZADD', P .. 'pexp', dl, id)
+    local g = call('HMGET', lk, 'tenant', 'proto', 'region', 'public')
+    if g[4] == '1' then
+      call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0', 0, id)
+      call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
+    end
+  end
+  call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl)
+  local pending = NO_PENDING
+  if f[4] ~= '0' then pending = call('ZRANGE', P .. 'lp:' .. id, 0, 3) end
+  return OK, 0, id, pending
 end
 
 -- bindAttempt binds one role's endpoint: {outcome, replay, attempt id or ''}.

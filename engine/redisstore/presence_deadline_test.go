@@ -1,0 +1,84 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
+)
+
+// TestRefreshedPresenceLivesToItsLatestDeadline: a refresh of a fresh
+// presence moves the record's deadline only, and its entry in the deadline
+// set comes due at the earlier deadline first. Cleanup must then move the
+// entry, not end the presence: it ends exactly one PresenceTTL after the
+// last refresh, through ApplyBatch and BindHostPresence alike.
+func TestRefreshedPresenceLivesToItsLatestDeadline(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		ctx := context.Background()
+		clock := engine.NewManualClock()
+		k := engine.RandomKeyring()
+		l := engine.DefaultLimits()
+		s, err := redisstore.New(ctx, redisstore.Config{Client: redisClient(t), Name: freshName(), Limits: l, Keyring: k, Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		views, err := s.CreateListingsPipelined(ctx, []engine.CreateListing{{Tenant: engine.Tenant{Game: "g", Env: "e"}, Owner: "o",
+			IdempotencyKey: "k", Spec: engine.ListingSpec{Region: "eu", ProtocolVersion: 1, BuildVersion: "1", DisplayName: "x",
+				Visibility: engine.Public, TrustMode: engine.PlayerHosted, MaxPlayers: 8}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := views[0]
+		pc := k.Presence(v.Presence)
+		refresh := func(seq uint64) {
+			t.Helper()
+			cmd := engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: seq, Public: netipAP("203.0.113.10:4000")}
+			var r engine.Result
+			if batched {
+				ops := []engine.Op{{Kind: engine.OpPresence, Presence: cmd}}
+				if err = s.ApplyBatch(ctx, ops); err == nil {
+					r = ops[0].Result
+				}
+			} else {
+				_, r, err = s.BindHostPresence(ctx, cmd)
+			}
+			if err != nil || !r.OK() {
+				t.Fatalf("refresh %d (batched %v): %v %v", seq, batched, r.Outcome, err)
+			}
+		}
+		fresh := func() bool {
+			t.Helper()
+			_, r, err := s.GetListing(ctx, engine.GetListing{Tenant: v.Tenant, Listing: v.ID, Joinable: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CheckInvariants(); err != nil {
+				t.Fatal(err)
+			}
+			return r.OK()
+		}
+		refresh(1)
+		clock.Advance(l.PresenceTTL / 2)
+		refresh(2)
+		clock.Advance(l.PresenceTTL / 2) // the first deadline
+		if !fresh() {
+			t.Fatalf("batched %v: presence ended at its first deadline, refreshed since", batched)
+		}
+		clock.Advance(l.PresenceTTL/2 - time.Nanosecond)
+		if !fresh() {
+			t.Fatalf("batched %v: presence ended before its latest deadline", batched)
+		}
+		if st := s.Stats(); st.Pools[engine.PoolPresence-1].Used != 1 {
+			t.Fatalf("batched %v: presence pool %d, want 1", batched, st.Pools[engine.PoolPresence-1].Used)
+		}
+		clock.Advance(time.Nanosecond)
+		if fresh() {
+			t.Fatalf("batched %v: presence outlived its latest deadline", batched)
+		}
+		if st := s.Stats(); st.Pools[engine.PoolPresence-1].Used != 0 {
+			t.Fatalf("batched %v: presence pool %d after expiry, want 0", batched, st.Pools[engine.PoolPresence-1].Used)
+		}
+	}
+}
