@@ -37,11 +37,6 @@ const (
 	acceptRetryMax = time.Second
 )
 
-// connLogInterval is the least time between two log lines about refused
-// connections, and between two about accept errors: a flood is one line a
-// second, not one per connection.
-const connLogInterval = time.Second
-
 // ConnLimits bound the HTTP connections a Listener admits.
 type ConnLimits struct {
 	MaxConns      int // open connections at once; at least 1
@@ -53,7 +48,7 @@ type ConnLimits struct {
 // retried after a back-off instead of ending fasthttp's Serve, and a
 // connection over MaxConns or MaxConnsPerIP is closed at once, before any
 // byte is read. Refusals and accept errors are counted and logged at most
-// once per connLogInterval each, never with client data. Accept is meant
+// once per logInterval each, never with client data. Accept is meant
 // for one goroutine (fasthttp's Serve); Close and the connections' Close
 // are safe from any.
 type Listener struct {
@@ -209,27 +204,4 @@ func (c *limitedConn) Close() error {
 		c.l.release(c.src)
 	}
 	return err
-}
-
-// logLimiter lets one log line through per connLogInterval and counts the
-// events in between, which the next line reports.
-type logLimiter struct {
-	mu     sync.Mutex
-	last   time.Time
-	events int
-}
-
-// allow records one event and reports whether to log now, with the number
-// of events the line stands for.
-func (r *logLimiter) allow() (int, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events++
-	now := time.Now()
-	if !r.last.IsZero() && now.Sub(r.last) < connLogInterval {
-		return 0, false
-	}
-	n := r.events
-	r.last, r.events = now, 0
-	return n, true
 }
