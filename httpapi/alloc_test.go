@@ -71,7 +71,7 @@ func TestInternerAllocations(t *testing.T) {
 	in.add(testTenant, "eu-central")
 	region := []byte("eu-central")
 	if n := testing.AllocsPerRun(100, func() {
-		if s, ok := in.lookup(testTenant, region); !ok || s != "eu-central" {
+		if s, ok, _ := in.lookup(testTenant, region); !ok || s != "eu-central" {
 			t.Fatal("interned value")
 		}
 	}); n != 0 {
@@ -107,7 +107,7 @@ func TestMadeUpRegionsDoNotCrowdOutRealOnes(t *testing.T) {
 		}
 	}
 	// A browse of a made-up region found nothing and was not interned.
-	if _, ok := d.api.regions.lookup(engine.Tenant{Game: "other", Env: "dev"}, []byte("made-up-1")); ok {
+	if _, ok, _ := d.api.regions.lookup(engine.Tenant{Game: "other", Env: "dev"}, []byte("made-up-1")); ok {
 		t.Fatal("a region no listing has was interned")
 	}
 

@@ -17,11 +17,11 @@ const DefaultBrowseLimit = 50
 
 // parseBrowse reads the query of GET /v1/listings. Unknown and repeated
 // parameters are rejected. It does not allocate for a region of the
-// tenant's interner.
-func (a *API) parseBrowse(ctx *fasthttp.RequestCtx, p *Principal, q *engine.Browse) error {
+// tenant's interner. learn is set when the query names a region not in the
+// interner's current generation: the browse interns it if it finds listings.
+func (a *API) parseBrowse(ctx *fasthttp.RequestCtx, p *Principal, q *engine.Browse) (learn bool, err error) {
 	*q = engine.Browse{Tenant: p.Tenant, Limit: DefaultBrowseLimit}
 	var seenProto, seenRegion, seenLimit, seenAfter bool
-	var err error
 	dup := func(seen *bool, field string) bool {
 		if *seen && err == nil {
 			err = &engine.InputError{Field: field, Reason: "is given more than once"}
@@ -52,11 +52,11 @@ func (a *API) parseBrowse(ctx *fasthttp.RequestCtx, p *Principal, q *engine.Brow
 				err = &engine.InputError{Field: "region", Reason: "must be 1-32 characters of [a-z0-9-]"}
 				break
 			}
-			if r, ok := a.regions.lookup(p.Tenant, v); ok {
-				q.Region = r
-			} else {
-				q.Region = string(v)
+			r, ok, current := a.regions.lookup(p.Tenant, v)
+			if !ok {
+				r = string(v)
 			}
+			q.Region, learn = r, !current
 		case "limit":
 			if !dup(&seenLimit, "limit") {
 				break
@@ -84,7 +84,7 @@ func (a *API) parseBrowse(ctx *fasthttp.RequestCtx, p *Principal, q *engine.Brow
 	if err == nil && !seenProto {
 		err = missingField("protocol_version")
 	}
-	return err
+	return learn, err
 }
 
 // parseDecimal parses 1-10 ASCII digits without sign or leading zeros into
@@ -119,7 +119,8 @@ func validRegion(b []byte) bool {
 // it does not allocate.
 func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	var q engine.Browse
-	if err := a.parseBrowse(ctx, p, &q); err != nil {
+	learn, err := a.parseBrowse(ctx, p, &q)
+	if err != nil {
 		a.writeInputError(ctx, err)
 		return
 	}
@@ -131,7 +132,7 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 		start := time.Now()
 		items, more, r, err := a.items.BrowseItems(context.Background(), q, s.items[:0])
 		s.items = items
-		a.learnRegion(p, &q, len(items))
+		a.learnRegion(p, &q, learn && len(items) > 0)
 		writePage(a, ctx, s, items, more, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
 			return appendBrowseItem(b, it, &s.times)
 		})
@@ -140,17 +141,17 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	start := time.Now()
 	views, more, r, err := a.store.BrowseVisible(context.Background(), q, s.views[:0])
 	s.views = views
-	a.learnRegion(p, &q, len(views))
+	a.learnRegion(p, &q, learn && len(views) > 0)
 	writePage(a, ctx, s, views, more, r, err, start, func(b []byte, v *engine.ListingView) []byte {
 		return appendListingItem(b, v, false)
 	})
 }
 
-// learnRegion interns the region of a browse that found listings: it is
-// real, so later browses of it need not allocate. A made-up region finds
-// nothing and is never interned.
-func (a *API) learnRegion(p *Principal, q *engine.Browse, found int) {
-	if q.Region != "" && found > 0 {
+// learnRegion interns the region of a browse that found listings (and
+// whose region is not already current): it is real, so later browses of it
+// need not allocate. A made-up region finds nothing and is never interned.
+func (a *API) learnRegion(p *Principal, q *engine.Browse, learn bool) {
+	if learn {
 		a.regions.add(p.Tenant, q.Region)
 	}
 }

@@ -32,20 +32,21 @@ func newRegionInterner(max int) *regionInterner {
 	return &regionInterner{tenants: map[engine.Tenant]*regionTable{}, max: max}
 }
 
-// lookup returns tenant's interned copy of b, if any. It never allocates
-// and never adds.
-func (in *regionInterner) lookup(tenant engine.Tenant, b []byte) (string, bool) {
+// lookup returns tenant's interned copy of b, if any, and whether it is
+// in the current generation (an add of it would change nothing). It never
+// allocates and never adds.
+func (in *regionInterner) lookup(tenant engine.Tenant, b []byte) (s string, ok, current bool) {
 	in.mu.RLock()
 	defer in.mu.RUnlock()
 	t := in.tenants[tenant]
 	if t == nil {
-		return "", false
+		return "", false, false
 	}
 	if s, ok := t.cur[string(b)]; ok {
-		return s, true
+		return s, true, true
 	}
-	s, ok := t.prev[string(b)]
-	return s, ok
+	s, ok = t.prev[string(b)]
+	return s, ok, false
 }
 
 // add interns s, a region that has live listings in tenant, and returns

@@ -12,11 +12,11 @@ func TestRegionInterner(t *testing.T) {
 	a, b := engine.Tenant{Game: "a", Env: "x"}, engine.Tenant{Game: "b", Env: "x"}
 	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
 	has := func(tn engine.Tenant, s string) bool {
-		_, ok := in.lookup(tn, []byte(s))
+		_, ok, _ := in.lookup(tn, []byte(s))
 		return ok
 	}
 	eu := in.add(a, string([]byte("eu")))
-	if got, ok := in.lookup(a, []byte("eu")); !ok || !same(got, eu) || !same(in.add(a, "eu"), eu) {
+	if got, ok, _ := in.lookup(a, []byte("eu")); !ok || !same(got, eu) || !same(in.add(a, "eu"), eu) {
 		t.Fatal("a seen region is not returned as its one interned copy")
 	}
 	// Tenants do not share tables.
