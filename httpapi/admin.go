@@ -150,16 +150,10 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 		b = appendInt(b, int64(st.Pools[i].Ceiling))
 		b = append(b, '}')
 	}
-	l := &a.limits
 	b = append(b, `},"quotas":{`...)
-	for i, q := range [...]struct {
-		name string
-		v    int
-	}{{"owner_listings", l.OwnerListingQuota}, {"subject_attempts", l.SubjectAttemptQuota},
-		{"tenant_listings", l.TenantListingQuota}, {"tenant_attempts", l.TenantAttemptQuota},
-		{"tenant_idempotency", l.TenantIdempotencyQuota}} {
-		b = appendKey(b, q.name, i == 0)
-		b = appendInt(b, int64(q.v))
+	for i, q := range quotaLimits(&a.limits) {
+		b = appendKey(b, q.pool.String(), i == 0)
+		b = appendInt(b, int64(q.limit))
 	}
 	b = append(b, `},"in_flight":`...)
 	b = appendInt(b, int64(st.InFlight))

@@ -101,18 +101,27 @@ func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) 
 			return float64(store.Stats().Pools[i].Ceiling)
 		})
 	}
-	for _, q := range []struct {
-		pool engine.Pool
-		v    int
-	}{
-		{engine.QuotaOwnerListings, limits.OwnerListingQuota}, {engine.QuotaTenantListings, limits.TenantListingQuota},
-		{engine.QuotaTenantAttempts, limits.TenantAttemptQuota}, {engine.QuotaSubjectAttempts, limits.SubjectAttemptQuota},
-		{engine.QuotaTenantIdempotency, limits.TenantIdempotencyQuota},
-	} {
-		v := float64(q.v)
+	for _, q := range quotaLimits(&limits) {
+		v := float64(q.limit)
 		set.GetOrCreateGauge(metricQuota+`{quota="`+q.pool.String()+`"}`, func() float64 { return v })
 	}
 	return m
+}
+
+// quotaLimit is a policy quota and the limit configured for it.
+type quotaLimit struct {
+	pool  engine.Pool
+	limit int
+}
+
+// quotaLimits lists the policy quotas l configures, as the quota gauges and
+// GET /v1/admin/stats report them (in the order of its "quotas" object).
+func quotaLimits(l *engine.Limits) [5]quotaLimit {
+	return [...]quotaLimit{
+		{engine.QuotaOwnerListings, l.OwnerListingQuota}, {engine.QuotaSubjectAttempts, l.SubjectAttemptQuota},
+		{engine.QuotaTenantListings, l.TenantListingQuota}, {engine.QuotaTenantAttempts, l.TenantAttemptQuota},
+		{engine.QuotaTenantIdempotency, l.TenantIdempotencyQuota},
+	}
 }
 
 // request counts one answered request and its latency.
