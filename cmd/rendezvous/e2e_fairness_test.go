@@ -16,34 +16,47 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// writePrincipals writes a principals file of one tenant per entry of
-// subjects (subject -> "game/env role") and returns its path and each
-// subject's token.
-func writePrincipals(t *testing.T, subjects map[string][3]string) (string, map[string]string) {
+// testPrincipal is one entry of a principals file (docs/operations.md §3).
+type testPrincipal struct {
+	Subject     string   `json:"subject"`
+	GameID      string   `json:"game_id"`
+	EnvID       string   `json:"environment_id"`
+	Roles       []string `json:"roles"`
+	TokenSHA256 string   `json:"token_sha256"`
+}
+
+// newTestPrincipal is the entry of subject holding token.
+func newTestPrincipal(subject, game, env, role, token string) testPrincipal {
+	sum := sha256.Sum256([]byte(token))
+	return testPrincipal{subject, game, env, []string{role}, hex.EncodeToString(sum[:])}
+}
+
+// principalsJSON is the principals file of entries.
+func principalsJSON(t testing.TB, entries []testPrincipal) []byte {
 	t.Helper()
-	type principal struct {
-		Subject     string   `json:"subject"`
-		GameID      string   `json:"game_id"`
-		EnvID       string   `json:"environment_id"`
-		Roles       []string `json:"roles"`
-		TokenSHA256 string   `json:"token_sha256"`
-	}
-	var file struct {
-		Principals []principal `json:"principals"`
-	}
-	tokens := map[string]string{}
-	for subject, p := range subjects {
-		tok := "tok-" + subject + "-0123456789abcdef"
-		sum := sha256.Sum256([]byte(tok))
-		tokens[subject] = tok
-		file.Principals = append(file.Principals, principal{subject, p[0], p[1], []string{p[2]}, hex.EncodeToString(sum[:])})
-	}
-	b, err := json.Marshal(file)
+	b, err := json.Marshal(struct {
+		Principals []testPrincipal `json:"principals"`
+	}{entries})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// writePrincipals writes a principals file of one tenant per entry of
+// subjects (subject -> game, env, role) and returns its path and each
+// subject's token.
+func writePrincipals(t *testing.T, subjects map[string][3]string) (string, map[string]string) {
+	t.Helper()
+	var entries []testPrincipal
+	tokens := map[string]string{}
+	for subject, p := range subjects {
+		tok := "tok-" + subject + "-0123456789abcdef"
+		tokens[subject] = tok
+		entries = append(entries, newTestPrincipal(subject, p[0], p[1], p[2], tok))
+	}
 	path := filepath.Join(t.TempDir(), "principals.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := os.WriteFile(path, principalsJSON(t, entries), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path, tokens

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,21 +19,20 @@ var reloadTokens = map[string]string{
 	"op-1": "reload-tenant-operator-token1",
 }
 
-// writePrincipals writes the principals file with the named subjects.
+// writeReloadPrincipals writes the principals file with the named subjects
+// of reloadTokens.
 func writeReloadPrincipals(t *testing.T, path string, subjects ...string) {
 	t.Helper()
 	roles := map[string]string{"pub-1": "publisher", "cli-1": "client", "cli-2": "client", "gop": "operator", "op-1": "operator"}
-	var entries []string
+	var entries []testPrincipal
 	for _, s := range subjects {
 		game, env := "demo", "prod"
 		if s == "gop" {
 			game, env = "*", "*"
 		}
-		sum := sha256.Sum256([]byte(reloadTokens[s]))
-		entries = append(entries, `{"subject":"`+s+`","game_id":"`+game+`","environment_id":"`+env+
-			`","roles":["`+roles[s]+`"],"token_sha256":"`+hex.EncodeToString(sum[:])+`"}`)
+		entries = append(entries, newTestPrincipal(s, game, env, roles[s], reloadTokens[s]))
 	}
-	writeRaw(t, path, `{"principals":[`+strings.Join(entries, ",")+`]}`)
+	writeRaw(t, path, string(principalsJSON(t, entries)))
 }
 
 func writeRaw(t *testing.T, path, doc string) {
