@@ -2,12 +2,13 @@ package main
 
 // File descriptors and the HTTP connection ceiling derived from them.
 
-// fdLimit is the open-file limit at start: the soft limit before and after
-// raising it to the hard limit (0: the platform does not say), and the
-// raise's error, if any.
+// fdLimit is the soft open-file limit after start raised it to the hard
+// limit (0: the platform does not say), and the raise's error, if any. (The
+// Go runtime itself raises it at process start on Linux, so the limit the
+// process was started with is not known here.)
 type fdLimit struct {
-	before, after uint64
-	err           error
+	after uint64
+	err   error
 }
 
 // Ceilings of the HTTP connection settings.
@@ -41,7 +42,7 @@ func (s *server) logFDLimit() {
 	case f.err != nil:
 		s.log.Warn("cannot raise the open-file limit", "err", f.err.Error(), "limit", f.after)
 	case f.after != 0:
-		s.log.Info("open-file limit", "limit", f.after, "raised_from", f.before)
+		s.log.Info("open-file limit", "limit", f.after)
 	}
 	if f.after != 0 && s.conns.MaxConns > autoMaxConns(f.after) {
 		s.log.Warn("http-max-conns is above what the open-file limit leaves for connections; accepts that find no descriptor are retried",

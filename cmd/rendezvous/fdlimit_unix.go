@@ -12,7 +12,7 @@ func raiseFDLimit() fdLimit {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
 		return fdLimit{err: err}
 	}
-	l := fdLimit{before: r.Cur, after: r.Cur}
+	l := fdLimit{after: r.Cur}
 	if r.Cur < r.Max {
 		r.Cur = r.Max
 		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
