@@ -82,8 +82,7 @@ func (s *MemStore) insertAttempt(d *attemptDraft, li int32, client subjectKey, n
 	presCap := s.keys.Presence(l.presence)
 	hostCap := HostAttemptCapability(&presCap, d.handle)
 	tenant := l.tenant
-	s.tenants.at(tenant).refs++
-	s.tenants.at(tenant).attempts++
+	s.tenants.at(tenant).counts.attempts++
 	ci := s.subjectSlot(client)
 	ai := s.attempts.alloc()
 	*s.attempts.at(ai) = attemptRec{

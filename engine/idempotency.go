@@ -67,7 +67,6 @@ func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline
 	r.fp = fp
 	r.res = res
 	r.tenant = ti
-	s.tenants.at(ti).refs++
 	s.tenants.at(ti).counts.idem++
 	chainInsert(&s.idemIdx, &s.idem, i)
 	s.idemExp.push(i, deadline)
