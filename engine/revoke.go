@@ -100,6 +100,5 @@ func (s *MemStore) Revoked(ctx context.Context, subject Subject) (bool, error) {
 	// cleanup has not removed yet counts as absent.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i := s.findSubject(sk)
-	return i >= 0 && s.revocations.has(i) && s.revocations.deadline(i) > s.clock.Now(), nil
+	return s.revokedAt(sk, s.clock.Now()), nil
 }

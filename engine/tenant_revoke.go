@@ -162,7 +162,7 @@ func (s *MemStore) RevokedInTenant(ctx context.Context, tenant Tenant, subject S
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	now := s.clock.Now()
-	if i := s.findSubject(sk); i >= 0 && s.revocations.has(i) && s.revocations.deadline(i) > now {
+	if s.revokedAt(sk, now) {
 		return true, nil
 	}
 	i := s.findTenantRev(&rk)
