@@ -29,7 +29,7 @@ type idemRec struct {
 	packed string // packKey(kind, game, env, subject, key): one pointer per record
 	fp     [32]byte
 	res    UUID  // ListingID or AttemptID
-	tenant int32 // tenants slot: the record counts in its usage and holds a reference
+	tenant int32 // tenants slot: the record is counted in its usage
 }
 
 // idemKey names an idempotency record: (kind, tenant, subject, key) packed
