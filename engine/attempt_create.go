@@ -11,17 +11,8 @@ import (
 // presence not fresh) -> global pools (attempts, idempotency) -> quotas
 // (subject attempts, tenant attempts, tenant idempotency records).
 func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (AttemptView, Result, error) {
-	if err := cmd.Tenant.Validate(); err != nil {
+	if err := ValidateCreateAttempt(&cmd); err != nil {
 		return AttemptView{}, Result{}, err
-	}
-	if err := cmd.Client.Validate(); err != nil {
-		return AttemptView{}, Result{}, err
-	}
-	if err := ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
-		return AttemptView{}, Result{}, err
-	}
-	if cmd.ProtocolVersion == 0 {
-		return AttemptView{}, Result{}, errProtocol
 	}
 	fp := attemptFingerprint(cmd.Listing, cmd.ProtocolVersion)
 	// Hash the caller-chosen keys once, outside the lock.
@@ -91,8 +82,7 @@ func (s *MemStore) insertAttempt(d *attemptDraft, li int32, client subjectKey, n
 	presCap := s.keys.Presence(l.presence)
 	hostCap := HostAttemptCapability(&presCap, d.handle)
 	tenant := l.tenant
-	s.tenants.at(tenant).refs++
-	s.tenants.at(tenant).attempts++
+	s.tenants.at(tenant).counts.attempts++
 	ci := s.subjectSlot(client)
 	ai := s.attempts.alloc()
 	*s.attempts.at(ai) = attemptRec{

@@ -29,7 +29,7 @@ type idemRec struct {
 	packed string // packKey(kind, game, env, subject, key): one pointer per record
 	fp     [32]byte
 	res    UUID  // ListingID or AttemptID
-	tenant int32 // tenants slot: the record counts in its usage and holds a reference
+	tenant int32 // tenants slot: the record is counted in its usage
 }
 
 // idemKey names an idempotency record: (kind, tenant, subject, key) packed
@@ -67,7 +67,6 @@ func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline
 	r.fp = fp
 	r.res = res
 	r.tenant = ti
-	s.tenants.at(ti).refs++
 	s.tenants.at(ti).counts.idem++
 	chainInsert(&s.idemIdx, &s.idem, i)
 	s.idemExp.push(i, deadline)

@@ -56,7 +56,6 @@ func (s *MemStore) verify(now time.Duration) error {
 		{"attempts", s.verifyAttempts},
 		{"subjects", s.verifySubjects},
 		{"tenants and browse indexes", s.verifyTenants},
-		{"tenant usage counts", s.verifyTenantCounts},
 		{"keyed records", s.verifyKeyed},
 		{"pool counts", s.verifyCounts},
 	} {
@@ -255,14 +254,15 @@ func (s *MemStore) verifySubjects() error {
 }
 
 func (s *MemStore) verifyTenants() error {
-	refs := make(map[int32]int)
-	attempts := make(map[int32]int)
+	counts := make(map[int32]tenantCounts)
 	browseRefs := make(map[int32]int)
 	visible := make(map[int32]int)
 	for li := int32(0); int(li) < s.listings.size(); li++ {
 		if s.listings.live(li) {
 			l := s.listings.at(li)
-			refs[l.tenant]++
+			c := counts[l.tenant]
+			c.listings++
+			counts[l.tenant] = c
 			if l.browseAll >= 0 {
 				browseRefs[l.browseAll]++
 				browseRefs[l.browseRegion]++
@@ -275,13 +275,20 @@ func (s *MemStore) verifyTenants() error {
 	}
 	for ai := int32(0); int(ai) < s.attempts.size(); ai++ {
 		if s.attempts.live(ai) {
-			refs[s.attempts.at(ai).tenant]++
-			attempts[s.attempts.at(ai).tenant]++
+			c := counts[s.attempts.at(ai).tenant]
+			c.attempts++
+			counts[s.attempts.at(ai).tenant] = c
 		}
 	}
 	for i := int32(0); int(i) < s.idem.size(); i++ {
 		if s.idem.live(i) {
-			refs[s.idem.at(i).tenant]++
+			r := s.idem.at(i)
+			if !s.tenants.live(r.tenant) {
+				return fmt.Errorf("idempotency slot %d names a free tenant slot", i)
+			}
+			c := counts[r.tenant]
+			c.idem++
+			counts[r.tenant] = c
 		}
 	}
 	for ti := int32(0); int(ti) < s.tenants.size(); ti++ {
@@ -289,13 +296,12 @@ func (s *MemStore) verifyTenants() error {
 			continue
 		}
 		r := s.tenants.at(ti)
-		if s.findTenant(s.tenantKey(r.t)) != ti || r.refs != refs[ti] || r.attempts != attempts[ti] || r.refs == 0 {
-			return fmt.Errorf("tenant %v: refs %d (counted %d), attempts %d (counted %d)", r.t, r.refs, refs[ti], r.attempts, attempts[ti])
+		if s.findTenant(s.tenantKey(r.t)) != ti || r.counts != counts[ti] || r.counts.refs() == 0 {
+			return fmt.Errorf("tenant %v counts %+v, records %+v", r.t, r.counts, counts[ti])
 		}
-		// The counts themselves are checked by verifyTenantCounts.
-		if r.counts.listings > s.lim.TenantListingQuota || r.attempts > s.lim.TenantAttemptQuota ||
+		if r.counts.listings > s.lim.TenantListingQuota || r.counts.attempts > s.lim.TenantAttemptQuota ||
 			r.counts.idem > s.lim.TenantIdempotencyQuota {
-			return fmt.Errorf("tenant %v over a quota: %d listings, %d attempts, %d idempotency records", r.t, r.counts.listings, r.attempts, r.counts.idem)
+			return fmt.Errorf("tenant %v over a quota: %d listings, %d attempts, %d idempotency records", r.t, r.counts.listings, r.counts.attempts, r.counts.idem)
 		}
 	}
 	for bi := int32(0); int(bi) < s.browse.size(); bi++ {

@@ -28,7 +28,7 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 	f("owner list", func(s *MemStore, li, ai int32) {
 		s.byOwner.remove(&s.subjects.at(s.listings.at(li).owner).listings, li)
 	})
-	f("tenant count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).attempts++ })
+	f("tenant count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).counts.attempts++ })
 	f("tenant listing count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).counts.listings-- })
 	f("tenant idempotency count", func(s *MemStore, li, ai int32) { s.tenants.at(s.listings.at(li).tenant).counts.idem++ })
 	f("tenant revocation unscheduled", func(s *MemStore, li, ai int32) {

@@ -115,7 +115,7 @@ func (s *MemStore) insertListing(d *listingDraft, tk tenantKey, ok subjectKey, n
 		s.newListingIDs(d) // astronomically unlikely
 	}
 	spec := d.doc.spec
-	tenant := s.tenantRef(tk)
+	tenant := s.tenantSlot(tk)
 	s.tenants.at(tenant).counts.listings++
 	owner := s.subjectSlot(ok)
 	li := s.listings.alloc()

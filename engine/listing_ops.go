@@ -7,14 +7,8 @@ import "context"
 // ServiceUnavailable -> Draining -> NotFound -> Conflict (with the current
 // version) -> Success.
 func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView, Result, error) {
-	if err := cmd.Tenant.Validate(); err != nil {
+	if err := ValidateRenew(&cmd); err != nil {
 		return ListingView{}, Result{}, err
-	}
-	if err := cmd.Owner.Validate(); err != nil {
-		return ListingView{}, Result{}, err
-	}
-	if cmd.CurrentPlayers > MaxPlayers {
-		return ListingView{}, Result{}, errPlayers
 	}
 	now, err := s.begin(ctx)
 	if err != nil {

@@ -4,8 +4,7 @@ package engine
 // the global pools). The principal's own quota is checked before its
 // tenant's, so a caller over its own share is told so; the tenant's share of
 // the idempotency pool comes last. Every count read here is kept
-// incrementally (subjectRec lists, tenantRec.attempts and tenantRec.counts):
-// no scans.
+// incrementally (subjectRec lists and tenantRec.counts): no scans.
 
 // listingQuota returns the quota a new listing of owner in tenant would
 // exceed, or PoolNone.
@@ -27,7 +26,7 @@ func (s *MemStore) attemptQuota(client subjectKey, ti int32) Pool {
 		return QuotaSubjectAttempts
 	}
 	t := s.tenants.at(ti)
-	return s.tenantQuota(t, t.attempts, s.lim.TenantAttemptQuota, QuotaTenantAttempts)
+	return s.tenantQuota(t, t.counts.attempts, s.lim.TenantAttemptQuota, QuotaTenantAttempts)
 }
 
 // tenantQuota returns p when the tenant holds its quota of the kind being

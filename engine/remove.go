@@ -62,7 +62,7 @@ func (s *MemStore) removeAttempt(ai int32) {
 	s.attemptExp.remove(ai)
 	s.attemptByID.del(a.id.UUID)
 	s.attemptByHandle.del(a.handle.UUID)
-	s.tenants.at(a.tenant).attempts--
+	s.tenants.at(a.tenant).counts.attempts--
 	s.tenantUnref(a.tenant)
 	if !a.consumed {
 		s.inFlight--

@@ -42,18 +42,9 @@ func (s *MemStore) removeReplay(i int32) {
 // consumed and has not expired, CapacityExceeded(PoolReplay) if the pool is
 // full.
 func (s *MemStore) ConsumeReplay(ctx context.Context, cmd ConsumeReplay) (Result, error) {
-	if len(cmd.Namespace) < 1 || len(cmd.Namespace) > MaxReplayNamespace {
-		return Result{}, errReplayNamespace
-	}
-	if len(cmd.Key) < 1 || len(cmd.Key) > MaxReplayKey {
-		return Result{}, errReplayKey
-	}
-	life := cmd.Lifetime
-	if life == 0 {
-		life = s.lim.ReplayTTL
-	}
-	if life < 0 || life > s.lim.ReplayTTL {
-		return Result{}, errReplayLifetime
+	life, err := ValidateReplay(&cmd, s.lim.ReplayTTL)
+	if err != nil {
+		return Result{}, err
 	}
 	packed := packKey('r', cmd.Namespace, cmd.Key)
 	hv := s.hashPacked(packed)

@@ -57,23 +57,52 @@ func (s *MemStore) RevokePrincipal(ctx context.Context, subject Subject, ttl tim
 		si = s.subjectSlot(sk)
 	}
 	s.revocations.set(si, now+ttl)
+	return s.removeSubjectRecords(sk, -1), Result{}, nil
+}
+
+// removeSubjectRecords removes the listings subject owns and the attempts
+// it created, in tenant slot ti or in every tenant (ti < 0), and returns
+// how many it counted before removing any: an attempt it created on one of
+// its own listings counts too, though it goes with the listing.
+func (s *MemStore) removeSubjectRecords(sk subjectKey, ti int32) int {
+	si := s.findSubject(sk)
+	if si < 0 {
+		return 0
+	}
+	in := func(t int32) bool { return ti < 0 || t == ti }
+	removed := 0
 	sr := s.subjects.at(si)
-	removed := int(sr.listings.n) + int(sr.attempts.n)
-	for {
-		li := s.byOwner.first(&s.subjects.at(si).listings)
-		if li < 0 {
-			break
+	for li := s.byOwner.first(&sr.listings); li >= 0; li = s.byOwner.next(li) {
+		if in(s.listings.at(li).tenant) {
+			removed++
 		}
-		s.removeListing(li)
 	}
-	for {
-		ai := s.byClnt.first(&s.subjects.at(si).attempts)
-		if ai < 0 {
-			break
+	for ai := s.byClnt.first(&sr.attempts); ai >= 0; ai = s.byClnt.next(ai) {
+		if in(s.attempts.at(ai).tenant) {
+			removed++
 		}
-		s.removeAttempt(ai)
 	}
-	return removed, Result{}, nil
+	// Removing a record frees the subject (and the tenant record) only when
+	// it was the last naming it; then there is no next one to visit, and no
+	// slot is reused while this runs (nothing is allocated).
+	for li := s.byOwner.first(&s.subjects.at(si).listings); li >= 0; {
+		next := s.byOwner.next(li)
+		if in(s.listings.at(li).tenant) {
+			s.removeListing(li)
+		}
+		li = next
+	}
+	if si = s.findSubject(sk); si < 0 {
+		return removed
+	}
+	for ai := s.byClnt.first(&s.subjects.at(si).attempts); ai >= 0; {
+		next := s.byClnt.next(ai)
+		if in(s.attempts.at(ai).tenant) {
+			s.removeAttempt(ai)
+		}
+		ai = next
+	}
+	return removed
 }
 
 func validateRevocation(subject Subject, ttl time.Duration) error {
@@ -100,6 +129,5 @@ func (s *MemStore) Revoked(ctx context.Context, subject Subject) (bool, error) {
 	// cleanup has not removed yet counts as absent.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i := s.findSubject(sk)
-	return i >= 0 && s.revocations.has(i) && s.revocations.deadline(i) > s.clock.Now(), nil
+	return s.revokedAt(sk, s.clock.Now()), nil
 }

@@ -76,7 +76,7 @@ func (s *MemStore) Snapshot() string {
 		if s.tenants.live(i) {
 			r := s.tenants.at(i)
 			lines = append(lines, fmt.Sprintf("tenant %s/%s listings=%d attempts=%d idempotency=%d refs=%d",
-				r.t.Game, r.t.Env, r.counts.listings, r.attempts, r.counts.idem, r.refs))
+				r.t.Game, r.t.Env, r.counts.listings, r.counts.attempts, r.counts.idem, r.counts.refs()))
 		}
 	}
 	for i := int32(0); int(i) < s.browse.size(); i++ {

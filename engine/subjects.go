@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // subjectRec is one principal the store knows of: it owns listings, created
 // attempts, or is revoked. It is freed when none of these holds. The lists
@@ -64,4 +67,11 @@ func (s *MemStore) releaseSubject(i int32) {
 func (s *MemStore) revoked(k subjectKey) bool {
 	i := s.findSubject(k)
 	return i >= 0 && s.revocations.has(i)
+}
+
+// revokedAt is revoked for a read under the shared lock, which runs no
+// cleanup: a revocation past its deadline at now counts as absent.
+func (s *MemStore) revokedAt(k subjectKey, now time.Duration) bool {
+	i := s.findSubject(k)
+	return i >= 0 && s.revocations.has(i) && s.revocations.deadline(i) > now
 }

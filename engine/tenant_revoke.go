@@ -100,49 +100,11 @@ func (s *MemStore) RevokeTenantPrincipal(ctx context.Context, tenant Tenant, sub
 		chainInsert(&s.tenantRevIdx, &s.tenantRevs, ri)
 	}
 	s.tenantRevHeap.set(ri, now+ttl)
-	return s.removeInTenant(sk, tk), Result{}, nil
-}
-
-// removeInTenant removes the listings subject owns in tenant and the
-// attempts it created there, and returns how many it counted before.
-func (s *MemStore) removeInTenant(sk subjectKey, tk tenantKey) int {
-	si, ti := s.findSubject(sk), s.findTenant(tk)
-	if si < 0 || ti < 0 {
-		return 0
-	}
 	removed := 0
-	sr := s.subjects.at(si)
-	for li := s.byOwner.first(&sr.listings); li >= 0; li = s.byOwner.next(li) {
-		if s.listings.at(li).tenant == ti {
-			removed++
-		}
+	if ti := s.findTenant(tk); ti >= 0 {
+		removed = s.removeSubjectRecords(sk, ti)
 	}
-	for ai := s.byClnt.first(&sr.attempts); ai >= 0; ai = s.byClnt.next(ai) {
-		if s.attempts.at(ai).tenant == ti {
-			removed++
-		}
-	}
-	// Removing a record frees the subject (and the tenant record) only when
-	// it was the last naming it; then there is no next one to visit, and no
-	// slot is reused while this runs (nothing is allocated).
-	for li := s.byOwner.first(&s.subjects.at(si).listings); li >= 0; {
-		next := s.byOwner.next(li)
-		if s.listings.at(li).tenant == ti {
-			s.removeListing(li)
-		}
-		li = next
-	}
-	if si = s.findSubject(sk); si < 0 {
-		return removed
-	}
-	for ai := s.byClnt.first(&s.subjects.at(si).attempts); ai >= 0; {
-		next := s.byClnt.next(ai)
-		if s.attempts.at(ai).tenant == ti {
-			s.removeAttempt(ai)
-		}
-		ai = next
-	}
-	return removed
+	return removed, Result{}, nil
 }
 
 // RevokedInTenant reports whether subject may do no new work in tenant: it
@@ -162,7 +124,7 @@ func (s *MemStore) RevokedInTenant(ctx context.Context, tenant Tenant, subject S
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	now := s.clock.Now()
-	if i := s.findSubject(sk); i >= 0 && s.revocations.has(i) && s.revocations.deadline(i) > now {
+	if s.revokedAt(sk, now) {
 		return true, nil
 	}
 	i := s.findTenantRev(&rk)

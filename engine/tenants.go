@@ -3,17 +3,24 @@ package engine
 import "strings"
 
 // tenantRec is one tenant with live listings, attempts or idempotency
-// records. attempts is its live attempt count (the tenant attempt quota),
-// counts the rest of its usage (tenant_usage.go: listings and idempotency
-// records, checked against their tenant quotas in quotas.go); refs counts
-// the records naming it, and the record is freed at zero.
+// records. counts is its usage (TenantUsage, checked against the tenant
+// quotas in quotas.go), and every record naming the tenant is counted
+// there: the record is freed when it counts nothing.
 type tenantRec struct {
 	hashed
-	t        Tenant
-	attempts int
-	counts   tenantCounts
-	refs     int
+	t      Tenant
+	counts tenantCounts
 }
+
+// tenantCounts is a tenant's live listings, attempts and idempotency
+// records, kept incrementally where the records are inserted and removed,
+// so TenantUsage and the tenant quotas are one lookup.
+type tenantCounts struct {
+	listings, attempts, idem int
+}
+
+// refs is how many records name the tenant.
+func (c tenantCounts) refs() int { return c.listings + c.attempts + c.idem }
 
 // tenantKey is a tenant with its seeded hash, computed once per operation,
 // before the commit lock is taken.
@@ -41,8 +48,9 @@ func (s *MemStore) findTenant(k tenantKey) int32 {
 	return -1
 }
 
-// tenantRef returns the slot of k (creating it) with one more reference.
-func (s *MemStore) tenantRef(k tenantKey) int32 {
+// tenantSlot returns the slot of k, creating it; the caller counts its new
+// record in it.
+func (s *MemStore) tenantSlot(k tenantKey) int32 {
 	i := s.findTenant(k)
 	if i < 0 {
 		i = s.tenants.alloc()
@@ -51,15 +59,13 @@ func (s *MemStore) tenantRef(k tenantKey) int32 {
 		r.t = Tenant{Game: strings.Clone(k.t.Game), Env: strings.Clone(k.t.Env)} // never a caller's buffer
 		chainInsert(&s.tenantIdx, &s.tenants, i)
 	}
-	s.tenants.at(i).refs++
 	return i
 }
 
-// tenantUnref drops one reference and frees the record at zero.
+// tenantUnref frees tenant slot i once it counts no record (the caller has
+// uncounted its own).
 func (s *MemStore) tenantUnref(i int32) {
-	r := s.tenants.at(i)
-	r.refs--
-	if r.refs == 0 {
+	if s.tenants.at(i).counts == (tenantCounts{}) {
 		chainRemove(&s.tenantIdx, &s.tenants, i)
 		s.tenants.release(i)
 	}

@@ -276,7 +276,7 @@ func runTenantRevocation(t *testing.T, f Factory) {
 	})
 }
 
-// get2 reads a listing of tenant t (any presence state).
+// getIn reads a listing of tenant t (any presence state).
 func (e *env) getIn(t engine.Tenant, id engine.ListingID) (engine.ListingView, engine.Result) {
 	e.t.Helper()
 	v, r, err := e.s.GetListing(e.ctx, engine.GetListing{Tenant: t, Listing: id})
