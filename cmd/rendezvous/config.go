@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 
@@ -388,17 +387,9 @@ func checkHostPort(s string, listen bool) error {
 // white space ignored). shared reports a file readable by group or others.
 // The error never quotes the file's content.
 func readCapabilityKey(path string) (key *[32]byte, shared bool, err error) {
-	f, err := os.Open(path)
+	b, shared, err := readSecretFile(path, 257)
 	if err != nil {
-		return nil, false, fmt.Errorf("cannot open: %w", err)
-	}
-	defer f.Close() // read-only: a close error changes nothing
-	if fi, err := f.Stat(); err == nil {
-		shared = fi.Mode().Perm()&0o077 != 0
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 257))
-	if err != nil {
-		return nil, false, fmt.Errorf("cannot read: %w", err)
+		return nil, false, err
 	}
 	var k [32]byte
 	if len(b) == 32 {

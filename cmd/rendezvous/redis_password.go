@@ -22,17 +22,9 @@ const (
 // without one trailing newline (CRLF or LF). shared reports a file
 // readable by group or others. The password is never logged.
 func readRedisPassword(path string) (password string, shared bool, err error) {
-	f, err := os.Open(path)
+	b, shared, err := readSecretFile(path, maxRedisPassword+1)
 	if err != nil {
-		return "", false, fmt.Errorf("cannot open: %w", err)
-	}
-	defer f.Close() // read-only: a close error changes nothing
-	if fi, err := f.Stat(); err == nil {
-		shared = fi.Mode().Perm()&0o077 != 0
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxRedisPassword+1))
-	if err != nil {
-		return "", false, fmt.Errorf("cannot read: %w", err)
+		return "", false, err
 	}
 	if len(b) > maxRedisPassword {
 		return "", false, fmt.Errorf("holds more than %d bytes", maxRedisPassword)
@@ -45,4 +37,24 @@ func readRedisPassword(path string) (password string, shared bool, err error) {
 		return "", false, errors.New("holds more than one line")
 	}
 	return pw, shared, nil
+}
+
+// readSecretFile reads a secret file of the command line (the Redis
+// password, the capability key): its first limit bytes (a caller bounding
+// the size asks one more) and whether it is readable by group or others
+// (shared).
+func readSecretFile(path string, limit int64) (b []byte, shared bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot open: %w", err)
+	}
+	defer f.Close() // read-only: a close error changes nothing
+	if fi, err := f.Stat(); err == nil {
+		shared = fi.Mode().Perm()&0o077 != 0
+	}
+	b, err = io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read: %w", err)
+	}
+	return b, shared, nil
 }

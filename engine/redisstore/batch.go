@@ -57,10 +57,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 		}
 	}
 	for i := range ops {
-		op := &ops[i]
-		op.Result, op.Err = engine.Result{}, buf.errs[i]
-		op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
-		op.IntroReady, op.FirstIntro = false, false
+		clearAnswer(&ops[i], engine.Result{}, buf.errs[i])
 	}
 	if ok && s.batchAnswers(m, ops, buf.sent) {
 		s.listings.learn(ops, buf.sent, buf.known)
@@ -70,10 +67,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	// Redis did not answer, or answered what is not a batch reply: as
 	// reply() says, unreachable (nothing was erased).
 	for _, i := range buf.sent {
-		op := &ops[i]
-		op.Result = unreachable
-		op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
-		op.IntroReady, op.FirstIntro = false, false
+		clearAnswer(&ops[i], unreachable, nil)
 	}
 	if ok {
 		batchBufs.Put(buf)
@@ -81,6 +75,13 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	// Else Redis did not answer in time: the client may still hold the
 	// argument (a command not yet written), so the buffer is not reused.
 	return nil
+}
+
+// clearAnswer sets op's result and error, with no view or introduction.
+func clearAnswer(op *engine.Op, r engine.Result, err error) {
+	op.Result, op.Err = r, err
+	op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
+	op.IntroReady, op.FirstIntro = false, false
 }
 
 // batchBuf holds one ApplyBatch call's packed argument and bookkeeping.

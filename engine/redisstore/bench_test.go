@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
 // Benchmarks of the Redis store on a dedicated loopback redis-server:
@@ -99,22 +100,7 @@ func (e *benchEnv) run(b *testing.B, inner int, fn func(i int)) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		rest, ok := strings.CutPrefix(line, "cmdstat_fcall:")
-		if !ok {
-			continue
-		}
-		var calls, usec float64
-		for _, f := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "calls":
-				calls = n
-			case "usec":
-				usec = n
-			}
-		}
+	if calls, usec := redistest.CommandStat(info, "fcall"); calls > 0 {
 		b.ReportMetric(usec/calls, "redis-us/op")
 		if inner > 1 {
 			b.ReportMetric(usec/calls/float64(inner), "redis-us/refresh")

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
-	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
 
 // TestRefreshedPresenceLivesToItsLatestDeadline: a refresh of a fresh
@@ -18,24 +17,14 @@ func TestRefreshedPresenceLivesToItsLatestDeadline(t *testing.T) {
 	for _, batched := range []bool{true, false} {
 		ctx := context.Background()
 		clock := engine.NewManualClock()
-		k := engine.RandomKeyring()
 		l := engine.DefaultLimits()
-		s, err := redisstore.New(ctx, redisstore.Config{Client: redisClient(t), Name: freshName(), Limits: l, Keyring: k, Clock: clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		views, err := s.CreateListingsPipelined(ctx, []engine.CreateListing{{Tenant: engine.Tenant{Game: "g", Env: "e"}, Owner: "o",
-			IdempotencyKey: "k", Spec: engine.ListingSpec{Region: "eu", ProtocolVersion: 1, BuildVersion: "1", DisplayName: "x",
-				Visibility: engine.Public, TrustMode: engine.PlayerHosted, MaxPlayers: 8}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := views[0]
+		s, k, v := newOneListingStore(t, l, clock)
 		pc := k.Presence(v.Presence)
 		refresh := func(seq uint64) {
 			t.Helper()
 			cmd := engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: seq, Public: netipAP("203.0.113.10:4000")}
 			var r engine.Result
+			var err error
 			if batched {
 				ops := []engine.Op{{Kind: engine.OpPresence, Presence: cmd}}
 				if err = s.ApplyBatch(ctx, ops); err == nil {

@@ -14,18 +14,7 @@ import (
 // is NotFound, and neither changes anything.
 func TestBatchedRefreshOfDeletedListingIsNotFound(t *testing.T) {
 	ctx := context.Background()
-	k := engine.RandomKeyring()
-	s, err := redisstore.New(ctx, redisstore.Config{Client: redisClient(t), Name: freshName(), Limits: engine.DefaultLimits(), Keyring: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	views, err := s.CreateListingsPipelined(ctx, []engine.CreateListing{{Tenant: engine.Tenant{Game: "g", Env: "e"}, Owner: "o",
-		IdempotencyKey: "k", Spec: engine.ListingSpec{Region: "eu", ProtocolVersion: 1, BuildVersion: "1", DisplayName: "x",
-			Visibility: engine.Public, TrustMode: engine.PlayerHosted, MaxPlayers: 8}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := views[0]
+	s, k, v := newOneListingStore(t, engine.DefaultLimits(), nil)
 	pc := k.Presence(v.Presence)
 	refresh := func(seq uint64, key engine.Fingerprint) engine.Outcome {
 		t.Helper()
@@ -63,4 +52,22 @@ func TestBatchedRefreshOfDeletedListingIsNotFound(t *testing.T) {
 	if err := s.CheckInvariants(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// newOneListingStore makes a store under a fresh name holding one listing
+// without presence.
+func newOneListingStore(t *testing.T, l engine.Limits, clock engine.Clock) (*redisstore.Store, *engine.Keyring, engine.ListingView) {
+	t.Helper()
+	k := engine.RandomKeyring()
+	s, err := redisstore.New(context.Background(), redisstore.Config{Client: redisClient(t), Name: freshName(), Limits: l, Keyring: k, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	views, err := s.CreateListingsPipelined(context.Background(), []engine.CreateListing{{Tenant: engine.Tenant{Game: "g", Env: "e"}, Owner: "o",
+		IdempotencyKey: "k", Spec: engine.ListingSpec{Region: "eu", ProtocolVersion: 1, BuildVersion: "1", DisplayName: "x",
+			Visibility: engine.Public, TrustMode: engine.PlayerHosted, MaxPlayers: 8}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, k, views[0]
 }
