@@ -55,8 +55,16 @@ func TestApplyBatchAllocatesPerBatchNotPerOp(t *testing.T) {
 		}
 	}
 	refresh(ops) // every presence fresh, buffers grown
-	small := testing.AllocsPerRun(200, func() { refresh(ops[:8]) })
-	large := testing.AllocsPerRun(200, func() { refresh(ops) })
+	// AllocsPerRun counts every goroutine's allocations, the Redis client's
+	// background work included: the least of three runs is the batch's own.
+	allocs := func(batch []engine.Op) float64 {
+		least := testing.AllocsPerRun(200, func() { refresh(batch) })
+		for range 2 {
+			least = min(least, testing.AllocsPerRun(200, func() { refresh(batch) }))
+		}
+		return least
+	}
+	small, large := allocs(ops[:8]), allocs(ops)
 	t.Logf("allocations per batch: %v with 8 refreshes, %v with 64", small, large)
 	if raceEnabled {
 		return
