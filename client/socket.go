@@ -220,17 +220,3 @@ func (s *Socket) pushOffer(h engine.Handle) {
 func unmapAP(ap netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
-
-// wait blocks for d, or until ctx ends or the Socket closes.
-func (s *Socket) wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.done:
-		return ErrClosed
-	}
-}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,9 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
@@ -42,29 +39,20 @@ func startServer(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
 		t.Fatalf("cannot start the server: %v", err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(40 * time.Second): // the drain window is 30s at most
-			cmd.Process.Kill()
-			<-done
-		}
+		stopServer(cmd.Process, done)
 	})
 	sc := bufio.NewScanner(stderr)
 	if !sc.Scan() {
 		t.Fatalf("the server printed no log line: %v", sc.Err())
 	}
-	var first struct {
-		HTTP string `json:"http"`
-		UDP  string `json:"udp"`
-	}
-	if err := json.Unmarshal(sc.Bytes(), &first); err != nil || first.HTTP == "" || first.UDP == "" {
-		t.Fatalf("first log line names no addresses: %q (%v)", sc.Text(), err)
+	httpAddr := serverHTTPAddr(sc.Bytes())
+	if httpAddr == "" {
+		t.Fatalf("first log line names no addresses: %q", sc.Text())
 	}
 	go io.Copy(io.Discard, stderr) // keep the pipe drained
-	return cmd, first.HTTP
+	return cmd, httpAddr
 }
 
 // TestCeilingProof is the ceiling proof, run in CI: the real server with

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
@@ -41,8 +42,8 @@ func (r *Run) cpuLadder(ctx context.Context, res *Result, live []int) {
 		r.waitUDP(ctx)
 		u1, err1 := r.serverUsage()
 		rec.Load(&c1)
-		if err0 != nil || err1 != nil {
-			measureErr = firstErr(err0, err1)
+		if err := cmp.Or(err0, err1); err != nil {
+			measureErr = err
 		}
 		d := c1.Sub(&c0)
 		return CPUStep{Kind: kind.String(), OfferedPerS: rate, Seconds: time.Since(t0).Seconds(), CPUSeconds: u1.CPUSeconds - u0.CPUSeconds}, d
@@ -98,13 +99,4 @@ func (r *Run) soloStreams(k Kind, rate float64, live []int) []Stream {
 			r.renew(i, intended)
 		}
 	}}}
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -77,8 +77,8 @@ func startOwnServer(cfg *Config) (*ownServer, error) {
 		close(s.done)
 	}()
 	type first struct {
-		HTTP, UDP string
-		err       error
+		http string
+		err  error
 	}
 	firstCh := make(chan first, 1)
 	go func() {
@@ -88,7 +88,7 @@ func startOwnServer(cfg *Config) (*ownServer, error) {
 		var f first
 		if err != nil {
 			f.err = fmt.Errorf("the server exited before naming its addresses (see %s)", logFile.Name())
-		} else if jerr := json.Unmarshal(line, &f); jerr != nil || f.HTTP == "" || f.UDP == "" {
+		} else if f.http = serverHTTPAddr(line); f.http == "" {
 			f.err = fmt.Errorf("the server's first log line names no addresses (see %s)", logFile.Name())
 		}
 		firstCh <- f
@@ -100,7 +100,7 @@ func startOwnServer(cfg *Config) (*ownServer, error) {
 			s.stop()
 			return nil, f.err
 		}
-		cfg.HTTPAddr, cfg.TokensFile, cfg.ServerPID = f.HTTP, tFile, s.cmd.Process.Pid
+		cfg.HTTPAddr, cfg.TokensFile, cfg.ServerPID = f.http, tFile, s.cmd.Process.Pid
 		return s, nil
 	case <-time.After(ownServerStart):
 		s.stop()
@@ -112,12 +112,29 @@ func startOwnServer(cfg *Config) (*ownServer, error) {
 // --server-args says otherwise), killing it if it has not exited after 40s,
 // and removes the generated principals.
 func (s *ownServer) stop() {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(40 * time.Second): // the drain window is 30s at most
-		s.cmd.Process.Kill()
-		<-s.done
-	}
+	stopServer(s.cmd.Process, s.done)
 	os.RemoveAll(s.dir)
+}
+
+// serverHTTPAddr returns the HTTP address named by the server's first log
+// line (JSON with its "http" and "udp" addresses), or "" when the line
+// names neither.
+func serverHTTPAddr(line []byte) string {
+	var first struct{ HTTP, UDP string }
+	if err := json.Unmarshal(line, &first); err != nil || first.HTTP == "" || first.UDP == "" {
+		return ""
+	}
+	return first.HTTP
+}
+
+// stopServer ends a server with SIGTERM, killing it if it has not exited
+// after 40s; done closes once the process has been waited for.
+func stopServer(p *os.Process, done <-chan struct{}) {
+	p.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(40 * time.Second): // the drain window is 30s at most
+		p.Kill()
+		<-done
+	}
 }

@@ -219,11 +219,9 @@ func runSoak(ctx context.Context, r *Run, res *Result) error {
 func (res *Result) addGrowthChecks(s *SoakSummary, maxGrowth float64) {
 	t := make([]float64, len(s.Samples))
 	rss, fds, gor := make([]float64, len(t)), make([]float64, len(t)), make([]float64, len(t))
+	fdsKnown := true
 	for i, p := range s.Samples {
 		t[i], rss[i], fds[i], gor[i] = p.T, float64(p.RSSBytes), float64(p.FDs-p.TesterConns), float64(p.Goroutines)
-	}
-	fdsKnown := true
-	for _, p := range s.Samples {
 		fdsKnown = fdsKnown && p.FDs >= 0
 	}
 	for _, g := range []GrowthCheck{growth("rss_bytes", t, rss, s.Seconds, maxGrowth),
