@@ -223,6 +223,12 @@ type AttemptView struct {
 	HostPresencePublic netip.AddrPort
 	Host, Peer         Binding // Peer is the client's binding
 	Consumed           bool
+	// Which instance of a deployment sharing one store received the host's
+	// latest presence refresh and each side's first bind: pushed datagrams
+	// (OFFER, INTRODUCE) must leave from that instance's socket, the one the
+	// peer's NAT mapping points at. Zero when the store serves one instance
+	// only (MemStore) or the side is not bound.
+	HostPresenceInstance, HostInstance, PeerInstance UUID
 }
 
 // Introduction is what each side learns of the other.

@@ -56,7 +56,7 @@ func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt)
 		return engine.AttemptView{}, engine.Result{}, err
 	}
 	m, ok, err := s.call(ctx, "rdv_bind_attempt", uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key),
-		bindingArg(cmd.Public, cmd.Local))
+		bindingArg(cmd.Public, cmd.Local), s.idArg)
 	if err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}

@@ -50,7 +50,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	ok := true
 	if len(buf.sent) > 0 {
 		var err error
-		m, ok, err = s.call(ctx, "rdv_apply_batch", rueidis.BinaryString(buf.args))
+		m, ok, err = s.call(ctx, "rdv_apply_batch", rueidis.BinaryString(buf.args), s.idArg)
 		if err != nil {
 			batchBufs.Put(buf) // nothing was sent
 			return err

@@ -174,7 +174,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 // attemptView decodes prelude.lua's attemptView.
 func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 	f, err := m.ToArray()
-	if err != nil || len(f) != 12 {
+	if err != nil || len(f) != 15 {
 		return engine.AttemptView{}, false
 	}
 	v := engine.AttemptView{
@@ -183,6 +183,7 @@ func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 		Client: engine.Subject(str(f[4])), ExpiresAt: s.wall(num(f[5])), TTL: s.duration(num(f[6])),
 		HostPresence: engine.Handle{UUID: parseID(str(f[7]))}, HostPresencePublic: parseEndpoint(str(f[8])),
 		Host: parseBinding(str(f[9])), Peer: parseBinding(str(f[10])), Consumed: str(f[11]) == "1",
+		HostPresenceInstance: parseID(str(f[12])), HostInstance: parseID(str(f[13])), PeerInstance: parseID(str(f[14])),
 	}
 	return v, true
 }

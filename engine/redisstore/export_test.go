@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
@@ -31,4 +32,9 @@ func (s *Store) CreateListingsPipelined(ctx context.Context, cmds []engine.Creat
 		}
 	}
 	return views, nil
+}
+
+// DeploymentName is the Config.Name the store was made with.
+func (s *Store) DeploymentName() string {
+	return strings.TrimSuffix(strings.TrimPrefix(s.prefix, "rdv:{"), "}:")
 }

@@ -14,7 +14,7 @@ func (s *Store) BindHostPresence(ctx context.Context, cmd engine.BindPresence) (
 	if err := engine.ValidatePresence(&cmd); err != nil {
 		return engine.PresenceView{}, engine.Result{}, err
 	}
-	m, ok, err := s.call(ctx, "rdv_bind_presence", presenceArgs(&cmd)...)
+	m, ok, err := s.call(ctx, "rdv_bind_presence", append(presenceArgs(&cmd), s.idArg)...)
 	if err != nil {
 		return engine.PresenceView{}, engine.Result{}, err
 	}

@@ -64,6 +64,7 @@ type Store struct {
 	limits  string        // ARGV[2] of every call
 	timeout time.Duration
 	id      engine.UUID
+	idArg   string // id as the scripts record it (the instance a refresh or bind reached)
 
 	// With Clock, wall time derives from monotonic time (as MemStore's), so
 	// moving the wall clock never expires or prolongs anything.
@@ -99,6 +100,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		c: cfg.Client, prefix: "rdv:{" + name + "}:", lim: cfg.Limits, keys: cfg.Keyring,
 		clock: cfg.Clock, tick: time.Microsecond, timeout: cfg.Timeout, id: engine.NewUUID(),
 	}
+	s.idArg = uuidArg(s.id)
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}

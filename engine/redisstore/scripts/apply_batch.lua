@@ -3,7 +3,7 @@
 -- (struct format, big-endian, strings after a 2-byte length): 'p', handle
 -- (36), presence key (16), seq, public, local, and the listing's ID or ''
 -- (the caller's cache of ph); or 'b', handle (36), key (16), role (1),
--- binding. One argument parsed here costs less than six per op, and lets
+-- binding. ARGV[4] is the calling instance's ID. One argument parsed here costs less than six per op, and lets
 -- the caller reuse one buffer per batch.
 --
 -- Answers {presence, binds}. presence packs the presence ops' answers in
@@ -30,6 +30,7 @@ end
 
 redis.register_function('rdv_apply_batch', function(keys, a)
   begin(keys, a, true)
+  INST = a[4]
   local s, pos = a[3], 1
   local pres, binds = {}, {}
   while pos <= #s do

@@ -36,6 +36,12 @@ end
 -- META is the deployment's state flags, read once per call by setup.
 local META = {}
 
+-- INST is the calling instance's ID (Store.InstanceID), which the
+-- functions that accept presence refreshes and attempt binds set from
+-- their arguments: bindPresence and bindAttempt record it, so a pushed
+-- datagram can leave from the instance the peer's NAT mapping points at.
+local INST = ''
+
 -- setup reads the call's context: prefix, limits (parsed again only when
 -- they change), the flags and the time, clamped never to run backwards
 -- (and the clamp moved forward when write is set).
@@ -226,11 +232,14 @@ local function listingView(id)
 end
 
 -- attemptView: id, handle, listing, tenant, client, deadline, ttl, host
--- presence, host presence public, host binding, client binding, consumed.
+-- presence, host presence public, host binding, client binding, consumed,
+-- and the instances the host's presence and each side's bind reached.
 local function attemptView(aid)
-  local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'dl', 'host', 'peer', 'consumed')
-  local l = call('HMGET', P .. 'l:' .. f[2], 'pres', 'pub')
-  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, l[1] or '', l[2] or '', f[6], f[7], f[8]}
+  local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'dl', 'host', 'peer', 'consumed',
+    'hosti', 'peeri')
+  local l = call('HMGET', P .. 'l:' .. f[2], 'pres', 'pub', 'pi')
+  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, l[1] or '', l[2] or '', f[6], f[7], f[8],
+    l[3] or '', f[9] or '', f[10] or ''}
 end
 
 -- idemReplay answers a creation whose idempotency key ik was used before:
@@ -288,7 +297,7 @@ local function bindPresence(handle, key, seq, pub, loc, id)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
     end
   end
-  call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl)
+  call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl, 'pi', INST)
   local pending = NO_PENDING
   if f[4] ~= '0' then pending = call('ZRANGE', P .. 'lp:' .. id, 0, 3) end
   return OK, 0, id, pending
@@ -307,7 +316,7 @@ local function bindAttempt(handle, role, key, binding)
     if f[2] == binding then return {OK, 1, aid} end
     return {REPLAY_REJECTED, 0, ''}
   end
-  call('HSET', P .. 'a:' .. aid, bf, binding)
+  call('HSET', P .. 'a:' .. aid, bf, binding, bf .. 'i', INST)
   if role == 'h' and call('ZREM', P .. 'lp:' .. f[3], handle) == 1 then
     call('HINCRBY', P .. 'l:' .. f[3], 'np', -1)
   end
