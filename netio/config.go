@@ -33,6 +33,11 @@ type Config struct {
 	Metrics    *metrics.Set // where to register metrics (github.com/VictoriaMetrics/metrics); nil = a private set
 	Logger     *slog.Logger // nil = slog.Default()
 
+	// Forwarder, when set, carries pushed datagrams to and from the other
+	// instances of a deployment sharing one store (the Redis store); nil:
+	// every push leaves from this instance.
+	Forwarder Forwarder
+
 	// Overlap reads and authenticates a socket's next batch while the store
 	// commits this one (worth it when a commit is a round trip: the Redis
 	// store); batches are still committed and answered in the order read.

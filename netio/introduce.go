@@ -13,14 +13,16 @@ import (
 // the recipient's capability. A later identical bind (the store read the
 // consumed introduction back) re-sends the requester's INTRODUCE only;
 // nothing is consumed twice. Both leave from the address the completing
-// request reached. Transaction IDs derive from the handle, so the re-sent
-// INTRODUCE is the same datagram.
+// request reached, except the other side's when its bind reached another
+// instance of the deployment: its NAT mapping points at that instance, so
+// the INTRODUCE is forwarded there. Transaction IDs derive from the handle,
+// so the re-sent INTRODUCE is the same datagram.
 func (p *processor) introduce(r *request, op *engine.Op) {
 	in := &op.Intro
 	h := op.Bind.Handle
 	toHost := r.kind == stun.KindAttemptHost || op.FirstIntro
 	toClient := r.kind == stun.KindAttemptClient || op.FirstIntro
-	if toHost {
+	if toHost && !p.forwarded(r, op, stun.KindAttemptHost, op.Attempt.HostInstance, in.Host, in.Client) {
 		pads := &r.pads
 		if r.kind != stun.KindAttemptHost {
 			pc := p.keys.PresenceWith(p.mac, op.Attempt.HostPresence)
@@ -29,7 +31,7 @@ func (p *processor) introduce(r *request, op *engine.Op) {
 		}
 		p.introduceOne(r, stun.KindAttemptHost, h, pads, in.Host, in.Client)
 	}
-	if toClient {
+	if toClient && !p.forwarded(r, op, stun.KindAttemptClient, op.Attempt.PeerInstance, in.Client, in.Host) {
 		pads := &r.pads
 		if r.kind != stun.KindAttemptClient {
 			key := p.keys.AttemptClientWith(p.mac, h)
@@ -38,6 +40,22 @@ func (p *processor) introduce(r *request, op *engine.Op) {
 		p.introduceOne(r, stun.KindAttemptClient, h, pads, in.Client, in.Host)
 	}
 	p.peerPads = engine.HMACKey{}
+}
+
+// forwarded hands the INTRODUCE to the side of kind (to, introduced to peer)
+// to instance at, the one that side's bind reached, when that is another
+// instance and the side did not send r. True when it is that instance's to
+// send: queued, or dropped and counted (the side's bind retransmission
+// recovers it). No capability is queued: the sender derives it again.
+func (p *processor) forwarded(r *request, op *engine.Op, kind byte, at engine.UUID, to, peer engine.Binding) bool {
+	if r.kind == kind || !p.fwd.remote(at) || !to.Bound() || !peer.Bound() {
+		return false
+	}
+	ps := push{kind: kind, handle: op.Bind.Handle, presence: op.Attempt.HostPresence, dst: to.Public, peer: peer}
+	if !p.fwd.enqueue(at, &ps) {
+		p.stats.drops[dropForwardQueue]++
+	}
+	return true
 }
 
 // otherPads computes the pad states of the other side's capability into
@@ -62,18 +80,23 @@ func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, pads *e
 	if s == nil {
 		return
 	}
-	tx := indicationTxID(kind, h)
-	u := stun.Username(kind, h)
-	b := stun.NewBuilder(s.buf, stun.IntroduceIndication, tx)
-	b.AddUsername(u[:])
-	b.AddXORAddress(stun.AttrXORPeerAddress, peer.Public)
-	if peer.Local.IsValid() {
-		b.AddXORAddress(stun.AttrPeerLocalAddress, peer.Local)
-	}
+	b := stun.NewBuilder(s.buf, stun.IntroduceIndication, indicationTxID(kind, h))
+	addIntroduceBody(&b, kind, h, peer)
 	b.AddIntegrityWith(p.mac, pads)
 	b.AddFingerprint()
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[methodIntroduce][resOK]++
+	}
+}
+
+// addIntroduceBody adds an INTRODUCE's attributes before its signature:
+// the recipient's USERNAME and the peer's endpoints.
+func addIntroduceBody(b *stun.Builder, kind byte, h engine.Handle, peer engine.Binding) {
+	u := stun.Username(kind, h)
+	b.AddUsername(u[:])
+	b.AddXORAddress(stun.AttrXORPeerAddress, peer.Public)
+	if peer.Local.IsValid() {
+		b.AddXORAddress(stun.AttrPeerLocalAddress, peer.Local)
 	}
 }
 

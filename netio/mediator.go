@@ -14,7 +14,9 @@ import (
 // Mediator is the UDP side of the service (CONTRACT.md §4): one reader
 // goroutine per socket reads a batch, authenticates it outside the commit
 // lock, commits it with one store.ApplyBatch and writes the answers with one
-// batched send; one more goroutine sends OFFERs. All methods are safe for
+// batched send; one more goroutine sends OFFERs and pushes other instances
+// forwarded here, and, with a Forwarder, one forwards pushes that must
+// leave from another instance and one receives them. All methods are safe for
 // concurrent use.
 type Mediator struct {
 	cfg     Config
@@ -26,7 +28,8 @@ type Mediator struct {
 	conns   []batchConn
 	recv    int
 	send    int
-	offers  chan engine.AttemptView
+	pushes  chan push  // offers and forwarded pushes, for pushLoop
+	fwd     *forwarder // nil without a Forwarder
 	origin  time.Time
 
 	startOnce sync.Once
@@ -52,7 +55,7 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 		cfg: cfg, store: store, keys: keys, log: cfg.Logger,
 		met:     newMediatorMetrics(cfg.Metrics),
 		limiter: newRateLimiter(cfg.ErrorRate, cfg.ErrorBurst),
-		offers:  make(chan engine.AttemptView, offerQueue),
+		pushes:  make(chan push, offerQueue),
 		origin:  time.Now(),
 		done:    make(chan struct{}),
 	}
@@ -69,6 +72,10 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 		}
 		m.conns = append(m.conns, conns...)
 	}
+	if cfg.Forwarder != nil {
+		m.fwd = &forwarder{bus: cfg.Forwarder, self: store.InstanceID(), out: make(chan outgoing, forwardQueue)}
+		m.startForwarding()
+	}
 	return m, nil
 }
 
@@ -80,6 +87,10 @@ func (m *Mediator) Start() {
 			return
 		}
 		m.wg.Add(len(m.conns) + 1)
+		if m.fwd != nil {
+			m.wg.Add(1)
+			go m.forwardLoop()
+		}
 		for _, c := range m.conns {
 			if m.cfg.Overlap {
 				go m.overlapLoop(c)
@@ -87,7 +98,7 @@ func (m *Mediator) Start() {
 				go m.readLoop(c)
 			}
 		}
-		go m.offerLoop()
+		go m.pushLoop()
 		path := "recvmmsg"
 		if m.cfg.Portable || !rawAvailable {
 			path = "portable"
@@ -131,6 +142,13 @@ func (m *Mediator) Close() error {
 	return m.closeErr
 }
 
+// newProcessor makes a reader's processor, forwarding as m does.
+func (m *Mediator) newProcessor() *processor {
+	p := newProcessor(m.store, m.keys, m.limiter)
+	p.fwd = m.fwd
+	return p
+}
+
 // nanotime is the monotonic clock of the rate limiter.
 func (m *Mediator) nanotime() int64 { return int64(time.Since(m.origin)) }
 
@@ -138,7 +156,7 @@ func (m *Mediator) nanotime() int64 { return int64(time.Since(m.origin)) }
 func (m *Mediator) readLoop(c batchConn) {
 	defer m.wg.Done()
 	in := newPackets(batchSize, readSlot)
-	p := newProcessor(m.store, m.keys, m.limiter)
+	p := m.newProcessor()
 	for {
 		n, err := c.ReadBatch(in)
 		if err != nil {

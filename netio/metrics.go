@@ -20,13 +20,35 @@ const (
 	dropSendFailed                    // the kernel refused the answer
 	dropOfferQueue                    // Offer's bounded queue was full
 	dropOfferRoute                    // no socket can reach the host's family
+	// Forwarding between instances (forward.go): a push to leave from
+	// another instance found its queue full, the bus did not answer, no
+	// instance listened under the target's ID (it stopped); a push received
+	// found the send queue full, or was not one.
+	dropForwardQueue
+	dropForwardFailed
+	dropForwardUnreceived
+	dropForwardInQueue
+	dropForwardMalformed
 	numDrops
 )
 
 var dropNames = [numDrops]string{
 	"oversize", "malformed", "unsupported", "rate_limited", "size_bound",
 	"store", "send_failed", "offer_queue_full", "offer_no_route",
+	"forward_queue_full", "forward_failed", "forward_unreceived", "forward_in_queue_full", "forward_malformed",
 }
+
+// forwardDirection labels forwarded pushes: handed to the instance that
+// must send them, or received to send from here.
+type forwardDirection uint8
+
+const (
+	forwardOut forwardDirection = iota
+	forwardIn
+	numForwardDirections
+)
+
+var forwardDirectionNames = [numForwardDirections]string{"out", "in"}
 
 // method labels answers by what was asked.
 type method uint8
@@ -71,6 +93,7 @@ type mediatorMetrics struct {
 	in, out   *metrics.Counter
 	batches   *metrics.Counter
 	drops     [numDrops]*metrics.Counter
+	forwarded [numForwardDirections]*metrics.Counter
 	answers   [numMethods][numResults]*metrics.Counter
 	batchSize *metrics.PrometheusHistogram
 	// commit is the time of one store.ApplyBatch: the commit latency of a
@@ -88,6 +111,7 @@ const (
 	metricCommit    = "rendezvous_udp_commit_duration_seconds"
 	metricDropped   = "rendezvous_udp_dropped_total"
 	metricAnswers   = "rendezvous_udp_answers_total"
+	metricForwarded = "rendezvous_udp_forwarded_total"
 )
 
 var metricHelp = map[string]string{
@@ -98,6 +122,7 @@ var metricHelp = map[string]string{
 	metricCommit:    "Commit latency in seconds: time in one store ApplyBatch of a receive batch.",
 	metricDropped:   "Datagrams that got no answer, by reason.",
 	metricAnswers:   "UDP answers, by method asked and outcome answered.",
+	metricForwarded: "Pushed datagrams (OFFER, INTRODUCE) forwarded between instances: out, handed to the instance whose socket the recipient's NAT mapping points at; in, received here to send.",
 }
 
 // MetricHelp is the HELP text of a metric family this package exports, or
@@ -124,6 +149,9 @@ func newMediatorMetrics(s *metrics.Set) *mediatorMetrics {
 	}
 	for i := range m.drops {
 		m.drops[i] = s.GetOrCreateCounter(fmt.Sprintf(`%s{reason=%q}`, metricDropped, dropNames[i]))
+	}
+	for i := range m.forwarded {
+		m.forwarded[i] = s.GetOrCreateCounter(fmt.Sprintf(`%s{direction=%q}`, metricForwarded, forwardDirectionNames[i]))
 	}
 	for i := range m.answers {
 		for j := range m.answers[i] {

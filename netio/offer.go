@@ -10,60 +10,56 @@ import (
 // Offer asks the mediator to send an OFFER for a new attempt to the host's
 // presence endpoint (CONTRACT.md §4.4): USERNAME p:<v.HostPresence>,
 // RDV-ATTEMPT v.Handle, RDV-LIFETIME, signed with the presence capability.
-// It never blocks: the view is queued (bounded) for the offer goroutine and
-// dropped and counted when the queue is full or the mediator is closed; a
-// lost OFFER is recovered by the host's next presence refresh. Safe for
-// concurrent use; callable before Start (offers wait for it).
+// It leaves from the instance the host's presence last reached
+// (v.HostPresenceInstance), forwarded there when that is another instance.
+// It never blocks: the offer is queued (bounded) and dropped and counted
+// when the queue is full or the mediator is closed; a lost OFFER is
+// recovered by the host's next presence refresh. Safe for concurrent use;
+// callable before Start (offers wait for it).
 func (m *Mediator) Offer(v engine.AttemptView) {
+	p := push{kind: pushOffer, handle: v.Handle, presence: v.HostPresence, lifetime: lifetimeSeconds(v.TTL),
+		dst: v.HostPresencePublic}
+	if m.fwd.remote(v.HostPresenceInstance) {
+		if !m.fwd.enqueue(v.HostPresenceInstance, &p) {
+			m.met.drops[dropForwardQueue].Inc()
+		}
+		return
+	}
 	select {
-	case m.offers <- v:
+	case m.pushes <- p:
 	default:
 		m.met.drops[dropOfferQueue].Inc()
 	}
 }
 
-// offerLoop sends queued offers until Close.
-func (m *Mediator) offerLoop() {
+// pushLoop sends queued pushes (this instance's offers and what other
+// instances forwarded here) until Close.
+func (m *Mediator) pushLoop() {
 	defer m.wg.Done()
 	buf := make([]byte, 0, writeSlot)
 	for {
 		select {
 		case <-m.done:
 			return
-		case v := <-m.offers:
-			m.sendOffer(buf, &v)
+		case p := <-m.pushes:
+			m.sendPush(buf, &p)
 		}
 	}
 }
 
-// encodeOffer builds an OFFER into buf.
-func encodeOffer(buf []byte, keys *engine.Keyring, v *engine.AttemptView) []byte {
-	tx := indicationTxID(stun.KindPresence, v.Handle)
-	u := stun.Username(stun.KindPresence, v.HostPresence)
-	key := keys.Presence(v.HostPresence)
+// encodeOffer builds an OFFER for attempt h to the host of presence handle
+// pres into buf.
+func encodeOffer(buf []byte, keys *engine.Keyring, pres, h engine.Handle, lifetime uint32) []byte {
+	tx := indicationTxID(stun.KindPresence, h)
+	u := stun.Username(stun.KindPresence, pres)
+	key := keys.Presence(pres)
 	b := stun.NewBuilder(buf, stun.OfferIndication, tx)
 	b.AddUsername(u[:])
-	b.AddAttempt(v.Handle)
-	b.AddUint32(stun.AttrLifetime, lifetimeSeconds(v.TTL))
+	b.AddAttempt(h)
+	b.AddUint32(stun.AttrLifetime, lifetime)
 	b.AddIntegritySHA256(key[:])
 	b.AddFingerprint()
 	return b.Bytes()
-}
-
-func (m *Mediator) sendOffer(buf []byte, v *engine.AttemptView) {
-	dst := v.HostPresencePublic
-	c := m.connFor(dst)
-	if c == nil || !dst.IsValid() {
-		m.met.drops[dropOfferRoute].Inc()
-		return
-	}
-	msg := encodeOffer(buf, m.keys, v)
-	if err := c.WriteTo(msg, dst); err != nil {
-		m.met.drops[dropSendFailed].Inc()
-		return
-	}
-	m.met.out.Inc()
-	m.met.answers[methodOffer][resOK].Inc()
 }
 
 // connFor picks a socket that can reach dst: the first of dst's family, or a

@@ -29,6 +29,7 @@ type request struct {
 type processor struct {
 	store   engine.Store
 	hosts   engine.HostResolver // store, if it is one; else nil
+	fwd     *forwarder          // nil: every INTRODUCE leaves from here
 	keys    *engine.Keyring
 	limiter *rateLimiter
 	nowNS   int64 // monotonic nanoseconds, read once per batch

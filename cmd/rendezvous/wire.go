@@ -81,6 +81,9 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	}
 	s.store, s.closeStore = store, closeStore
 
+	// The Redis store forwards pushed datagrams between instances, so each
+	// leaves from the instance the peer's NAT mapping points at.
+	forwarder, _ := store.(netio.Forwarder)
 	netSet, httpSet := metrics.NewSet(), metrics.NewSet()
 	expo := newExposition(httpSet, netSet, newProcessMetrics(store, c.Store))
 	s.med, err = netio.NewMediator(netio.Config{
@@ -91,6 +94,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		ErrorRate:  c.UDPErrorRate,
 		ErrorBurst: c.UDPErrorBurst,
 		Portable:   c.UDPPortable,
+		Forwarder:  forwarder,
 		Metrics:    netSet,
 		Logger:     log.With("component", "netio"),
 
