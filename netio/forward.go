@@ -23,7 +23,8 @@ type Forwarder interface {
 	// ReceiveForwards calls deliver with every payload forwarded to this
 	// instance (one goroutine, in order) until ctx ends, listening again
 	// after a lost connection; payloads forwarded meanwhile are lost. It
-	// calls subscribed each time it starts listening.
+	// calls subscribed, from the goroutine that called it, each time it
+	// starts listening.
 	ReceiveForwards(ctx context.Context, deliver func(payload string), subscribed func())
 }
 
@@ -73,7 +74,7 @@ func (f *forwarder) enqueue(to engine.UUID, p *push) bool {
 func (m *Mediator) forwardLoop() {
 	defer m.wg.Done()
 	buf := make([]byte, 0, pushPayloadMax)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := m.closingContext()
 	defer cancel()
 	for {
 		select {
@@ -97,11 +98,8 @@ func (m *Mediator) forwardLoop() {
 // Close and queues them for pushLoop; subscribed is closed once listening.
 func (m *Mediator) receiveForwards(subscribed chan<- struct{}) {
 	defer m.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-m.done
-		cancel()
-	}()
+	ctx, cancel := m.closingContext()
+	defer cancel()
 	first := true
 	m.fwd.bus.ReceiveForwards(ctx, m.deliverForward, func() {
 		if first {
@@ -111,6 +109,20 @@ func (m *Mediator) receiveForwards(subscribed chan<- struct{}) {
 		}
 		m.log.Info("forwarded datagrams: listening again")
 	})
+}
+
+// closingContext is a context cancelled when the mediator closes (or by
+// its cancel), so a call on the bus does not hold Close up.
+func (m *Mediator) closingContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-m.done:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
 }
 
 // deliverForward queues one forwarded payload for pushLoop.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,7 +36,8 @@ func (u *udpPeer) readFrom() (*stun.Message, netip.AddrPort) {
 // through b, then the host's bind through a completes the attempt: the
 // host's INTRODUCE leaves from a (its request reached a) and the client's
 // from b, where the client's bind arrived. Each instance counts what it
-// forwarded and received.
+// forwarded and received. Once b is killed, the OFFER of a new join
+// through a reaches no instance, and a counts it as unreceived.
 func TestE2EPushesLeaveFromTheInstanceThePeerReached(t *testing.T) {
 	args := append(redisStoreArgs(t), "--metrics-addr", "127.0.0.1:0")
 	a, b := startProc(t, args...), startProc(t, args...)
@@ -89,5 +91,20 @@ func TestE2EPushesLeaveFromTheInstanceThePeerReached(t *testing.T) {
 		if n := scrapeURL(t, "http://"+metricsAddr(t, c.p)+"/metrics").samples[c.series]; n != 2 {
 			t.Errorf("%s = %v, want 2", c.series, n)
 		}
+	}
+
+	b.signal(syscall.SIGKILL)
+	b.wait()
+	a.join("fwd-join-2", h.pub.ListingID) // the host's presence, recorded at b, is still fresh
+	const unreceived = `rendezvous_udp_dropped_total{reason="forward_unreceived"}`
+	for i := 0; ; i++ {
+		n := scrapeURL(t, "http://"+metricsAddr(t, a)+"/metrics").samples[unreceived]
+		if n == 1 {
+			break
+		}
+		if n > 1 || i == 200 {
+			t.Fatalf("%s = %v after one OFFER to the killed instance, want 1", unreceived, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
