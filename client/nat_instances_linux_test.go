@@ -16,79 +16,99 @@ import (
 
 // TestNATHolePunchTwoInstances is the endpoint-independent case of
 // TestNATHolePunch with two instances on one Redis in the "internet": A on
-// 10.99.0.1, B on 10.99.0.2. The host publishes through B, so its presence
-// (and the only mapping its NAT keeps toward the service) goes to B; the
-// joiner's HTTP goes to A, which creates the attempt and names itself as
-// the attempt's mediator. The OFFER must leave from B (A forwards it
-// through Redis), and the INTRODUCE to the joiner, whose bind reached A,
-// from A: the host's NAT receives nothing from A and the joiner's nothing
-// from B, and the two peers punch through and chat directly.
+// 10.99.0.1, B on 10.99.0.2. The host publishes through B; its presence
+// goes to the mediator its listing names (B, unless routing picks A), the
+// only instance its NAT keeps a mapping toward. The joiner's HTTP goes to
+// the other instance, which creates the attempt: the OFFER must come from
+// the host's instance (forwarded through Redis), and every push must leave
+// from an instance the recipient's NAT sent to. The two peers punch through
+// and chat directly, and no instance ever sends to a NAT that did not send
+// to it (its datagrams would be dropped there).
 func TestNATHolePunchTwoInstances(t *testing.T) {
 	requireNetns(t)
 	redistest.SkipIfMissing(t)
 	l := newLab(t, false)
 	l.in("pub", "ip", "addr", "add", "10.99.0.2/32", "dev", "lo")
-	// Datagrams each instance sends toward each NAT (in pub's output hook:
-	// the servers run there), added to newLab's counter table.
-	l.nft("pub", `table ip rdvcount {
-	counter a_to_host {}
-	counter b_to_host {}
-	counter a_to_joiner {}
-	counter b_to_joiner {}
-	counter to_b_nonstun {}
-	chain out {
-		type filter hook output priority 0; policy accept;
-		ip saddr 10.99.0.1 ip daddr 10.99.1.2 udp sport 3478 counter name a_to_host
-		ip saddr 10.99.0.2 ip daddr 10.99.1.2 udp sport 3478 counter name b_to_host
-		ip saddr 10.99.0.1 ip daddr 10.99.2.2 udp sport 3478 counter name a_to_joiner
-		ip saddr 10.99.0.2 ip daddr 10.99.2.2 udp sport 3478 counter name b_to_joiner
+	// Per NAT and instance, STUN datagrams each way (the servers run in
+	// pub: its input and output hooks see them), added to newLab's counter
+	// table.
+	rules := "table ip rdvcount {\n\tcounter to_b_nonstun {}\n"
+	in := "\tchain inst_in {\n\t\ttype filter hook input priority 0; policy accept;\n" +
+		"\t\tip daddr 10.99.0.2 udp dport 3478 @th,96,32 != 0x2112a442 counter name to_b_nonstun\n"
+	out := "\tchain inst_out {\n\t\ttype filter hook output priority 0; policy accept;\n"
+	for _, n := range natWANs {
+		for _, i := range instanceAddrs {
+			rules += "\tcounter " + natCounter(n, i, "in") + " {}\n\tcounter " + natCounter(n, i, "out") + " {}\n"
+			in += "\t\tip saddr " + n + " ip daddr " + i + " udp dport 3478 counter name " + natCounter(n, i, "in") + "\n"
+			out += "\t\tip saddr " + i + " ip daddr " + n + " udp sport 3478 counter name " + natCounter(n, i, "out") + "\n"
+		}
 	}
-	chain b_in {
-		type filter hook input priority 0; policy accept;
-		ip daddr 10.99.0.2 udp dport 3478 @th,96,32 != 0x2112a442 counter name to_b_nonstun
-	}
-}
-`)
+	l.nft("pub", rules+in+"\t}\n"+out+"\t}\n}\n")
 	redisAddr := l.startRedis("pub")
 	key := filepath.Join(t.TempDir(), "capability.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	shared := []string{"--store", "redis", "--redis-addr", redisAddr, "--redis-name", "nat", "--capability-key-file", key}
-	a := startServer(t, l.exec("pub"), append([]string{"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478"}, shared...)...)
-	b := startServer(t, l.exec("pub"), append([]string{"--http-addr", "10.99.0.2:8080", "--udp-addr", "10.99.0.2:3478"}, shared...)...)
+	servers := map[string]*testServer{}
+	for _, i := range instanceAddrs {
+		servers[i] = startServer(t, l.exec("pub"), append([]string{"--http-addr", i + ":8080", "--udp-addr", i + ":3478"}, shared...)...)
+	}
 
-	host := startPeer(t, l.exec("host"), b.tokens["publisher"], "host", "--server", "http://10.99.0.2:8080", "--name", "two instances", "--echo")
-	id := host.waitLine(t, publishedRe)
-	join := startPeer(t, l.exec("join"), a.tokens["client"], "join", "--server", "http://10.99.0.1:8080", "--listing", id,
-		"--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
+	b := instanceAddrs[1]
+	host := startPeer(t, l.exec("host"), servers[b].tokens["publisher"], "host", "--server", "http://"+b+":8080",
+		"--name", "two instances", "--echo")
+	id := host.waitLine(t, publishedRe) // after the first presence answer
+	var hostInst, joinVia string
+	for _, i := range instanceAddrs {
+		if l.counter(natCounter(natWANs[0], i, "in")) > 0 {
+			hostInst = i
+		} else {
+			joinVia = i
+		}
+	}
+	if hostInst == "" || joinVia == "" {
+		t.Fatalf("the host's NAT sent to %q and not to %q: want exactly one instance", hostInst, joinVia)
+	}
+	join := startPeer(t, l.exec("join"), servers[joinVia].tokens["client"], "join", "--server", "http://"+joinVia+":8080",
+		"--listing", id, "--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
 	code := join.wait(t)
-	out, errOut := join.stdout.String(), join.stderr.String()
+	out2, errOut := join.stdout.String(), join.stderr.String()
 	if code != 0 {
-		t.Fatalf("the joiner exited %d:\n%s\n%s\nhost:\n%s", code, out, errOut, host.stdout.String())
+		t.Fatalf("the joiner exited %d:\n%s\n%s\nhost:\n%s", code, out2, errOut, host.stdout.String())
 	}
 	for _, want := range []string{"introduced to host: public 10.99.1.2:", "punched: direct path to 10.99.1.2:", "host says: echo: world"} {
-		if !strings.Contains(out, want) {
-			t.Fatalf("joiner output lacks %q:\n%s", want, out)
+		if !strings.Contains(out2, want) {
+			t.Fatalf("joiner output lacks %q:\n%s", want, out2)
 		}
 	}
 	host.waitLine(t, regexp.MustCompile(`^joiner 10\.99\.2\.2:\d+ says: world$`))
 	if n := l.counter("direct_1to2") + l.counter("direct_2to1"); n == 0 {
 		t.Fatal("no direct traffic forwarded between the NATs")
 	}
-	for name, want := range map[string]bool{"a_to_host": false, "b_to_host": true, "a_to_joiner": true, "b_to_joiner": false} {
-		if n := l.counter(name); (n > 0) != want {
-			t.Errorf("%s = %d datagrams, want any: %v (the host reached only B, the joiner only A)", name, n, want)
+	for _, n := range natWANs {
+		for _, i := range instanceAddrs {
+			sent, got := l.counter(natCounter(n, i, "out")), l.counter(natCounter(n, i, "in"))
+			if sent > 0 && got == 0 {
+				t.Errorf("instance %s sent %d datagrams to the NAT %s, which never sent to it (its NAT drops them)", i, sent, n)
+			}
 		}
 	}
 	if n := l.counter("to_server_nonstun") + l.counter("to_b_nonstun"); n != 0 {
 		t.Fatalf("the servers received %d non-STUN datagrams: peer traffic went through them", n)
 	}
-	for _, s := range []*testServer{a, b} {
-		if strings.Contains(s.stderr.String(), `"level":"ERROR"`) {
-			t.Fatalf("a server logged an error:\n%s", s.stderr.String())
-		}
-	}
+}
+
+// The two NATs' WAN addresses and the two instances' addresses in pub.
+var (
+	natWANs       = [2]string{"10.99.1.2", "10.99.2.2"}
+	instanceAddrs = [2]string{"10.99.0.1", "10.99.0.2"}
+)
+
+// natCounter names the counter of STUN datagrams from NAT wan to instance
+// inst ("in") or back ("out").
+func natCounter(wan, inst, dir string) string {
+	return "n" + strings.ReplaceAll(wan, ".", "_") + "_i" + strings.ReplaceAll(inst, ".", "_") + "_" + dir
 }
 
 // startRedis runs redis-server inside namespace ns on its own loopback

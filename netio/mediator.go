@@ -79,8 +79,10 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 	return m, nil
 }
 
-// Start starts one reader goroutine per socket and the offer sender. Calls
-// after the first, or after Close, do nothing.
+// Start starts one reader goroutine per socket, the push sender and, with a
+// Forwarder, the goroutine that forwards pushes to other instances (the one
+// receiving theirs runs from NewMediator on). Calls after the first, or
+// after Close, do nothing.
 func (m *Mediator) Start() {
 	m.startOnce.Do(func() {
 		if m.closed.Load() {

@@ -19,7 +19,7 @@ import (
 func (m *Mediator) Offer(v engine.AttemptView) {
 	p := push{kind: pushOffer, handle: v.Handle, presence: v.HostPresence, lifetime: lifetimeSeconds(v.TTL),
 		dst: v.HostPresencePublic}
-	if m.fwd.remote(v.HostPresenceInstance) {
+	if p.dst.IsValid() && m.fwd.remote(v.HostPresenceInstance) {
 		if !m.fwd.enqueue(v.HostPresenceInstance, &p) {
 			m.met.drops[dropForwardQueue].Inc()
 		}
