@@ -12,7 +12,8 @@ import (
 // deployment (two instances) record which of them received the host's
 // latest presence refresh and each side's first bind, and every attempt
 // view names them, whichever instance reads it: a refresh through b, then a
-// join through a, names b; a refresh through a moves it. A client bind
+// join through a, names b; a refresh through a moves it, and one through b
+// moves it back. A client bind
 // through b and the completing host bind through a name b and a. An
 // identical bind retransmitted to the other instance is a replay that
 // changes nothing, the recorded instance included.
@@ -60,6 +61,11 @@ func TestViewsNameTheInstancesRefreshesAndBindsReached(t *testing.T) {
 	}
 	if got := join(b, "j2").HostPresenceInstance; got != a.InstanceID() {
 		t.Fatalf("presence moved to a: view names %v, want a %v", got, a.InstanceID())
+	}
+	refresh(b)
+	refresh(b)
+	if got := join(a, "j3").HostPresenceInstance; got != b.InstanceID() {
+		t.Fatalf("presence moved back to b: view names %v, want b %v", got, b.InstanceID())
 	}
 
 	hc := engine.HostAttemptCapability(&pc, first.Handle)
