@@ -114,7 +114,9 @@ func StartSentinel(dir string, o SentinelOptions) (*Topology, error) {
 		}
 		return []string{"--requirepass", o.Password, "--masterauth", o.Password}
 	}
-	node := []string{"--save", "", "--appendonly", "no",
+	// A replica keeps the snapshot it syncs from in its directory: dir,
+	// not the test's working directory.
+	node := []string{"--save", "", "--appendonly", "no", "--dir", dir,
 		// Replicas sync at once, not after diskless sync's default 5 s delay.
 		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
 		"--min-replicas-to-write", strconv.Itoa(o.MinReplicasToWrite),
