@@ -87,3 +87,23 @@ func TestE2ERedisSentinelFailover(t *testing.T) {
 		t.Fatalf("the server's log holds the Redis password")
 	}
 }
+
+// TestE2ERedisSentinelUnreachable: with no sentinel answering, the server
+// does not start, names --redis-sentinel and never prints the password.
+func TestE2ERedisSentinelUnreachable(t *testing.T) {
+	redistest.SkipIfMissing(t)
+	top := &redistest.Topology{Options: redistest.SentinelOptions{Password: "e2e-unreachable-pass-0123"}}
+	args := sentinelArgs(t, top)
+	for i, a := range args {
+		if a == "--redis-sentinel" {
+			args[i+1] = "127.0.0.1:1" // nothing listens on port 1
+		}
+	}
+	code, stdout, stderr := runBinary(t, nil, append([]string{"--dev", "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0"}, args...)...)
+	if code != exitFailure || !strings.Contains(stderr, "redis-sentinel") {
+		t.Fatalf("exit %d, want %d naming redis-sentinel:\n%s", code, exitFailure, stderr)
+	}
+	if strings.Contains(stdout+stderr, top.Options.Password) {
+		t.Fatalf("the output holds the password:\n%s", stderr)
+	}
+}

@@ -294,3 +294,39 @@ func TestLibraryIsCheckedAgainAfterAFailedCall(t *testing.T) {
 		t.Fatalf("GetListing after the failed call = %v, want Success (library reloaded)", o)
 	}
 }
+
+// TestManualSentinelFailoverIsFollowed: SENTINEL FAILOVER demotes a live
+// primary (its writes answer READONLY) and promotes a replica; the store
+// follows without a restart, the listing is still served, and the attempt
+// made before is void.
+func TestManualSentinelFailoverIsFollowed(t *testing.T) {
+	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
+	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
+	if err != nil {
+		t.Fatalf("connecting through Sentinel: %v", err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	g := newAttemptRig(t, c, "manual")
+	before := g.boundAttempt()
+	primary, err := top.PrimaryAddr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := top.Do(ctx, primary, "WAIT", fmt.Sprint(len(top.Nodes)-1), "5000"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := top.Do(ctx, top.Sentinels[0].Addr, "SENTINEL", "FAILOVER", redistest.MasterName); err != nil {
+		t.Fatalf("SENTINEL FAILOVER: %v", err)
+	}
+	if _, err := top.WaitForPromotion(ctx, primary, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitServing(t, g)
+	if _, r, err := g.s.GetListing(ctx, engine.GetListing{Tenant: g.v.Tenant, Listing: g.v.ID}); err != nil || !r.OK() {
+		t.Fatalf("GetListing after the failover: %v %v", r.Outcome, err)
+	}
+	g.voidedEverywhere(before, "an attempt bound under the demoted primary")
+	g.refresh()
+	g.worksAgain()
+}
