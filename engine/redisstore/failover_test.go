@@ -330,3 +330,43 @@ func TestManualSentinelFailoverIsFollowed(t *testing.T) {
 	g.refresh()
 	g.worksAgain()
 }
+
+// TestRestartFromPersistenceKeepsAttempts: a primary restarted from its
+// own append-only file (synced on every write) has a new replication ID
+// but no inherited one: it acknowledged exactly what it loaded, so its
+// attempts stay, introduced or not.
+func TestRestartFromPersistenceKeepsAttempts(t *testing.T) {
+	redistest.SkipIfMissing(t)
+	srv, err := redistest.StartPersistent(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	c := newClient(t, srv.Addr)
+	t.Cleanup(c.Close)
+	g := newAttemptRig(t, c, "restart")
+	pending, introduced := g.boundAttempt(), g.boundAttempt()
+	if o := g.consume(introduced); o != engine.Success {
+		t.Fatalf("ConsumeIntroduction = %v", o)
+	}
+	gen := generation(t, c, "restart")
+	srv.Stop()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitServing(t, g)
+	o := g.consume(pending)
+	for i := 0; i < 20 && o == engine.ServiceUnavailable; i++ { // a call on a connection broken by the restart
+		time.Sleep(50 * time.Millisecond)
+		o = g.consume(pending)
+	}
+	if o != engine.Success {
+		t.Fatalf("ConsumeIntroduction of an attempt bound before the restart = %v, want Success", o)
+	}
+	if o := g.consume(introduced); o != engine.ReplayRejected {
+		t.Fatalf("ConsumeIntroduction of an attempt introduced before the restart = %v, want ReplayRejected", o)
+	}
+	if now := generation(t, c, "restart"); now != gen {
+		t.Fatalf("generation %d after a restart, want %d (no promotion)", now, gen)
+	}
+}
