@@ -19,8 +19,7 @@ const (
 // openStore makes the store --store selects: the in-memory one, or the
 // Redis one on --redis-addr or the primary --redis-sentinel names
 // (database --redis-db, AUTH with the password of --redis-password-file)
-// under --redis-name. close releases what it
-// holds (the Redis connection).
+// under --redis-name. close releases what it holds (the Redis connection).
 func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(), err error) {
 	if c.Store != storeRedis {
 		s, err := engine.NewMemStore(c.Limits, engine.NewSystemClock(), keys)
