@@ -68,6 +68,11 @@ type config struct {
 	RedisPassword       string
 	RedisPasswordShared bool
 
+	// RedisSentinels and RedisMaster, when set, replace RedisAddr: the
+	// primary is the one these sentinels monitor under that name.
+	RedisSentinels []string
+	RedisMaster    string
+
 	CapabilityKeyFile string
 	// CapabilityKey is the key read from CapabilityKeyFile (nil: a random key
 	// is made at start). Never logged.
@@ -156,9 +161,15 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.BoolVar(&c.UDPPortable, "udp-portable", false, "use the portable UDP batch path (x/net) instead of raw recvmmsg/sendmmsg")
 	fs.StringVar(&c.Store, "store", storeMemory, "where state lives: memory (this process only) or redis (shared by every instance on --redis-addr and --redis-name)")
 	fs.StringVar(&c.RedisAddr, "redis-addr", "127.0.0.1:6379", "Redis `host:port` with --store redis")
+	fs.Func("redis-sentinel", "Sentinel `host:port` list, comma-separated, with --store redis: the store follows the primary they monitor under --redis-master (instead of --redis-addr)", func(s string) error {
+		addrs, err := splitAddrs(s)
+		c.RedisSentinels = addrs
+		return err
+	})
+	fs.StringVar(&c.RedisMaster, "redis-master", "", "`name` of the primary the --redis-sentinel sentinels monitor")
 	fs.StringVar(&c.RedisName, "redis-name", "rdv", "deployment `name` with --store redis: keys are rdv:{name}:...; 1-64 characters of [a-z0-9._-]")
 	fs.IntVar(&c.RedisDB, "redis-db", 0, fmt.Sprintf("Redis database `number` with --store redis (SELECT); 0..%d", maxRedisDB))
-	fs.StringVar(&c.RedisPasswordFile, "redis-password-file", "", "`file` holding the Redis password (AUTH) with --store redis; a trailing newline is ignored (default: no AUTH)")
+	fs.StringVar(&c.RedisPasswordFile, "redis-password-file", "", "`file` holding the Redis password (AUTH, to the data nodes and to the --redis-sentinel sentinels alike) with --store redis; a trailing newline is ignored (default: no AUTH)")
 	fs.StringVar(&c.CapabilityKeyFile, "capability-key-file", "", "`file` holding the capability key (32 raw bytes or 64 hex characters); default: a random key per start, so a restart invalidates every capability")
 	return fs
 }
@@ -320,6 +331,9 @@ func (c *config) validate() error {
 	case storeRedis:
 		if err := checkHostPort(c.RedisAddr, false); err != nil {
 			return c.bad("redis-addr", "%v", err)
+		}
+		if err := c.validateSentinel(); err != nil {
+			return err
 		}
 		// A deployment name follows the rule of a tenant's parts.
 		if (engine.Tenant{Game: c.RedisName, Env: c.RedisName}).Validate() != nil {

@@ -17,9 +17,9 @@ const (
 )
 
 // openStore makes the store --store selects: the in-memory one, or the
-// Redis one on --redis-addr (database --redis-db, AUTH with the password of
-// --redis-password-file) under --redis-name. close releases what it
-// holds (the Redis connection).
+// Redis one on --redis-addr or the primary --redis-sentinel names
+// (database --redis-db, AUTH with the password of --redis-password-file)
+// under --redis-name. close releases what it holds (the Redis connection).
 func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(), err error) {
 	if c.Store != storeRedis {
 		s, err := engine.NewMemStore(c.Limits, engine.NewSystemClock(), keys)
@@ -28,17 +28,17 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 		}
 		return s, func() {}, nil
 	}
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.RedisAddr}, DisableCache: true,
-		SelectDB: c.RedisDB, Password: c.RedisPassword})
+	opt, setting := redisClientOption(c)
+	client, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot connect to Redis: %w", err)}
+		return nil, nil, &settingError{setting, c.sourceOf(setting), fmt.Errorf("cannot connect to Redis: %w", err)}
 	}
 	s, err := redisstore.New(context.Background(), redisstore.Config{
 		Client: client, Name: c.RedisName, Limits: c.Limits, Keyring: keys,
 	})
 	if err != nil {
 		client.Close()
-		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), err}
+		return nil, nil, &settingError{setting, c.sourceOf(setting), err}
 	}
 	return s, client.Close, nil
 }

@@ -17,8 +17,9 @@ Rendezvous serves game-session listings over HTTP and introduces hosts and
 clients over a STUN-framed UDP mediator. State is in memory by default: a
 restart starts empty and invalidates every capability unless
 --capability-key-file is set. With --store redis the state lives in Redis,
-shared by every instance started with the same --redis-addr, --redis-name
-and --capability-key-file.
+shared by every instance started with the same --redis-addr (or
+--redis-sentinel and --redis-master: the primary Sentinel names, followed
+across promotions), --redis-name and --capability-key-file.
 
 Every flag can also be set by the environment variable shown next to it
 (RDV_ + the flag name in upper case, '-' as '_'); the command line wins.

@@ -30,7 +30,15 @@ func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
+	if s.recheck.Load() && loadLibrary(cctx, s.c) == nil {
+		s.recheck.Store(false)
+	}
 	m, rerr := s.c.Do(cctx, cmd()).ToMessage()
+	if rerr != nil {
+		// Maybe a new primary (a failover passes through failed calls):
+		// check its library's version before the next call.
+		s.recheck.Store(true)
+	}
 	if rerr != nil && missingFunction(rerr) {
 		// A flushed or newly promoted server without the library: the call
 		// did not run, so load and call once more.

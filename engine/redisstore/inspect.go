@@ -60,8 +60,12 @@ func (s *Store) dump() (*dump, error) {
 }
 
 // secretFields are left out of Snapshot: fingerprints of capabilities. So
-// is meta's clock (the clamp), which any call may move.
-var secretFields = map[string]bool{"lkey": true, "pkey": true, "hkey": true, "ckey": true}
+// are meta's clock (the clamp), which any call may move, and the primary it
+// last saw (replid, gen), which the first call on a new primary moves.
+var (
+	secretFields = map[string]bool{"lkey": true, "pkey": true, "hkey": true, "ckey": true}
+	movingMeta   = map[string]bool{"clock": true, "replid": true, "gen": true}
+)
 
 // Snapshot renders the state deterministically, without fingerprints.
 func (s *Store) Snapshot() string {
@@ -80,7 +84,7 @@ func (s *Store) Snapshot() string {
 		k := d.keys[n]
 		fmt.Fprintf(&b, "%q %s:", n, k.kind)
 		for _, f := range k.fields {
-			if secretFields[f[0]] || (n == "meta" && f[0] == "clock") {
+			if secretFields[f[0]] || (n == "meta" && movingMeta[f[0]]) {
 				continue
 			}
 			fmt.Fprintf(&b, " %q=%q", f[0], f[1])

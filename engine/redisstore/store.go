@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -73,6 +74,7 @@ type Store struct {
 
 	handleKey engine.Capability // see presenceHandle
 	listings  *presenceListings
+	recheck   atomic.Bool // a call failed: check the library's version first (call)
 }
 
 var (

@@ -27,7 +27,8 @@ const RequireEnv = "RDV_REQUIRE_REDIS"
 type Server struct {
 	Addr string // 127.0.0.1:port
 	cmd  *exec.Cmd
-	args []string // redis-server's arguments, for Restart
+	bin  string   // redis-server, or redis-sentinel (StartSentinel)
+	args []string // the binary's arguments, for Restart
 }
 
 // Missing says why Redis tests cannot run (redis-server not installed), or
@@ -81,20 +82,28 @@ func StartPersistent(dir string) (*Server, error) {
 }
 
 func start(args ...string) (*Server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: "redis-server",
 		args: append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1"}, args...)}
 	return s, s.run()
 }
 
+// freePort returns a loopback port free at the time of the call.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
 // run starts the process and waits (at most 10 s) until it answers PING.
 func (s *Server) run() error {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := exec.LookPath(s.bin)
 	if err != nil {
 		return err
 	}
@@ -116,7 +125,7 @@ func (s *Server) run() error {
 	for !s.pong() {
 		if time.Now().After(deadline) {
 			s.Stop()
-			return fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
+			return fmt.Errorf("%s on %s did not answer PING within 10s", s.bin, s.Addr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

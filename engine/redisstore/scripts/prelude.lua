@@ -206,8 +206,30 @@ local function cleanup(presenceOnly)
   drainDue('lexp', now, removeListing)
 end
 
+-- followPrimary voids every attempt made under an earlier primary, at the
+-- first writing call on a promoted one. A promoted replica has a new
+-- replication ID and keeps the one it replicated from as master_replid2; it
+-- may lack writes the old primary acknowledged, a consumed introduction
+-- among them, so an attempt it inherited could be introduced a second time.
+-- Removing them all in the call that first sees the new ID (and counting
+-- the promotions in meta's gen) makes any later use of such an attempt
+-- NotFound: the client creates a new one. A new ID without a second one is
+-- a primary restarted from its own persistence (or a new server): what it
+-- loaded is what it acknowledged (appendfsync always), so nothing is voided.
+local function followPrimary()
+  local info = call('INFO', 'replication')
+  local id = string.match(info, 'master_replid:(%x+)')
+  if not id or call('HGET', P .. 'meta', 'replid') == id then return end
+  if string.match(info, 'master_replid2:(%x+)') ~= string.rep('0', 40) then
+    drainDue('aexp', '+inf', removeAttempt)
+    call('HINCRBY', P .. 'meta', 'gen', 1)
+  end
+  call('HSET', P .. 'meta', 'replid', id)
+end
+
 local function begin(keys, args, presenceOnly)
   setup(keys, args, true)
+  followPrimary()
   cleanup(presenceOnly)
 end
 

@@ -1,0 +1,26 @@
+package redisstore
+
+import (
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// sentinelRefresh is how often the client asks the sentinels for the
+// primary besides following their +switch-master events, so one missed
+// event cannot leave it on a demoted primary.
+const sentinelRefresh = time.Second
+
+// SentinelClientOption is the client option reaching the primary that the
+// sentinels (host:port each) monitor under master; password, when set,
+// authenticates to the sentinels and to the data nodes alike. The client
+// follows a promotion by itself: calls in flight on the old primary fail
+// (the store answers ServiceUnavailable) and later ones go to the new one,
+// whose first writing call voids the attempts made under the old primary
+// (scripts/prelude.lua, followPrimary).
+func SentinelClientOption(sentinels []string, master, password string) rueidis.ClientOption {
+	return rueidis.ClientOption{
+		InitAddress: sentinels, Password: password, DisableCache: true,
+		Sentinel: rueidis.SentinelOption{MasterSet: master, Password: password, TopologyRefreshInterval: sentinelRefresh},
+	}
+}
