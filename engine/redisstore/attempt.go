@@ -21,6 +21,9 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	if err := engine.ValidateCreateAttempt(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}
+	if cmd.RelayOnly {
+		return engine.AttemptView{}, engine.Result{}, errNoRelay
+	}
 	ik := packKey('a', cmd.Tenant.Game, cmd.Tenant.Env, string(cmd.Client), cmd.IdempotencyKey)
 	pres := s.presenceHandle(cmd.Listing)
 	presCap := s.keys.Presence(pres)
@@ -54,6 +57,9 @@ func roleArg(r engine.Role) string {
 func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt) (engine.AttemptView, engine.Result, error) {
 	if err := engine.ValidateBind(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
+	}
+	if cmd.Relayed.IsValid() {
+		return engine.AttemptView{}, engine.Result{}, errNoRelay
 	}
 	m, ok, err := s.call(ctx, "rdv_bind_attempt", uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key),
 		bindingArg(cmd.Public, cmd.Local))

@@ -37,12 +37,19 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 				buf.sent, buf.known = append(buf.sent, i), append(buf.known, known)
 			}
 		case engine.OpBindAttempt:
-			if buf.errs[i] = engine.ValidateBind(&op.Bind); buf.errs[i] == nil {
+			if buf.errs[i] = engine.ValidateBind(&op.Bind); buf.errs[i] == nil && op.Bind.Relayed.IsValid() {
+				buf.errs[i] = errNoRelay
+			}
+			if buf.errs[i] == nil {
 				buf.args = appendBind(buf.args, &op.Bind)
 				buf.sent, buf.known = append(buf.sent, i), append(buf.known, true)
 			}
+		case engine.OpOutcome:
+			if buf.errs[i] = engine.ValidateReport(&op.Report); buf.errs[i] == nil {
+				buf.errs[i] = errNoRelay
+			}
 		default:
-			buf.errs[i] = &engine.InputError{Field: "kind", Reason: "must be OpPresence or OpBindAttempt"}
+			buf.errs[i] = &engine.InputError{Field: "kind", Reason: "must be OpPresence, OpBindAttempt or OpOutcome"}
 		}
 	}
 	s.listings.mu.RUnlock()
@@ -80,8 +87,8 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 // clearAnswer sets op's result and error, with no view or introduction.
 func clearAnswer(op *engine.Op, r engine.Result, err error) {
 	op.Result, op.Err = r, err
-	op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
-	op.IntroReady, op.FirstIntro = false, false
+	op.PresenceView, op.Attempt, op.Intro, op.RelayIntro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}, engine.RelayIntroduction{}
+	op.IntroReady, op.FirstIntro, op.RelayReady, op.FirstRelay, op.Duplicate, op.Tenant = false, false, false, false, false, engine.Tenant{}
 }
 
 // batchBuf holds one ApplyBatch call's packed argument and bookkeeping.
