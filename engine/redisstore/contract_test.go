@@ -25,7 +25,7 @@ func newContractStore(t *testing.T, l engine.Limits, c *engine.ManualClock, k *e
 // TestRedisStoreContract runs the whole store contract suite on the Redis
 // store against a real redis-server.
 func TestRedisStoreContract(t *testing.T) {
-	storetest.Run(t, newContractStore, storetest.WithoutRelay())
+	storetest.Run(t, newContractStore)
 }
 
 // FuzzRedisStoreOps drives the Redis store through fuzzer-chosen operation

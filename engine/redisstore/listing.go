@@ -30,9 +30,6 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	if err := engine.ValidateCreateListing(&cmd); err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}
-	if cmd.Spec.RelayOnlyJoins {
-		return engine.ListingView{}, engine.Result{}, errNoRelay
-	}
 	for {
 		m, ok, err := s.call(ctx, "rdv_create_listing", s.createListingArgs(&cmd)...)
 		if err != nil {
