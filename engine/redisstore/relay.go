@@ -87,7 +87,7 @@ func parseProgress(s string) (engine.AttemptProgress, bool) {
 	}, true
 }
 
-// parseOutcome reads an outcome report "path:ms" ('' when not reported).
+// parseOutcome reads an outcome report "path:ms" (empty when not reported).
 func parseOutcome(s string) (engine.PunchOutcome, bool) {
 	if s == "" {
 		return engine.PunchOutcome{}, true
