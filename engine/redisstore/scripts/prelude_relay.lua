@@ -73,8 +73,11 @@ end
 
 -- report records one side's outcome (path 1-3, ms): the first per side is
 -- kept. {outcome, 0[, duplicate, tenant]}. NotFound for an unknown handle
--- or a wrong key, as a bind.
+-- or a wrong key, as a bind. The Go side sends only valid roles and paths;
+-- another is refused here before any write, as NotFound, so a malformed op
+-- fails alone and the batch's other ops keep their answers.
 RELAY.report = function(handle, key, role, path, ms)
+  if (role ~= 'h' and role ~= 'c') or path < 1 or path > 3 then return {NOT_FOUND, 0} end
   if unavailable() then return {UNAVAILABLE, 0} end
   local aid = call('HGET', P .. 'ah', handle)
   if not aid then return {NOT_FOUND, 0} end
