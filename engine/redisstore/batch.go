@@ -192,7 +192,7 @@ func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, sent []int
 			return false
 		}
 		if op.Kind == engine.OpOutcome {
-			decodeReport(binds[0], op)
+			s.decodeReport(binds[0], op)
 		} else {
 			s.decodeBind(binds[0], op)
 		}

@@ -22,14 +22,18 @@ func appendReport(b []byte, r *engine.PunchReport) []byte {
 }
 
 // decodeReport reads an outcome report's answer {outcome, pool[, duplicate,
-// tenant]}.
-func decodeReport(m rueidis.RedisMessage, op *engine.Op) {
+// tenant, attempt view]}.
+func (s *Store) decodeReport(m rueidis.RedisMessage, op *engine.Op) {
 	_, r, rest := reply(m, true)
 	op.Result = r
 	if !r.OK() {
 		return
 	}
-	if len(rest) < 2 {
+	var ok bool
+	if len(rest) == 3 {
+		op.Attempt, ok = s.attemptView(rest[2])
+	}
+	if !ok {
 		op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
 		return
 	}
