@@ -72,7 +72,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 		{"Input", runInput},
 		{"Cancel", runCancel},
 		{"Race", runRace},
-		{"RandomOps", runRandomOps},
+		{"RandomOps", func(t *testing.T, f Factory) { runRandomOps(t, f, o) }},
 		{"Relay", func(t *testing.T, f Factory) { runRelay(t, f, o) }},
 	}
 	for _, g := range groups {
