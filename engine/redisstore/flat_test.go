@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
@@ -211,6 +212,16 @@ func opWork(t *testing.T, n int) map[string]map[string]int {
 		}
 	})
 	return work
+}
+
+// functionCalls is how many FCALLs the server has run.
+func functionCalls(t *testing.T, c rueidis.Client) int {
+	t.Helper()
+	info, err := c.Do(context.Background(), c.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return commandCounts(t, info)["fcall"]
 }
 
 // commandCounts parses INFO commandstats into calls per command, leaving

@@ -18,13 +18,6 @@ func TestRelayCallsAreOneFunctionCallEach(t *testing.T) {
 	if err != nil || !r.OK() || !a.RelayOnly {
 		t.Fatalf("CreateJoinAttempt: %v %v", r.Outcome, err)
 	}
-	fcalls := func() int {
-		info, err := e.c.Do(ctx, e.c.B().Info().Section("commandstats").Build()).ToString()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return commandCounts(t, info)["fcall"]
-	}
 	pc := e.k.Presence(e.v.Presence)
 	hc, cc := engine.HostAttemptCapability(&pc, a.Handle), e.k.AttemptClient(a.Handle)
 	hk, ck := engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
@@ -66,11 +59,11 @@ func TestRelayCallsAreOneFunctionCallEach(t *testing.T) {
 			return err == nil && r.Outcome == engine.NotFound
 		}},
 	} {
-		before := fcalls()
+		before := functionCalls(t, e.c)
 		if !c.run() {
 			t.Fatalf("%s did not succeed", c.name)
 		}
-		if got := fcalls() - before; got != c.calls {
+		if got := functionCalls(t, e.c) - before; got != c.calls {
 			t.Errorf("%s: %d function calls, want %d", c.name, got, c.calls)
 		}
 	}
