@@ -68,12 +68,17 @@ func packKey(kind byte, parts ...string) string {
 	return string(b)
 }
 
-// attemptRequest is a join's request fingerprint (hex, as the listing's).
+// attemptRequest is a join's request fingerprint (hex, as the listing's);
+// a relay-only request adds a byte.
 func attemptRequest(cmd *engine.CreateAttempt) string {
-	var b [20]byte
+	var b [21]byte
 	copy(b[:16], cmd.Listing.UUID[:])
 	binary.BigEndian.PutUint32(b[16:], cmd.ProtocolVersion)
-	sum := sha256.Sum256(b[:])
+	n := 20
+	if cmd.RelayOnly {
+		b[20], n = 1, 21
+	}
+	sum := sha256.Sum256(b[:n])
 	return hex.EncodeToString(sum[:])
 }
 
@@ -174,7 +179,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 // attemptView decodes prelude.lua's attemptView.
 func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 	f, err := m.ToArray()
-	if err != nil || len(f) != 15 {
+	if err != nil || len(f) != 19 {
 		return engine.AttemptView{}, false
 	}
 	v := engine.AttemptView{
@@ -184,6 +189,8 @@ func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 		HostPresence: engine.Handle{UUID: parseID(str(f[7]))}, HostPresencePublic: parseEndpoint(str(f[8])),
 		Host: parseBinding(str(f[9])), Peer: parseBinding(str(f[10])), Consumed: str(f[11]) == "1",
 		HostPresenceInstance: parseID(str(f[12])), HostInstance: parseID(str(f[13])), PeerInstance: parseID(str(f[14])),
+		RelayOnly: str(f[15]) == "1", HostRelayed: parseEndpoint(str(f[16])), PeerRelayed: parseEndpoint(str(f[17])),
+		RelayConsumed: str(f[18]) == "1",
 	}
 	return v, true
 }

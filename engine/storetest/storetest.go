@@ -16,6 +16,12 @@
 // and says so at the assertion (for example, which of two full pools a
 // shed creation names, or whether Seq 0 is a Conflict or an InputError).
 //
+// The Relay group and the randomized model cover the relay fallback
+// (relay-only joins, relayed candidates, the relay introduction, outcome
+// reports, attempt status and tombstones); a store without it (the
+// reference baseline) runs with WithoutRelay and must refuse each entry
+// point with *engine.UnsupportedError.
+//
 // The suite is deterministic except for the race cases (goroutines
 // contending on the store; their assertions hold for every interleaving)
 // and makes no timing assertions. Run it with -race.
@@ -32,9 +38,24 @@ import (
 // and deriving capabilities with k. It is called once per (sub)test.
 type Factory func(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store
 
+// Option adjusts the suite to a store's features.
+type Option func(*options)
+
+type options struct{ noRelay bool }
+
+// WithoutRelay is the capability flag of a store without the relay
+// fallback (the reference baseline): the Relay group then only proves that
+// every relay entry point answers *engine.UnsupportedError and changes
+// nothing.
+func WithoutRelay() Option { return func(o *options) { o.noRelay = true } }
+
 // Run runs the whole contract suite against the stores newStore makes. Each
 // case is a subtest, so `-run 'TestX/Idempotency'` selects a group.
-func Run(t *testing.T, newStore Factory) {
+func Run(t *testing.T, newStore Factory, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	groups := []struct {
 		name string
 		run  func(t *testing.T, f Factory)
@@ -57,7 +78,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"Input", runInput},
 		{"Cancel", runCancel},
 		{"Race", runRace},
-		{"RandomOps", runRandomOps},
+		{"RandomOps", func(t *testing.T, f Factory) { runRandomOps(t, f, o) }},
+		{"Relay", func(t *testing.T, f Factory) { runRelay(t, f, o) }},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newStore) })
