@@ -114,7 +114,10 @@ var fastRepublish = Backoff{Min: 100 * time.Millisecond, Max: 400 * time.Millise
 // TestPublisherRepublishesAfterRestart: the server is killed (nothing
 // drained, every listing lost) and started again on the same ports. The
 // Publisher reports the silence, then the loss, publishes again by itself,
-// and the new listing is browsable.
+// and the new listing is browsable. On the memory store only: that a
+// restart loses every listing is what it tests (on the Redis store the
+// listing outlives the process, TestE2ERedisKilledMidLoad in
+// cmd/rendezvous).
 func TestPublisherRepublishesAfterRestart(t *testing.T) {
 	// A lease far longer than the presence round's timeout: the silence is
 	// noticed by the heartbeat, before any renewal is due.
@@ -161,7 +164,9 @@ func TestPublisherRepublishesAfterRestart(t *testing.T) {
 
 // TestPublisherRepublishesAfterDrain: an operator drain is reported as
 // such; the Publisher keeps trying (each refusal named ErrDraining) and
-// returns once a new process serves on the same ports.
+// returns once a new process serves on the same ports. On the memory store
+// only: on the Redis store the drain belongs to the shared state, not to
+// the process, so a new process on it still drains.
 func TestPublisherRepublishesAfterDrain(t *testing.T) {
 	srv := startFileServer(t, "--presence-ttl", "3s", "--lease-ttl", "2s", "--drain-window", "1s")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)

@@ -30,8 +30,31 @@ func redisStoreArgs(t testing.TB) []string {
 // and two servers fighting for the same cores would blur what they check.
 func eachStore(t *testing.T, f func(t *testing.T, storeArgs []string)) {
 	t.Helper()
-	t.Run(storeMemory, func(t *testing.T) { f(t, []string{"--store", storeMemory}) })
-	t.Run(storeRedis, func(t *testing.T) { f(t, slices.Clip(redisStoreArgs(t))) })
+	runStores(t, false, f)
+}
+
+// eachStoreInParallel is eachStore with both subtests at once, for a test
+// that spends its time waiting on one of the server's timeouts, not
+// computing.
+func eachStoreInParallel(t *testing.T, f func(t *testing.T, storeArgs []string)) {
+	t.Helper()
+	runStores(t, true, f)
+}
+
+func runStores(t *testing.T, parallel bool, f func(t *testing.T, storeArgs []string)) {
+	t.Helper()
+	for _, store := range []string{storeMemory, storeRedis} {
+		t.Run(store, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			args := []string{"--store", storeMemory}
+			if store == storeRedis {
+				args = redisStoreArgs(t)
+			}
+			f(t, slices.Clip(args))
+		})
+	}
 }
 
 // storeOf is the store storeArgs select.

@@ -294,6 +294,8 @@ func TestE2EDualStackUDP(t *testing.T) {
 	})
 }
 
+// TestE2EBadSettingStopsStart runs on no store: the settings are checked
+// before any store is opened.
 func TestE2EBadSettingStopsStart(t *testing.T) {
 	f := func(env []string, args []string, setting string) {
 		t.Helper()

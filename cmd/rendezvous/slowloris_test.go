@@ -16,7 +16,7 @@ import (
 // throughout and the process stays up. The test takes about one read
 // timeout.
 func TestE2ESlowloris(t *testing.T) {
-	eachStore(t, func(t *testing.T, storeArgs []string) {
+	eachStoreInParallel(t, func(t *testing.T, storeArgs []string) {
 		const conns = 50
 		p := startProc(t, storeArgs...)
 		dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 3)}, Timeout: hangGuard}
