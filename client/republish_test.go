@@ -164,38 +164,39 @@ func TestPublisherRepublishesAfterRestart(t *testing.T) {
 
 // TestPublisherRepublishesAfterDrain: an operator drain is reported as
 // such; the Publisher keeps trying (each refusal named ErrDraining) and
-// returns once a new process serves on the same ports. On the memory store
-// only: on the Redis store the drain belongs to the shared state, not to
-// the process, so a new process on it still drains.
+// returns once a new process serves on the same ports, on either store (on
+// Redis the drain is in the shared state: the new process ends it).
 func TestPublisherRepublishesAfterDrain(t *testing.T) {
-	srv := startFileServer(t, "--presence-ttl", "3s", "--lease-ttl", "2s", "--drain-window", "1s")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
-	defer cancel()
-	events := newEventLog()
-	pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("drain-again"),
-		ListenAddr: "127.0.0.1:0", OnEvent: events.on, Republish: fastRepublish})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close(context.Background())
-	first := pub.ListingID()
-	if err := srv.api(t, "operator").Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if ev := events.await(t, ctx, EventDraining); ev.Listing != first || !errors.Is(ev.Err, ErrDraining) || !strings.Contains(ev.Err.Error(), "draining") {
-		t.Fatalf("draining event %v", ev)
-	}
-	if ev := events.await(t, ctx, EventRepublishFailed); !errors.Is(ev.Err, ErrDraining) || ev.RetryIn <= 0 {
-		t.Fatalf("republish failed event %v, want ErrDraining and a wait", ev)
-	}
-	if err := srv.stop(); err != nil {
-		t.Fatal(err)
-	}
-	srv.restart(t)
-	ev := events.await(t, ctx, EventRepublished)
-	if ev.Listing == first || !browsable(t, ctx, srv.api(t, "client"), ev.Listing) {
-		t.Fatalf("republished %v (first %v) is not browsable", ev.Listing, first)
-	}
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		srv := startFileServer(t, append(storeArgs, "--presence-ttl", "3s", "--lease-ttl", "2s", "--drain-window", "1s")...)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+		defer cancel()
+		events := newEventLog()
+		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("drain-again"),
+			ListenAddr: "127.0.0.1:0", OnEvent: events.on, Republish: fastRepublish})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close(context.Background())
+		first := pub.ListingID()
+		if err := srv.api(t, "operator").Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ev := events.await(t, ctx, EventDraining); ev.Listing != first || !errors.Is(ev.Err, ErrDraining) || !strings.Contains(ev.Err.Error(), "draining") {
+			t.Fatalf("draining event %v", ev)
+		}
+		if ev := events.await(t, ctx, EventRepublishFailed); !errors.Is(ev.Err, ErrDraining) || ev.RetryIn <= 0 {
+			t.Fatalf("republish failed event %v, want ErrDraining and a wait", ev)
+		}
+		if err := srv.stop(); err != nil {
+			t.Fatal(err)
+		}
+		srv.restart(t)
+		ev := events.await(t, ctx, EventRepublished)
+		if ev.Listing == first || !browsable(t, ctx, srv.api(t, "client"), ev.Listing) {
+			t.Fatalf("republished %v (first %v) is not browsable", ev.Listing, first)
+		}
+	})
 }
 
 // TestPublisherStopsWhenRevoked: a revoked principal cannot publish again,
