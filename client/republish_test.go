@@ -203,36 +203,38 @@ func TestPublisherRepublishesAfterDrain(t *testing.T) {
 // so the Publisher stops, and says "revoked" (it used to report the
 // mediator's "404 Not Found").
 func TestPublisherStopsWhenRevoked(t *testing.T) {
-	srv := startServer(t, nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--presence-ttl", "3s")
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	events := newEventLog()
-	pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("revoked-principal"),
-		Conn: newLossy(t), OnEvent: events.on, Republish: fastRepublish})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close(context.Background())
-	body := struct {
-		Subject string `json:"subject"`
-		TTL     int    `json:"ttl_s"`
-	}{"dev-publisher", 60}
-	if err := srv.api(t, "operator").do(ctx, &call{op: "revoke", method: "POST", path: "/v1/admin/revocations", body: &body}); err != nil {
-		t.Fatalf("revoke: %v", err)
-	}
-	ev := events.await(t, ctx, EventStopped)
-	<-pub.Done()
-	err = pub.Err()
-	if ev.Err != err || !errors.Is(err, ErrRevoked) || !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "revoked") ||
-		strings.Contains(err.Error(), "Not Found") {
-		t.Fatalf("publisher error %v (event %v), want one that says revoked", err, ev)
-	}
-	if _, err := pub.Accept(ctx); !errors.Is(err, ErrRevoked) {
-		t.Fatalf("Accept after revocation: %v, want ErrRevoked", err)
-	}
-	for len(events.ch) > 0 {
-		if ev := <-events.ch; ev.Kind == EventRepublished || ev.Kind == EventRepublishFailed {
-			t.Fatalf("a revoked publisher tried to publish again: %v", ev)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--presence-ttl", "3s")...)
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		events := newEventLog()
+		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("revoked-principal"),
+			Conn: newLossy(t), OnEvent: events.on, Republish: fastRepublish})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		defer pub.Close(context.Background())
+		body := struct {
+			Subject string `json:"subject"`
+			TTL     int    `json:"ttl_s"`
+		}{"dev-publisher", 60}
+		if err := srv.api(t, "operator").do(ctx, &call{op: "revoke", method: "POST", path: "/v1/admin/revocations", body: &body}); err != nil {
+			t.Fatalf("revoke: %v", err)
+		}
+		ev := events.await(t, ctx, EventStopped)
+		<-pub.Done()
+		err = pub.Err()
+		if ev.Err != err || !errors.Is(err, ErrRevoked) || !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "revoked") ||
+			strings.Contains(err.Error(), "Not Found") {
+			t.Fatalf("publisher error %v (event %v), want one that says revoked", err, ev)
+		}
+		if _, err := pub.Accept(ctx); !errors.Is(err, ErrRevoked) {
+			t.Fatalf("Accept after revocation: %v, want ErrRevoked", err)
+		}
+		for len(events.ch) > 0 {
+			if ev := <-events.ch; ev.Kind == EventRepublished || ev.Kind == EventRepublishFailed {
+				t.Fatalf("a revoked publisher tried to publish again: %v", ev)
+			}
+		}
+	})
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
-// The end-to-end tests of e2e_test.go run the server binary on each store
-// its --store selects. The Redis runs share one redis-server per package
+// The end-to-end tests that start the server binary (e2e_test.go and the
+// ones that call eachStore elsewhere) run it on each store its --store
+// selects. The Redis runs share one redis-server per package
 // (stopped by TestMain), each test on a database of its own.
 var packageRedis redistest.Shared
 
