@@ -13,8 +13,8 @@ import (
 
 // The end-to-end tests that start the server binary (e2e_test.go and the
 // ones that call eachStore elsewhere) run it on each store its --store
-// selects. The Redis runs share one redis-server per package
-// (stopped by TestMain), each test on a database of its own.
+// selects. The Redis runs share one redis-server per package (stopped by
+// TestMain), each test on a database of its own.
 var packageRedis redistest.Shared
 
 // eachStore runs f as one subtest per store, named as --store names it
