@@ -13,50 +13,52 @@ import (
 // renewal, getting the 400, stopping the Publisher and letting the lease run
 // out (the listing vanishes). A valid value still reaches the server.
 func TestSetPlayersOutOfRangeKeepsListing(t *testing.T) {
-	srv := startServer(t, nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-		"--lease-ttl", "2s", "--presence-ttl", "2s")
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	spec := testSpec("players")
-	pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: spec, Conn: newLossy(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close(context.Background())
-	cli := srv.api(t, "client")
-	for _, n := range []int{spec.MaxPlayers + 1, -2} {
-		if err := pub.SetPlayers(n); err == nil {
-			t.Fatalf("SetPlayers(%d) accepted", n)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
+			"--lease-ttl", "2s", "--presence-ttl", "2s")...)
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		spec := testSpec("players")
+		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: spec, Conn: newLossy(t)})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Two renewals (every second with a 2 s lease) later, the publisher
-	// still runs and the listing is there, unchanged.
-	v0 := pub.LeaseVersion()
-	for pub.LeaseVersion() < v0+2 {
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			t.Fatalf("no renewal: %v (publisher: %v)", err, pub.Err())
+		defer pub.Close(context.Background())
+		cli := srv.api(t, "client")
+		for _, n := range []int{spec.MaxPlayers + 1, -2} {
+			if err := pub.SetPlayers(n); err == nil {
+				t.Fatalf("SetPlayers(%d) accepted", n)
+			}
 		}
-		if err := pub.Err(); err != nil {
-			t.Fatalf("publisher stopped after a refused SetPlayers: %v", err)
+		// Two renewals (every second with a 2 s lease) later, the publisher
+		// still runs and the listing is there, unchanged.
+		v0 := pub.LeaseVersion()
+		for pub.LeaseVersion() < v0+2 {
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				t.Fatalf("no renewal: %v (publisher: %v)", err, pub.Err())
+			}
+			if err := pub.Err(); err != nil {
+				t.Fatalf("publisher stopped after a refused SetPlayers: %v", err)
+			}
 		}
-	}
-	l, err := cli.GetListing(ctx, pub.ListingID())
-	if err != nil || l.CurrentPlayers != spec.CurrentPlayers {
-		t.Fatalf("listing %+v, %v; want current_players %d", l, err, spec.CurrentPlayers)
-	}
-	// A valid value is applied by the next renewal.
-	if err := pub.SetPlayers(spec.MaxPlayers); err != nil {
-		t.Fatal(err)
-	}
-	v1 := pub.LeaseVersion()
-	for pub.LeaseVersion() < v1+1 {
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			t.Fatalf("no renewal: %v (publisher: %v)", err, pub.Err())
+		l, err := cli.GetListing(ctx, pub.ListingID())
+		if err != nil || l.CurrentPlayers != spec.CurrentPlayers {
+			t.Fatalf("listing %+v, %v; want current_players %d", l, err, spec.CurrentPlayers)
 		}
-	}
-	if l, err := cli.GetListing(ctx, pub.ListingID()); err != nil || l.CurrentPlayers != spec.MaxPlayers {
-		t.Fatalf("listing %+v, %v; want current_players %d", l, err, spec.MaxPlayers)
-	}
+		// A valid value is applied by the next renewal.
+		if err := pub.SetPlayers(spec.MaxPlayers); err != nil {
+			t.Fatal(err)
+		}
+		v1 := pub.LeaseVersion()
+		for pub.LeaseVersion() < v1+1 {
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				t.Fatalf("no renewal: %v (publisher: %v)", err, pub.Err())
+			}
+		}
+		if l, err := cli.GetListing(ctx, pub.ListingID()); err != nil || l.CurrentPlayers != spec.MaxPlayers {
+			t.Fatalf("listing %+v, %v; want current_players %d", l, err, spec.MaxPlayers)
+		}
+	})
 }
 
 // TestCloseReleasesCallerConn: a Publisher given the caller's Conn does not

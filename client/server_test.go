@@ -86,6 +86,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stopExamples()
+	packageRedis.Stop()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -155,34 +155,36 @@ const (
 // limit) the excess is refused on accept; with a ceiling set above the
 // limit, accepts fail for want of descriptors and are retried.
 func TestE2EConnectionFlood(t *testing.T) {
-	t.Run("default ceiling refuses the excess", func(t *testing.T) {
-		p := startProcWrapped(t, fdLimitWrapper(floodFDLimit))
-		if l := p.waitLogLine("open-file limit"); l["limit"] != float64(floodFDLimit) {
-			t.Fatalf("open-file limit line %v, want limit %d", l, floodFDLimit)
-		}
-		maxConns := int(p.waitLogLine("settings")["http_max_conns"].(float64))
-		if maxConns < floodLegit+1 || maxConns >= floodFDLimit {
-			t.Fatalf("default http_max_conns %d at an open-file limit of %d", maxConns, floodFDLimit)
-		}
-		legit, endFlood := floodWithLegitClients(t, p, `rendezvous_http_connections_refused_total{reason="max_conns"}`,
-			float64(floodConns-(maxConns-floodLegit)))
-		// Every admitted connection is open; every other one was refused.
-		if open := legit[0].metric(t, "rendezvous_http_connections_open"); open != float64(maxConns) {
-			t.Fatalf("%v connections open under the flood, want the ceiling %d", open, maxConns)
-		}
-		p.waitLogLine("HTTP connections refused")
-		endFlood()
-		afterFlood(t, p, legit)
-	})
-	t.Run("ceiling above the fd limit retries accepts", func(t *testing.T) {
-		p := startProcWrapped(t, fdLimitWrapper(floodFDLimit), "--http-max-conns", "1000")
-		p.waitLogLine("http-max-conns is above what the open-file limit leaves for connections; accepts that find no descriptor are retried")
-		legit, endFlood := floodWithLegitClients(t, p, "rendezvous_http_accept_errors_total", 1)
-		p.waitLogLine("cannot accept HTTP connections; retrying")
-		t.Logf("under the flood: %v connections open, %v accept errors",
-			legit[0].metric(t, "rendezvous_http_connections_open"), legit[0].metric(t, "rendezvous_http_accept_errors_total"))
-		endFlood()
-		afterFlood(t, p, legit)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		t.Run("default ceiling refuses the excess", func(t *testing.T) {
+			p := startProcWrapped(t, fdLimitWrapper(floodFDLimit), storeArgs...)
+			if l := p.waitLogLine("open-file limit"); l["limit"] != float64(floodFDLimit) {
+				t.Fatalf("open-file limit line %v, want limit %d", l, floodFDLimit)
+			}
+			maxConns := int(p.waitLogLine("settings")["http_max_conns"].(float64))
+			if maxConns < floodLegit+1 || maxConns >= floodFDLimit {
+				t.Fatalf("default http_max_conns %d at an open-file limit of %d", maxConns, floodFDLimit)
+			}
+			legit, endFlood := floodWithLegitClients(t, p, `rendezvous_http_connections_refused_total{reason="max_conns"}`,
+				float64(floodConns-(maxConns-floodLegit)))
+			// Every admitted connection is open; every other one was refused.
+			if open := legit[0].metric(t, "rendezvous_http_connections_open"); open != float64(maxConns) {
+				t.Fatalf("%v connections open under the flood, want the ceiling %d", open, maxConns)
+			}
+			p.waitLogLine("HTTP connections refused")
+			endFlood()
+			afterFlood(t, p, legit)
+		})
+		t.Run("ceiling above the fd limit retries accepts", func(t *testing.T) {
+			p := startProcWrapped(t, fdLimitWrapper(floodFDLimit), append(storeArgs, "--http-max-conns", "1000")...)
+			p.waitLogLine("http-max-conns is above what the open-file limit leaves for connections; accepts that find no descriptor are retried")
+			legit, endFlood := floodWithLegitClients(t, p, "rendezvous_http_accept_errors_total", 1)
+			p.waitLogLine("cannot accept HTTP connections; retrying")
+			t.Logf("under the flood: %v connections open, %v accept errors",
+				legit[0].metric(t, "rendezvous_http_connections_open"), legit[0].metric(t, "rendezvous_http_accept_errors_total"))
+			endFlood()
+			afterFlood(t, p, legit)
+		})
 	})
 }
 
@@ -235,30 +237,32 @@ func afterFlood(t *testing.T, p *proc, legit []*keepAlive) {
 // connections closed on accept, other sources are still admitted, and a
 // closed connection frees its slot.
 func TestE2EMaxConnsPerIP(t *testing.T) {
-	const perIP = 3
-	p := startProc(t, "--http-max-conns-per-ip", strconv.Itoa(perIP))
-	held := make([]*keepAlive, perIP)
-	for i := range held {
-		held[i] = dialKeepAlive(t, p.httpAddr, "127.0.0.1")
-		held[i].mustGet(t, "/livez", "")
-	}
-	over := dialKeepAlive(t, p.httpAddr, "127.0.0.1")
-	if status, _, err := over.get("/livez", ""); err == nil {
-		t.Fatalf("connection %d from one address answered %d, want it closed unread", perIP+1, status)
-	}
-	other := dialKeepAlive(t, p.httpAddr, "127.0.0.2")
-	other.mustGet(t, "/livez", "")
-	if n := other.metric(t, `rendezvous_http_connections_refused_total{reason="max_conns_per_ip"}`); n != 1 {
-		t.Fatalf("%v per-address refusals counted, want 1", n)
-	}
-	if n := other.metric(t, `rendezvous_http_connections_refused_total{reason="max_conns"}`); n != 0 {
-		t.Fatalf("%v ceiling refusals counted, want 0", n)
-	}
-	p.waitLogLine("HTTP connections refused")
-	_ = held[0].c.Close()
-	waitFor(t, "the closed connection's slot to free", func() bool {
-		return other.metric(t, "rendezvous_http_connections_open") == perIP
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		const perIP = 3
+		p := startProc(t, append(storeArgs, "--http-max-conns-per-ip", strconv.Itoa(perIP))...)
+		held := make([]*keepAlive, perIP)
+		for i := range held {
+			held[i] = dialKeepAlive(t, p.httpAddr, "127.0.0.1")
+			held[i].mustGet(t, "/livez", "")
+		}
+		over := dialKeepAlive(t, p.httpAddr, "127.0.0.1")
+		if status, _, err := over.get("/livez", ""); err == nil {
+			t.Fatalf("connection %d from one address answered %d, want it closed unread", perIP+1, status)
+		}
+		other := dialKeepAlive(t, p.httpAddr, "127.0.0.2")
+		other.mustGet(t, "/livez", "")
+		if n := other.metric(t, `rendezvous_http_connections_refused_total{reason="max_conns_per_ip"}`); n != 1 {
+			t.Fatalf("%v per-address refusals counted, want 1", n)
+		}
+		if n := other.metric(t, `rendezvous_http_connections_refused_total{reason="max_conns"}`); n != 0 {
+			t.Fatalf("%v ceiling refusals counted, want 0", n)
+		}
+		p.waitLogLine("HTTP connections refused")
+		_ = held[0].c.Close()
+		waitFor(t, "the closed connection's slot to free", func() bool {
+			return other.metric(t, "rendezvous_http_connections_open") == perIP
+		})
+		dialKeepAlive(t, p.httpAddr, "127.0.0.1").mustGet(t, "/livez", "")
+		p.alive()
 	})
-	dialKeepAlive(t, p.httpAddr, "127.0.0.1").mustGet(t, "/livez", "")
-	p.alive()
 }

@@ -69,101 +69,103 @@ func writePrincipals(t *testing.T, subjects map[string][3]string) (string, map[s
 // tenant's in-quota publishes and joins must all succeed, and the attacker
 // must be shed only with 429 quota_exceeded (never a 503 pool answer).
 func TestE2ETenantStarvation(t *testing.T) {
-	const (
-		pools     = 40 // listings and attempts; idempotency 2x
-		overload  = 10
-		attackers = 8
-		victimPub = 4
-		victimJn  = 8 // over 3 clients: within the per-principal share (4)
-	)
-	offered := overload * 2 * pools
-	subjects := map[string][3]string{"victim-pub": {"victim", "prod", "publisher"}, "attack-host": {"attack", "prod", "publisher"}}
-	for i := range 3 {
-		subjects[fmt.Sprintf("victim-client-%d", i)] = [3]string{"victim", "prod", "client"}
-	}
-	for i := range offered / 2 {
-		subjects[fmt.Sprintf("attack-pub-%d", i)] = [3]string{"attack", "prod", "publisher"}
-		subjects[fmt.Sprintf("attack-client-%d", i)] = [3]string{"attack", "prod", "client"}
-	}
-	file, tok := writePrincipals(t, subjects)
-	p := startProc(t, "--principals", file, "--max-listings", fmt.Sprint(pools), "--max-attempts", fmt.Sprint(pools),
-		"--max-idempotency", fmt.Sprint(2*pools))
-
-	// A fresh listing of each tenant to join.
-	host := func(subject string) published {
-		var pub published
-		p.call("POST", "/v1/listings", tok[subject], listingBody(subject), "Idempotency-Key", subject+"-host").
-			expect(t, "publish "+subject, http.StatusCreated, &pub)
-		h, c := mustHandle(t, pub.Presence.Handle), mustToken(t, pub.Presence.Token)
-		peer := newPeer(t, p.mediator)
-		peer.expectResponse(peer.request(stun.KindPresence, h, &c, 1, hostLAN), &c)
-		return pub
-	}
-	victimListing, attackListing := host("victim-pub"), host("attack-host")
-	join := func(subject, key, listing string) httpReply {
-		return p.call("POST", "/v1/listings/"+listing+"/join-attempts", tok[subject], map[string]any{"protocol_version": 7},
-			"Idempotency-Key", key)
-	}
-
-	// The attacker's share: half the listing pool (one is its host's) and
-	// half the attempt pool.
-	share := int64(pools/2 - 1 + pools/2)
-	var next, admitted, quota, other atomic.Int64
-	full := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
-	for range attackers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer once.Do(func() { close(full) })
-			for i := next.Add(1) - 1; i < int64(offered); i = next.Add(1) - 1 {
-				var r httpReply
-				if i%2 == 0 {
-					s := fmt.Sprintf("attack-pub-%d", i/2)
-					r = p.call("POST", "/v1/listings", tok[s], listingBody(s), "Idempotency-Key", s)
-				} else {
-					r = join(fmt.Sprintf("attack-client-%d", i/2), fmt.Sprint("join-", i), attackListing.ListingID)
-				}
-				switch {
-				case r.status == http.StatusCreated:
-					if admitted.Add(1) == share {
-						once.Do(func() { close(full) })
-					}
-				case r.status == http.StatusTooManyRequests && r.header.Get("Retry-After") != "" &&
-					bytes.Contains(r.body, []byte(`"code":"quota_exceeded"`)):
-					quota.Add(1)
-				default:
-					other.Add(1)
-				}
-			}
-		}()
-	}
-	<-full
-	var ok, total int
-	var failed []string
-	try := func(r httpReply) {
-		total++
-		if r.status == http.StatusCreated {
-			ok++
-		} else {
-			failed = append(failed, fmt.Sprintf("%d %s", r.status, r.body))
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		const (
+			pools     = 40 // listings and attempts; idempotency 2x
+			overload  = 10
+			attackers = 8
+			victimPub = 4
+			victimJn  = 8 // over 3 clients: within the per-principal share (4)
+		)
+		offered := overload * 2 * pools
+		subjects := map[string][3]string{"victim-pub": {"victim", "prod", "publisher"}, "attack-host": {"attack", "prod", "publisher"}}
+		for i := range 3 {
+			subjects[fmt.Sprintf("victim-client-%d", i)] = [3]string{"victim", "prod", "client"}
 		}
-	}
-	for i := range victimPub {
-		try(p.call("POST", "/v1/listings", tok["victim-pub"], listingBody(fmt.Sprint("victim ", i)), "Idempotency-Key", fmt.Sprint("victim-", i)))
-	}
-	for i := range victimJn {
-		try(join(fmt.Sprintf("victim-client-%d", i%3), fmt.Sprint("victim-join-", i), victimListing.ListingID))
-	}
-	wg.Wait()
+		for i := range offered / 2 {
+			subjects[fmt.Sprintf("attack-pub-%d", i)] = [3]string{"attack", "prod", "publisher"}
+			subjects[fmt.Sprintf("attack-client-%d", i)] = [3]string{"attack", "prod", "client"}
+		}
+		file, tok := writePrincipals(t, subjects)
+		p := startProc(t, append(storeArgs, "--principals", file, "--max-listings", fmt.Sprint(pools), "--max-attempts", fmt.Sprint(pools),
+			"--max-idempotency", fmt.Sprint(2*pools))...)
 
-	t.Logf("tenant starvation over HTTP: victim %d/%d publishes and joins succeeded (%.1f%%) while the attacker offered %d requests (%dx the pools): %d admitted, %d answered 429",
-		ok, total, 100*float64(ok)/float64(total), offered, overload, admitted.Load(), quota.Load())
-	if ok != total {
-		t.Fatalf("victim tenant starved: %d/%d succeeded: %v", ok, total, failed)
-	}
-	if other.Load() != 0 || admitted.Load() != share || quota.Load() != int64(offered)-share {
-		t.Fatalf("attacker: %d admitted (want its share %d), %d quota answers, %d other answers", admitted.Load(), share, quota.Load(), other.Load())
-	}
+		// A fresh listing of each tenant to join.
+		host := func(subject string) published {
+			var pub published
+			p.call("POST", "/v1/listings", tok[subject], listingBody(subject), "Idempotency-Key", subject+"-host").
+				expect(t, "publish "+subject, http.StatusCreated, &pub)
+			h, c := mustHandle(t, pub.Presence.Handle), mustToken(t, pub.Presence.Token)
+			peer := newPeer(t, p.mediator)
+			peer.expectResponse(peer.request(stun.KindPresence, h, &c, 1, hostLAN), &c)
+			return pub
+		}
+		victimListing, attackListing := host("victim-pub"), host("attack-host")
+		join := func(subject, key, listing string) httpReply {
+			return p.call("POST", "/v1/listings/"+listing+"/join-attempts", tok[subject], map[string]any{"protocol_version": 7},
+				"Idempotency-Key", key)
+		}
+
+		// The attacker's share: half the listing pool (one is its host's) and
+		// half the attempt pool.
+		share := int64(pools/2 - 1 + pools/2)
+		var next, admitted, quota, other atomic.Int64
+		full := make(chan struct{})
+		var once sync.Once
+		var wg sync.WaitGroup
+		for range attackers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer once.Do(func() { close(full) })
+				for i := next.Add(1) - 1; i < int64(offered); i = next.Add(1) - 1 {
+					var r httpReply
+					if i%2 == 0 {
+						s := fmt.Sprintf("attack-pub-%d", i/2)
+						r = p.call("POST", "/v1/listings", tok[s], listingBody(s), "Idempotency-Key", s)
+					} else {
+						r = join(fmt.Sprintf("attack-client-%d", i/2), fmt.Sprint("join-", i), attackListing.ListingID)
+					}
+					switch {
+					case r.status == http.StatusCreated:
+						if admitted.Add(1) == share {
+							once.Do(func() { close(full) })
+						}
+					case r.status == http.StatusTooManyRequests && r.header.Get("Retry-After") != "" &&
+						bytes.Contains(r.body, []byte(`"code":"quota_exceeded"`)):
+						quota.Add(1)
+					default:
+						other.Add(1)
+					}
+				}
+			}()
+		}
+		<-full
+		var ok, total int
+		var failed []string
+		try := func(r httpReply) {
+			total++
+			if r.status == http.StatusCreated {
+				ok++
+			} else {
+				failed = append(failed, fmt.Sprintf("%d %s", r.status, r.body))
+			}
+		}
+		for i := range victimPub {
+			try(p.call("POST", "/v1/listings", tok["victim-pub"], listingBody(fmt.Sprint("victim ", i)), "Idempotency-Key", fmt.Sprint("victim-", i)))
+		}
+		for i := range victimJn {
+			try(join(fmt.Sprintf("victim-client-%d", i%3), fmt.Sprint("victim-join-", i), victimListing.ListingID))
+		}
+		wg.Wait()
+
+		t.Logf("tenant starvation over HTTP: victim %d/%d publishes and joins succeeded (%.1f%%) while the attacker offered %d requests (%dx the pools): %d admitted, %d answered 429",
+			ok, total, 100*float64(ok)/float64(total), offered, overload, admitted.Load(), quota.Load())
+		if ok != total {
+			t.Fatalf("victim tenant starved: %d/%d succeeded: %v", ok, total, failed)
+		}
+		if other.Load() != 0 || admitted.Load() != share || quota.Load() != int64(offered)-share {
+			t.Fatalf("attacker: %d admitted (want its share %d), %d quota answers, %d other answers", admitted.Load(), share, quota.Load(), other.Load())
+		}
+	})
 }

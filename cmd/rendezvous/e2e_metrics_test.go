@@ -141,21 +141,23 @@ func exercise(t *testing.T, p *proc) {
 // listeners' /metrics parse, declare every family with HELP text and TYPE,
 // and pass promtool's lint.
 func TestMetricsExpositionPassesPromtool(t *testing.T) {
-	p := startProc(t, "--metrics-addr", "127.0.0.1:0")
-	exercise(t, p)
-	api := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
-	sep := scrapeURL(t, "http://"+metricsAddr(t, p)+"/metrics")
-	for family := range api.help {
-		if _, ok := sep.help[family]; !ok {
-			t.Errorf("family %s is on the API port's /metrics but not on --metrics-addr", family)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, append(storeArgs, "--metrics-addr", "127.0.0.1:0")...)
+		exercise(t, p)
+		api := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+		sep := scrapeURL(t, "http://"+metricsAddr(t, p)+"/metrics")
+		for family := range api.help {
+			if _, ok := sep.help[family]; !ok {
+				t.Errorf("family %s is on the API port's /metrics but not on --metrics-addr", family)
+			}
 		}
-	}
-	if api.samples[`rendezvous_udp_answers_total{method="presence",outcome="success"}`] < 1 ||
-		api.samples[`rendezvous_http_request_duration_seconds_count{route="create_join_attempt"}`] != 1 {
-		t.Fatalf("the exercise did not show in the metrics:\n%s", api.text)
-	}
-	promtoolCheck(t, "the API port", api.text)
-	promtoolCheck(t, "--metrics-addr", sep.text)
+		if api.samples[`rendezvous_udp_answers_total{method="presence",outcome="success"}`] < 1 ||
+			api.samples[`rendezvous_http_request_duration_seconds_count{route="create_join_attempt"}`] != 1 {
+			t.Fatalf("the exercise did not show in the metrics:\n%s", api.text)
+		}
+		promtoolCheck(t, "the API port", api.text)
+		promtoolCheck(t, "--metrics-addr", sep.text)
+	})
 }
 
 // TestMetricsFreshServer: before any traffic the exposition shows every
@@ -163,63 +165,65 @@ func TestMetricsExpositionPassesPromtool(t *testing.T) {
 // counters), latency histograms with le buckets, the build info matching
 // --version, and the file descriptor gauges the fd alert reads.
 func TestMetricsFreshServer(t *testing.T) {
-	p := startProc(t)
-	s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
-	count := func(prefix string) (n int) {
-		for series, v := range s.samples {
-			if strings.HasPrefix(series, prefix) {
-				if v != 0 {
-					t.Errorf("fresh server: %s = %v, want 0", series, v)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, storeArgs...)
+		s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+		count := func(prefix string) (n int) {
+			for series, v := range s.samples {
+				if strings.HasPrefix(series, prefix) {
+					if v != 0 {
+						t.Errorf("fresh server: %s = %v, want 0", series, v)
+					}
+					n++
 				}
-				n++
+			}
+			return n
+		}
+		// 8 store operations x 9 outcomes; 6 methods x 9 answers; 6 pools.
+		if n := count("rendezvous_http_store_outcomes_total{"); n != 8*9 {
+			t.Errorf("fresh server: %d HTTP store outcome counters, want 72", n)
+		}
+		if n := count("rendezvous_udp_answers_total{"); n != 6*9 {
+			t.Errorf("fresh server: %d UDP answer counters, want 54", n)
+		}
+		if n := count("rendezvous_pool_used{"); n != 6 {
+			t.Errorf("fresh server: %d pool gauges, want 6", n)
+		}
+		for _, series := range []string{
+			`rendezvous_http_request_duration_seconds_bucket{route="browse",le="0.001"}`,
+			`rendezvous_http_request_duration_seconds_bucket{route="browse",le="+Inf"}`,
+			`rendezvous_http_store_duration_seconds_bucket{op="create_listing",le="+Inf"}`,
+			`rendezvous_udp_commit_duration_seconds_bucket{le="+Inf"}`,
+			`rendezvous_udp_batch_size_bucket{le="64"}`,
+			`rendezvous_available`, `rendezvous_draining`,
+		} {
+			if _, ok := s.samples[series]; !ok {
+				t.Errorf("fresh server lacks %s", series)
 			}
 		}
-		return n
-	}
-	// 8 store operations x 9 outcomes; 6 methods x 9 answers; 6 pools.
-	if n := count("rendezvous_http_store_outcomes_total{"); n != 8*9 {
-		t.Errorf("fresh server: %d HTTP store outcome counters, want 72", n)
-	}
-	if n := count("rendezvous_udp_answers_total{"); n != 6*9 {
-		t.Errorf("fresh server: %d UDP answer counters, want 54", n)
-	}
-	if n := count("rendezvous_pool_used{"); n != 6 {
-		t.Errorf("fresh server: %d pool gauges, want 6", n)
-	}
-	for _, series := range []string{
-		`rendezvous_http_request_duration_seconds_bucket{route="browse",le="0.001"}`,
-		`rendezvous_http_request_duration_seconds_bucket{route="browse",le="+Inf"}`,
-		`rendezvous_http_store_duration_seconds_bucket{op="create_listing",le="+Inf"}`,
-		`rendezvous_udp_commit_duration_seconds_bucket{le="+Inf"}`,
-		`rendezvous_udp_batch_size_bucket{le="64"}`,
-		`rendezvous_available`, `rendezvous_draining`,
-	} {
-		if _, ok := s.samples[series]; !ok {
-			t.Errorf("fresh server lacks %s", series)
+		for _, family := range []string{"rendezvous_http_request_duration_seconds", "rendezvous_http_store_duration_seconds",
+			"rendezvous_udp_commit_duration_seconds", "rendezvous_udp_batch_size"} {
+			if s.types[family] != "histogram" {
+				t.Errorf("%s has TYPE %q, want histogram", family, s.types[family])
+			}
 		}
-	}
-	for _, family := range []string{"rendezvous_http_request_duration_seconds", "rendezvous_http_store_duration_seconds",
-		"rendezvous_udp_commit_duration_seconds", "rendezvous_udp_batch_size"} {
-		if s.types[family] != "histogram" {
-			t.Errorf("%s has TYPE %q, want histogram", family, s.types[family])
+		if s.samples["process_open_fds"] < 1 || s.samples["process_max_fds"] < s.samples["process_open_fds"] {
+			t.Errorf("process_open_fds %v, process_max_fds %v", s.samples["process_open_fds"], s.samples["process_max_fds"])
 		}
-	}
-	if s.samples["process_open_fds"] < 1 || s.samples["process_max_fds"] < s.samples["process_open_fds"] {
-		t.Errorf("process_open_fds %v, process_max_fds %v", s.samples["process_open_fds"], s.samples["process_max_fds"])
-	}
 
-	code, stdout, stderr := runBinary(t, nil, "--version")
-	m := regexp.MustCompile(`^rendezvous (\S+) (go\S+) (\S+)/(\S+)\n$`).FindStringSubmatch(stdout)
-	if code != exitOK || m == nil || stderr != "" {
-		t.Fatalf("--version: exit %d, stdout %q, stderr %q", code, stdout, stderr)
-	}
-	if m[2] != runtime.Version() || m[3] != runtime.GOOS || m[4] != runtime.GOARCH {
-		t.Errorf("--version %q: want %s %s/%s", stdout, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	}
-	info := `rendezvous_build_info{version="` + m[1] + `",go_version="` + m[2] + `",store="memory"}`
-	if v, ok := s.samples[info]; !ok || v != 1 {
-		t.Errorf("no %s 1 (--version says %q):\n%s", info, stdout, s.text)
-	}
+		code, stdout, stderr := runBinary(t, nil, "--version")
+		m := regexp.MustCompile(`^rendezvous (\S+) (go\S+) (\S+)/(\S+)\n$`).FindStringSubmatch(stdout)
+		if code != exitOK || m == nil || stderr != "" {
+			t.Fatalf("--version: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+		if m[2] != runtime.Version() || m[3] != runtime.GOOS || m[4] != runtime.GOARCH {
+			t.Errorf("--version %q: want %s %s/%s", stdout, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		}
+		info := `rendezvous_build_info{version="` + m[1] + `",go_version="` + m[2] + `",store="` + storeOf(storeArgs) + `"}`
+		if v, ok := s.samples[info]; !ok || v != 1 {
+			t.Errorf("no %s 1 (--version says %q):\n%s", info, stdout, s.text)
+		}
+	})
 }
 
 // metricsAddr is the --metrics-addr listener the first log line names.
@@ -236,49 +240,51 @@ func metricsAddr(t *testing.T, p *proc) string {
 // nothing else; the API port keeps its /metrics; a port in use stops the
 // start naming the setting.
 func TestMetricsAddrServesOnlyMetrics(t *testing.T) {
-	p := startProc(t, "--metrics-addr", "127.0.0.1:0")
-	base := "http://" + metricsAddr(t, p)
-	f := func(method, path string, want int) {
-		t.Helper()
-		req, err := http.NewRequest(method, base+path, nil)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, append(storeArgs, "--metrics-addr", "127.0.0.1:0")...)
+		base := "http://" + metricsAddr(t, p)
+		f := func(method, path string, want int) {
+			t.Helper()
+			req, err := http.NewRequest(method, base+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Fatalf("%s %s on --metrics-addr: %d, want %d", method, path, resp.StatusCode, want)
+			}
+		}
+		f("GET", "/metrics", http.StatusOK)
+		f("HEAD", "/metrics", http.StatusOK)
+		f("POST", "/metrics", http.StatusMethodNotAllowed)
+		f("GET", "/livez", http.StatusNotFound)
+		f("GET", "/v1/whoami", http.StatusNotFound)
+		p.call("GET", "/metrics", "", nil).expect(t, "API /metrics", http.StatusOK, nil)
+
+		busy, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
+		defer busy.Close()
+		code, _, stderr := runBinary(t, nil, "--dev", "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
+			"--metrics-addr", busy.Addr().String())
+		if code != exitFailure || !strings.Contains(stderr, "metrics-addr") {
+			t.Fatalf("--metrics-addr on a busy port: exit %d, stderr %s", code, stderr)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s on --metrics-addr: %d, want %d", method, path, resp.StatusCode, want)
+		// The process stops with the drain, closing the metrics listener too.
+		p.signal(syscall.SIGTERM)
+		if code := p.wait(); code != exitOK {
+			t.Fatalf("exit %d after SIGTERM", code)
 		}
-	}
-	f("GET", "/metrics", http.StatusOK)
-	f("HEAD", "/metrics", http.StatusOK)
-	f("POST", "/metrics", http.StatusMethodNotAllowed)
-	f("GET", "/livez", http.StatusNotFound)
-	f("GET", "/v1/whoami", http.StatusNotFound)
-	p.call("GET", "/metrics", "", nil).expect(t, "API /metrics", http.StatusOK, nil)
-
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	code, _, stderr := runBinary(t, nil, "--dev", "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-		"--metrics-addr", busy.Addr().String())
-	if code != exitFailure || !strings.Contains(stderr, "metrics-addr") {
-		t.Fatalf("--metrics-addr on a busy port: exit %d, stderr %s", code, stderr)
-	}
-	// The process stops with the drain, closing the metrics listener too.
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(); code != exitOK {
-		t.Fatalf("exit %d after SIGTERM", code)
-	}
-	if c, err := net.DialTimeout("tcp", metricsAddr(t, p), time.Second); err == nil {
-		c.Close()
-		t.Fatalf("the metrics port still accepts connections after exit")
-	}
+		if c, err := net.DialTimeout("tcp", metricsAddr(t, p), time.Second); err == nil {
+			c.Close()
+			t.Fatalf("the metrics port still accepts connections after exit")
+		}
+	})
 }
 
 // Parts of a PromQL expression that hold no metric name: strings, then
@@ -316,70 +322,72 @@ func TestPromqlNames(t *testing.T) {
 // dashboard query, and every series docs/operations.md names, is in the
 // real binary's exposition, so none of them can drift from the code.
 func TestDeployAndDocsNameRealMetrics(t *testing.T) {
-	p := startProc(t)
-	exercise(t, p)
-	s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
-	known := func(name string) bool { return s.names[name] || s.help[name] != "" }
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, storeArgs...)
+		exercise(t, p)
+		s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+		known := func(name string) bool { return s.names[name] || s.help[name] != "" }
 
-	var exprs []string
-	rulesFile := filepath.Join("..", "..", "deploy", "prometheus", "rendezvous-alerts.yml")
-	b, err := os.ReadFile(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules struct {
-		Groups []struct {
-			Rules []struct{ Alert, Expr string }
+		var exprs []string
+		rulesFile := filepath.Join("..", "..", "deploy", "prometheus", "rendezvous-alerts.yml")
+		b, err := os.ReadFile(rulesFile)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := yaml.Unmarshal(b, &rules); err != nil {
-		t.Fatalf("%s: %v", rulesFile, err)
-	}
-	for _, g := range rules.Groups {
-		for _, r := range g.Rules {
-			exprs = append(exprs, r.Expr)
-		}
-	}
-	dashFile := filepath.Join("..", "..", "deploy", "grafana", "rendezvous-dashboard.json")
-	if b, err = os.ReadFile(dashFile); err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		Panels []struct {
-			Targets []struct{ Expr string }
-		}
-	}
-	if err := json.Unmarshal(b, &dash); err != nil {
-		t.Fatalf("%s: %v", dashFile, err)
-	}
-	for _, panel := range dash.Panels {
-		for _, q := range panel.Targets {
-			exprs = append(exprs, q.Expr)
-		}
-	}
-	checked := 0
-	for _, e := range exprs {
-		for _, name := range promqlNames(e) {
-			// up is written by Prometheus itself, per scrape target.
-			if name != "up" && !known(name) {
-				t.Errorf("query %q uses %s, which the server does not export", e, name)
+		var rules struct {
+			Groups []struct {
+				Rules []struct{ Alert, Expr string }
 			}
-			checked++
 		}
-	}
-	if len(exprs) < 20 || checked < len(exprs) {
-		t.Fatalf("found %d names in %d queries: the files were not read as expected", checked, len(exprs))
-	}
+		if err := yaml.Unmarshal(b, &rules); err != nil {
+			t.Fatalf("%s: %v", rulesFile, err)
+		}
+		for _, g := range rules.Groups {
+			for _, r := range g.Rules {
+				exprs = append(exprs, r.Expr)
+			}
+		}
+		dashFile := filepath.Join("..", "..", "deploy", "grafana", "rendezvous-dashboard.json")
+		if b, err = os.ReadFile(dashFile); err != nil {
+			t.Fatal(err)
+		}
+		var dash struct {
+			Panels []struct {
+				Targets []struct{ Expr string }
+			}
+		}
+		if err := json.Unmarshal(b, &dash); err != nil {
+			t.Fatalf("%s: %v", dashFile, err)
+		}
+		for _, panel := range dash.Panels {
+			for _, q := range panel.Targets {
+				exprs = append(exprs, q.Expr)
+			}
+		}
+		checked := 0
+		for _, e := range exprs {
+			for _, name := range promqlNames(e) {
+				// up is written by Prometheus itself, per scrape target.
+				if name != "up" && !known(name) {
+					t.Errorf("query %q uses %s, which the server does not export", e, name)
+				}
+				checked++
+			}
+		}
+		if len(exprs) < 20 || checked < len(exprs) {
+			t.Fatalf("found %d names in %d queries: the files were not read as expected", checked, len(exprs))
+		}
 
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Label lists such as {version,go_version,store} name no metric.
-	labels := regexp.MustCompile(`\{[^}\n]*\}`)
-	for _, name := range docMetric.FindAllString(labels.ReplaceAllString(string(doc), " "), -1) {
-		if _, omitted := omittedFamilies[name]; !omitted && !known(name) {
-			t.Errorf("docs/operations.md names %s, which the server does not export", name)
+		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		// Label lists such as {version,go_version,store} name no metric.
+		labels := regexp.MustCompile(`\{[^}\n]*\}`)
+		for _, name := range docMetric.FindAllString(labels.ReplaceAllString(string(doc), " "), -1) {
+			if _, omitted := omittedFamilies[name]; !omitted && !known(name) {
+				t.Errorf("docs/operations.md names %s, which the server does not export", name)
+			}
+		}
+	})
 }

@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	packageRedis.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -17,13 +17,9 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// redisStoreArgs starts a redis-server for t and returns the flags that put
-// a server on it, with a capability key file every instance shares.
-func redisStoreArgs(t *testing.T) []string {
-	_, args := redisServerArgs(t)
-	return args
-}
-
+// redisServerArgs starts a redis-server of t's own (for a test that reads
+// the server's own counters) and returns it with the flags that put a
+// server on it.
 func redisServerArgs(t *testing.T) (*redistest.Server, []string) {
 	t.Helper()
 	srv := redistest.Require(t)
@@ -31,7 +27,7 @@ func redisServerArgs(t *testing.T) (*redistest.Server, []string) {
 }
 
 // redisArgsFor returns the flags that put a server on srv.
-func redisArgsFor(t *testing.T, srv *redistest.Server) []string {
+func redisArgsFor(t testing.TB, srv *redistest.Server) []string {
 	t.Helper()
 	key := filepath.Join(t.TempDir(), "capability.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
@@ -39,14 +35,6 @@ func redisArgsFor(t *testing.T, srv *redistest.Server) []string {
 	}
 	return []string{"--store", "redis", "--redis-addr", srv.Addr, "--redis-name", "e2e", "--capability-key-file", key}
 }
-
-// TestE2EFlowRedis runs the whole end-to-end flow (publish, presence,
-// browse, join, OFFER, introduction, delete, drain) on the Redis store.
-func TestE2EFlowRedis(t *testing.T) { e2eFlow(t, redisStoreArgs(t)...) }
-
-// TestLinearizabilityRedis runs the linearizability check (concurrent HTTP
-// and UDP operations, porcupine) on the Redis store.
-func TestLinearizabilityRedis(t *testing.T) { linearizability(t, redisStoreArgs(t)...) }
 
 // TestE2ETwoInstancesShareRedis: a listing published through one instance
 // is read, browsed and joined through another on the same Redis, and the

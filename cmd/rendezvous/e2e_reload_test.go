@@ -76,82 +76,86 @@ func (p *proc) status(subject string) int {
 // one gets 401 at once, a listing (and its presence) survives every reload,
 // and a bad file is refused with the previous principals kept.
 func TestE2EReloadPrincipals(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "principals.json")
-	writeReloadPrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
-	p := startProc(t, "--principals", file)
-	p.tokens = map[string]string{"publisher": reloadTokens["pub-1"], "client": reloadTokens["cli-1"]}
-	h := publishHost(t, p, "reload-1", "Reload host")
-	listing := "/v1/listings/" + h.pub.ListingID
-	p.call("GET", listing, reloadTokens["cli-1"], nil).expect(t, "get before reload", http.StatusOK, nil)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		file := filepath.Join(t.TempDir(), "principals.json")
+		writeReloadPrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
+		p := startProc(t, append(storeArgs, "--principals", file)...)
+		p.tokens = map[string]string{"publisher": reloadTokens["pub-1"], "client": reloadTokens["cli-1"]}
+		h := publishHost(t, p, "reload-1", "Reload host")
+		listing := "/v1/listings/" + h.pub.ListingID
+		p.call("GET", listing, reloadTokens["cli-1"], nil).expect(t, "get before reload", http.StatusOK, nil)
 
-	// SIGHUP: cli-1 removed, cli-2 added.
-	writeReloadPrincipals(t, file, "pub-1", "cli-2", "gop", "op-1")
-	p.signal(syscall.SIGHUP)
-	p.waitLogged("principals reloaded", 1)
-	if got := p.logged("principals reloaded"); got["loaded"] != 4.0 || got["added"] != 1.0 || got["removed"] != 1.0 || got["by"] != "SIGHUP" {
-		t.Fatalf("reload log line %v", got)
-	}
-	if s := p.status("cli-1"); s != http.StatusUnauthorized {
-		t.Fatalf("removed principal: status %d, want 401", s)
-	}
-	h.refresh() // the listing's presence is still known to the mediator
-	p.call("GET", listing, reloadTokens["cli-2"], nil).expect(t, "get after SIGHUP reload", http.StatusOK, nil)
+		// SIGHUP: cli-1 removed, cli-2 added.
+		writeReloadPrincipals(t, file, "pub-1", "cli-2", "gop", "op-1")
+		p.signal(syscall.SIGHUP)
+		p.waitLogged("principals reloaded", 1)
+		if got := p.logged("principals reloaded"); got["loaded"] != 4.0 || got["added"] != 1.0 || got["removed"] != 1.0 || got["by"] != "SIGHUP" {
+			t.Fatalf("reload log line %v", got)
+		}
+		if s := p.status("cli-1"); s != http.StatusUnauthorized {
+			t.Fatalf("removed principal: status %d, want 401", s)
+		}
+		h.refresh() // the listing's presence is still known to the mediator
+		p.call("GET", listing, reloadTokens["cli-2"], nil).expect(t, "get after SIGHUP reload", http.StatusOK, nil)
 
-	// A bad file on SIGHUP: refused, the previous set stays.
-	writeRaw(t, file, `{"principals":[{"subject":"cli-1"}]}`)
-	p.signal(syscall.SIGHUP)
-	p.waitLogged("principals reload refused; the previous principals stay in force", 1)
-	if p.status("cli-2") != http.StatusOK || p.status("cli-1") != http.StatusUnauthorized {
-		t.Fatal("a refused file changed the principals")
-	}
+		// A bad file on SIGHUP: refused, the previous set stays.
+		writeRaw(t, file, `{"principals":[{"subject":"cli-1"}]}`)
+		p.signal(syscall.SIGHUP)
+		p.waitLogged("principals reload refused; the previous principals stay in force", 1)
+		if p.status("cli-2") != http.StatusOK || p.status("cli-1") != http.StatusUnauthorized {
+			t.Fatal("a refused file changed the principals")
+		}
 
-	// The route: a tenant operator may not; a global operator may.
-	writeReloadPrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
-	reload := func(subject string) httpReply {
-		return p.call("POST", "/v1/admin/principals/reload", reloadTokens[subject], nil)
-	}
-	if r := reload("op-1"); r.status != http.StatusForbidden || r.problemCode(t) != "forbidden" {
-		t.Fatalf("tenant operator reload: %d %s", r.status, r.body)
-	}
-	if p.status("cli-1") != http.StatusUnauthorized {
-		t.Fatal("a refused reload request reloaded")
-	}
-	var loaded struct{ Loaded int }
-	reload("gop").expect(t, "global operator reload", http.StatusOK, &loaded)
-	if loaded.Loaded != 4 || p.status("cli-1") != http.StatusOK || p.status("cli-2") != http.StatusUnauthorized {
-		t.Fatalf("after the route's reload: loaded %d, cli-1 %d, cli-2 %d", loaded.Loaded, p.status("cli-1"), p.status("cli-2"))
-	}
-	writeRaw(t, file, "principals: [")
-	if r := reload("gop"); r.status != http.StatusUnprocessableEntity || r.problemCode(t) != "principals_invalid" {
-		t.Fatalf("bad file through the route: %d %s", r.status, r.body)
-	}
-	if p.status("cli-1") != http.StatusOK {
-		t.Fatal("a refused file changed the principals")
-	}
-	h.refresh()
-	p.call("GET", listing, reloadTokens["cli-1"], nil).expect(t, "get after every reload", http.StatusOK, nil)
+		// The route: a tenant operator may not; a global operator may.
+		writeReloadPrincipals(t, file, "pub-1", "cli-1", "gop", "op-1")
+		reload := func(subject string) httpReply {
+			return p.call("POST", "/v1/admin/principals/reload", reloadTokens[subject], nil)
+		}
+		if r := reload("op-1"); r.status != http.StatusForbidden || r.problemCode(t) != "forbidden" {
+			t.Fatalf("tenant operator reload: %d %s", r.status, r.body)
+		}
+		if p.status("cli-1") != http.StatusUnauthorized {
+			t.Fatal("a refused reload request reloaded")
+		}
+		var loaded struct{ Loaded int }
+		reload("gop").expect(t, "global operator reload", http.StatusOK, &loaded)
+		if loaded.Loaded != 4 || p.status("cli-1") != http.StatusOK || p.status("cli-2") != http.StatusUnauthorized {
+			t.Fatalf("after the route's reload: loaded %d, cli-1 %d, cli-2 %d", loaded.Loaded, p.status("cli-1"), p.status("cli-2"))
+		}
+		writeRaw(t, file, "principals: [")
+		if r := reload("gop"); r.status != http.StatusUnprocessableEntity || r.problemCode(t) != "principals_invalid" {
+			t.Fatalf("bad file through the route: %d %s", r.status, r.body)
+		}
+		if p.status("cli-1") != http.StatusOK {
+			t.Fatal("a refused file changed the principals")
+		}
+		h.refresh()
+		p.call("GET", listing, reloadTokens["cli-1"], nil).expect(t, "get after every reload", http.StatusOK, nil)
 
-	var secrets []string
-	for _, tok := range reloadTokens {
-		sum := sha256.Sum256([]byte(tok))
-		secrets = append(secrets, tok, hex.EncodeToString(sum[:]))
-	}
-	p.assertNoSecrets(secrets, nil)
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(); code != exitOK {
-		t.Fatalf("exit status %d", code)
-	}
+		var secrets []string
+		for _, tok := range reloadTokens {
+			sum := sha256.Sum256([]byte(tok))
+			secrets = append(secrets, tok, hex.EncodeToString(sum[:]))
+		}
+		p.assertNoSecrets(secrets, nil)
+		p.signal(syscall.SIGTERM)
+		if code := p.wait(); code != exitOK {
+			t.Fatalf("exit status %d", code)
+		}
+	})
 }
 
 // TestE2EHangupWithoutPrincipalsFile: under --dev a SIGHUP is logged and
 // ignored (it used to end the process: SIGHUP's default action).
 func TestE2EHangupWithoutPrincipalsFile(t *testing.T) {
-	p := startProc(t)
-	p.signal(syscall.SIGHUP)
-	p.waitLogged("SIGHUP ignored: no principals file to reload (started with --dev)", 1)
-	p.call("GET", "/v1/whoami", p.tokens["client"], nil).expect(t, "whoami after SIGHUP", http.StatusOK, nil)
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(); code != exitOK {
-		t.Fatalf("exit status %d", code)
-	}
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, storeArgs...)
+		p.signal(syscall.SIGHUP)
+		p.waitLogged("SIGHUP ignored: no principals file to reload (started with --dev)", 1)
+		p.call("GET", "/v1/whoami", p.tokens["client"], nil).expect(t, "whoami after SIGHUP", http.StatusOK, nil)
+		p.signal(syscall.SIGTERM)
+		if code := p.wait(); code != exitOK {
+			t.Fatalf("exit status %d", code)
+		}
+	})
 }

@@ -105,11 +105,10 @@ func introduce(t testing.TB, h *host, client *udpPeer, j joined) engine.Capabili
 	return hostCap
 }
 
-func TestE2EFlow(t *testing.T) { e2eFlow(t) }
+func TestE2EFlow(t *testing.T) { eachStore(t, e2eFlow) }
 
-// e2eFlow runs the whole flow on a server started with storeArgs (none:
-// the memory store).
-func e2eFlow(t *testing.T, storeArgs ...string) {
+// e2eFlow runs the whole flow on a server started with storeArgs.
+func e2eFlow(t *testing.T, storeArgs []string) {
 	p := startProc(t, append([]string{"--drain-window", "30s"}, storeArgs...)...)
 	var secrets, caps []string
 	for _, tok := range p.tokens {
@@ -219,74 +218,84 @@ func e2eFlow(t *testing.T, storeArgs ...string) {
 }
 
 func TestE2EDrainWindowEnds(t *testing.T) {
-	p := startProc(t, "--drain-window", "1s")
-	h := publishHost(t, p, "window-1", "Window host")
-	j := p.join("window-join-1", h.pub.ListingID)
-	h.offered(mustHandle(t, j.Handle))
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, append(storeArgs, "--drain-window", "1s")...)
+		h := publishHost(t, p, "window-1", "Window host")
+		j := p.join("window-join-1", h.pub.ListingID)
+		h.offered(mustHandle(t, j.Handle))
 
-	p.signal(syscall.SIGINT)
-	p.waitReadiness(http.StatusServiceUnavailable)
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d, want 0; log:\n%s", code, p.stderr.String())
-	}
-	fin := p.logged("drain finished")
-	if fin == nil || fin["reason"] != "window" {
-		t.Fatalf("drain finished line %v, want reason window (the attempt never bound)", fin)
-	}
-	p.assertNoSecrets([]string{p.tokens["publisher"], p.tokens["client"], p.tokens["operator"], p.tokens[httpapi.DevGlobalOperator], j.Token, h.pub.Lease.Token, h.pub.Presence.Token},
-		[]string{j.Token, h.pub.Lease.Token, h.pub.Presence.Token})
+		p.signal(syscall.SIGINT)
+		p.waitReadiness(http.StatusServiceUnavailable)
+		if code := p.wait(); code != 0 {
+			t.Fatalf("exit status %d, want 0; log:\n%s", code, p.stderr.String())
+		}
+		fin := p.logged("drain finished")
+		if fin == nil || fin["reason"] != "window" {
+			t.Fatalf("drain finished line %v, want reason window (the attempt never bound)", fin)
+		}
+		p.assertNoSecrets([]string{p.tokens["publisher"], p.tokens["client"], p.tokens["operator"], p.tokens[httpapi.DevGlobalOperator], j.Token, h.pub.Lease.Token, h.pub.Presence.Token},
+			[]string{j.Token, h.pub.Lease.Token, h.pub.Presence.Token})
+	})
 }
 
 func TestE2EIdleExit(t *testing.T) {
-	p := startProc(t)
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d, want 0; log:\n%s", code, p.stderr.String())
-	}
-	if fin := p.logged("drain finished"); fin == nil || fin["reason"] != "idle" {
-		t.Fatalf("drain finished line %v, want reason idle", fin)
-	}
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, storeArgs...)
+		p.signal(syscall.SIGTERM)
+		if code := p.wait(); code != 0 {
+			t.Fatalf("exit status %d, want 0; log:\n%s", code, p.stderr.String())
+		}
+		if fin := p.logged("drain finished"); fin == nil || fin["reason"] != "idle" {
+			t.Fatalf("drain finished line %v, want reason idle", fin)
+		}
+	})
 }
 
 func TestE2ESecondSignalExitsAtOnce(t *testing.T) {
-	p := startProc(t, "--drain-window", "30s")
-	h := publishHost(t, p, "second-1", "Second signal host")
-	j := p.join("second-join-1", h.pub.ListingID)
-	h.offered(mustHandle(t, j.Handle))
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, append(storeArgs, "--drain-window", "30s")...)
+		h := publishHost(t, p, "second-1", "Second signal host")
+		j := p.join("second-join-1", h.pub.ListingID)
+		h.offered(mustHandle(t, j.Handle))
 
-	p.signal(syscall.SIGTERM)
-	p.waitReadiness(http.StatusServiceUnavailable)
-	p.signal(syscall.SIGTERM)
-	// Had the second signal been ignored, the drain would end at the window
-	// with status 0 and a "drain finished" line.
-	if code := p.wait(); code != exitFailure {
-		t.Fatalf("exit status %d, want %d; log:\n%s", code, exitFailure, p.stderr.String())
-	}
-	if p.logged("drain finished") != nil || p.logged("second signal: exiting at once") == nil {
-		t.Fatalf("log does not show an immediate exit:\n%s", p.stderr.String())
-	}
+		p.signal(syscall.SIGTERM)
+		p.waitReadiness(http.StatusServiceUnavailable)
+		p.signal(syscall.SIGTERM)
+		// Had the second signal been ignored, the drain would end at the window
+		// with status 0 and a "drain finished" line.
+		if code := p.wait(); code != exitFailure {
+			t.Fatalf("exit status %d, want %d; log:\n%s", code, exitFailure, p.stderr.String())
+		}
+		if p.logged("drain finished") != nil || p.logged("second signal: exiting at once") == nil {
+			t.Fatalf("log does not show an immediate exit:\n%s", p.stderr.String())
+		}
+	})
 }
 
 func TestE2EDualStackUDP(t *testing.T) {
-	p := startProc(t, "--udp-addr", "127.0.0.1:0,[::1]:0")
-	if len(p.udpAddrs) != 2 {
-		t.Fatalf("first log line names UDP %v, want two addresses", p.udpAddrs)
-	}
-	for _, addr := range p.udpAddrs {
-		u := newPeer(t, addr)
-		tx := u.plainBinding()
-		m := u.read()
-		u.checkTx(m, tx)
-		if got, ok := m.XORAddress(stun.AttrXORMappedAddress); m.Type() != stun.BindingSuccess || !ok || got != u.addr() {
-			t.Fatalf("plain Binding on %s: type %#x, address %v, want success naming %v", addr, m.Type(), got, u.addr())
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, append(storeArgs, "--udp-addr", "127.0.0.1:0,[::1]:0")...)
+		if len(p.udpAddrs) != 2 {
+			t.Fatalf("first log line names UDP %v, want two addresses", p.udpAddrs)
 		}
-	}
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d, want 0", code)
-	}
+		for _, addr := range p.udpAddrs {
+			u := newPeer(t, addr)
+			tx := u.plainBinding()
+			m := u.read()
+			u.checkTx(m, tx)
+			if got, ok := m.XORAddress(stun.AttrXORMappedAddress); m.Type() != stun.BindingSuccess || !ok || got != u.addr() {
+				t.Fatalf("plain Binding on %s: type %#x, address %v, want success naming %v", addr, m.Type(), got, u.addr())
+			}
+		}
+		p.signal(syscall.SIGTERM)
+		if code := p.wait(); code != 0 {
+			t.Fatalf("exit status %d, want 0", code)
+		}
+	})
 }
 
+// TestE2EBadSettingStopsStart runs on no store: the settings are checked
+// before any store is opened.
 func TestE2EBadSettingStopsStart(t *testing.T) {
 	f := func(env []string, args []string, setting string) {
 		t.Helper()

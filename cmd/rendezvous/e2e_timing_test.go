@@ -18,6 +18,8 @@ var Sink int
 // INTRODUCEs. Besides wall time it reports the server's CPU time per
 // operation (from /proc), the figure that carries over to other hardware
 // (ARCHITECTURE.md); allocs/op are the benchmark client's, not the server's.
+// It measures the memory store; the Redis store's transitions are measured
+// by BenchmarkRedisStore (bench/store_redis_test.go).
 func BenchmarkE2EJoinIntroduce(b *testing.B) {
 	p := startProc(b, "--max-attempts", "1000000", "--tenant-attempt-quota", "1000000", "--subject-attempt-quota", "1000000",
 		"--max-idempotency", "1000000", "--tenant-idempotency-quota", "1000000")

@@ -62,60 +62,62 @@ func forgedDatagram(t *testing.T, variant int, real engine.Handle, seq uint64) [
 // does not disturb a legitimate host refreshing meanwhile. Another address
 // has its own budget.
 func TestE2EForgedUDPFlood(t *testing.T) {
-	const burst, sockets, perSocket = 5, 8, 40
-	// A refill of one token per 1000 s: within the test the budget is the
-	// burst, exactly.
-	p := startProc(t, "--udp-error-rate", "0.001", "--udp-error-burst", "5")
-	h := publishHost(t, p, "flood-1", "Flood host")
-	before := p.pools()
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		const burst, sockets, perSocket = 5, 8, 40
+		// A refill of one token per 1000 s: within the test the budget is the
+		// burst, exactly.
+		p := startProc(t, append(storeArgs, "--udp-error-rate", "0.001", "--udp-error-burst", "5")...)
+		h := publishHost(t, p, "flood-1", "Flood host")
+		before := p.pools()
 
-	victims := make([]*udpPeer, sockets)
-	sizes := map[[12]byte]int{}
-	for i := range victims {
-		victims[i] = newPeerAt(t, p.mediator, "127.0.0.2")
-	}
-	for n := range perSocket {
-		for i, v := range victims {
-			d := forgedDatagram(t, n+i, h.presence, uint64(1000+n))
-			var tx [12]byte
-			copy(tx[:], d[8:20])
-			sizes[tx] = len(d)
-			v.send(d)
+		victims := make([]*udpPeer, sockets)
+		sizes := map[[12]byte]int{}
+		for i := range victims {
+			victims[i] = newPeerAt(t, p.mediator, "127.0.0.2")
 		}
-		if n%2 == 0 {
-			h.refresh() // the legitimate host is served throughout
+		for n := range perSocket {
+			for i, v := range victims {
+				d := forgedDatagram(t, n+i, h.presence, uint64(1000+n))
+				var tx [12]byte
+				copy(tx[:], d[8:20])
+				sizes[tx] = len(d)
+				v.send(d)
+			}
+			if n%2 == 0 {
+				h.refresh() // the legitimate host is served throughout
+			}
 		}
-	}
-	answered := 0
-	for _, v := range victims {
-		tx := v.plainBinding()
-		for {
-			m := v.read()
-			if m.TransactionID() == tx {
-				break
+		answered := 0
+		for _, v := range victims {
+			tx := v.plainBinding()
+			for {
+				m := v.read()
+				if m.TransactionID() == tx {
+					break
+				}
+				code, _, _ := m.ErrorCode()
+				size, ok := sizes[m.TransactionID()]
+				if !ok || m.Type() != stun.BindingError || code != 401 || m.HasIntegrity() {
+					t.Fatalf("answer type %#x code %d (signed %v) to a forged request", m.Type(), code, m.HasIntegrity())
+				}
+				if len(m.Raw()) > size+stun.MaxUnsignedGrowth {
+					t.Fatalf("%d-byte answer to a %d-byte forged request", len(m.Raw()), size)
+				}
+				answered++
 			}
-			code, _, _ := m.ErrorCode()
-			size, ok := sizes[m.TransactionID()]
-			if !ok || m.Type() != stun.BindingError || code != 401 || m.HasIntegrity() {
-				t.Fatalf("answer type %#x code %d (signed %v) to a forged request", m.Type(), code, m.HasIntegrity())
-			}
-			if len(m.Raw()) > size+stun.MaxUnsignedGrowth {
-				t.Fatalf("%d-byte answer to a %d-byte forged request", len(m.Raw()), size)
-			}
-			answered++
 		}
-	}
-	if answered == 0 || answered > burst {
-		t.Fatalf("%d answers to %d forged requests from one address, want 1..%d (the burst)", answered, sockets*perSocket, burst)
-	}
-	t.Logf("%d forged requests from %d ports of one address: %d unsigned 401 answers", sockets*perSocket, sockets, answered)
-	other := newPeerAt(t, p.mediator, "127.0.0.3")
-	other.send(forgedDatagram(t, 0, h.presence, 1))
-	if m := other.read(); m.Type() != stun.BindingError {
-		t.Fatalf("another address got type %#x, want its own 401", m.Type())
-	}
-	if after := p.pools(); after != before {
-		t.Fatalf("the flood changed the pools: %s, before %s", after, before)
-	}
-	h.refresh()
+		if answered == 0 || answered > burst {
+			t.Fatalf("%d answers to %d forged requests from one address, want 1..%d (the burst)", answered, sockets*perSocket, burst)
+		}
+		t.Logf("%d forged requests from %d ports of one address: %d unsigned 401 answers", sockets*perSocket, sockets, answered)
+		other := newPeerAt(t, p.mediator, "127.0.0.3")
+		other.send(forgedDatagram(t, 0, h.presence, 1))
+		if m := other.read(); m.Type() != stun.BindingError {
+			t.Fatalf("another address got type %#x, want its own 401", m.Type())
+		}
+		if after := p.pools(); after != before {
+			t.Fatalf("the flood changed the pools: %s, before %s", after, before)
+		}
+		h.refresh()
+	})
 }

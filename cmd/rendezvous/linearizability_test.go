@@ -61,11 +61,10 @@ func (r *recorder) run(client int, in linInput, f func() (linOutput, error)) lin
 // is linearizable against the sequential model in
 // linearizability_model_test.go. It then shows the check can fail: the
 // same history with one injected extra introduction is illegal.
-func TestLinearizability(t *testing.T) { linearizability(t) }
+func TestLinearizability(t *testing.T) { eachStore(t, linearizability) }
 
-// linearizability runs the check on a server started with storeArgs (none:
-// the memory store).
-func linearizability(t *testing.T, storeArgs ...string) {
+// linearizability runs the check on a server started with storeArgs.
+func linearizability(t *testing.T, storeArgs []string) {
 	// Lifetimes far above the run's length (the model has no expiry);
 	// ceilings and quotas far above what it uses (the model has none).
 	p := startProc(t, append([]string{"--lease-ttl", "60s", "--presence-ttl", "20s", "--attempt-ttl", "30s", "--idempotency-ttl", "10m",

@@ -38,76 +38,78 @@ func quiet(t *testing.T, u *udpPeer, who string) {
 // second endpoint and never cause a second introduction; an identical
 // retransmission gets the requester its INTRODUCE again, and only it.
 func TestE2EReplayedDatagrams(t *testing.T) {
-	p := startProc(t)
-	h := publishHost(t, p, "replay-1", "Replay host") // sequence 1 accepted
-	attacker := newPeer(t, p.mediator)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		p := startProc(t, storeArgs...)
+		h := publishHost(t, p, "replay-1", "Replay host") // sequence 1 accepted
+		attacker := newPeer(t, p.mediator)
 
-	// A refresh, accepted once; the same bytes again are stale (409), from
-	// the host or from elsewhere, and the attacker does not take presence.
-	h.seq++
-	refresh, tx := signedDatagram(t, stun.KindPresence, h.presence, &h.cap, h.seq, hostLAN)
-	h.peer.send(refresh)
-	h.peer.expectResponse(tx, &h.cap)
-	h.peer.send(refresh)
-	wantUDPError(t, h.peer, tx, &h.cap, 409)
-	attacker.send(refresh)
-	wantUDPError(t, attacker, tx, &h.cap, 409)
-	j := p.join("replay-join-1", h.pub.ListingID)
-	a := mustHandle(t, j.Handle)
-	h.offered(a) // the OFFER still goes to the host: presence did not move
-	quiet(t, attacker, "the attacker")
+		// A refresh, accepted once; the same bytes again are stale (409), from
+		// the host or from elsewhere, and the attacker does not take presence.
+		h.seq++
+		refresh, tx := signedDatagram(t, stun.KindPresence, h.presence, &h.cap, h.seq, hostLAN)
+		h.peer.send(refresh)
+		h.peer.expectResponse(tx, &h.cap)
+		h.peer.send(refresh)
+		wantUDPError(t, h.peer, tx, &h.cap, 409)
+		attacker.send(refresh)
+		wantUDPError(t, attacker, tx, &h.cap, 409)
+		j := p.join("replay-join-1", h.pub.ListingID)
+		a := mustHandle(t, j.Handle)
+		h.offered(a) // the OFFER still goes to the host: presence did not move
+		quiet(t, attacker, "the attacker")
 
-	// Both bind; the introduction is consumed by the client's bind.
-	hostCap := engine.HostAttemptCapability(&h.cap, a)
-	clientCap := mustToken(t, j.Token)
-	client := newPeer(t, j.Mediator)
-	hostBind, hostTx := signedDatagram(t, stun.KindAttemptHost, a, &hostCap, 0, hostLAN)
-	clientBind, clientTx := signedDatagram(t, stun.KindAttemptClient, a, &clientCap, 0, clientLAN)
-	h.peer.send(hostBind)
-	h.peer.expectResponse(hostTx, &hostCap)
-	client.send(clientBind)
-	for range 2 { // response and INTRODUCE, in either order
-		if m := client.read(); m.Type() == stun.IntroduceIndication {
-			client.expectIntroduce(m, stun.KindAttemptClient, a, &clientCap, h.peer.addr(), hostLAN)
-		} else {
-			client.checkTx(m, clientTx)
+		// Both bind; the introduction is consumed by the client's bind.
+		hostCap := engine.HostAttemptCapability(&h.cap, a)
+		clientCap := mustToken(t, j.Token)
+		client := newPeer(t, j.Mediator)
+		hostBind, hostTx := signedDatagram(t, stun.KindAttemptHost, a, &hostCap, 0, hostLAN)
+		clientBind, clientTx := signedDatagram(t, stun.KindAttemptClient, a, &clientCap, 0, clientLAN)
+		h.peer.send(hostBind)
+		h.peer.expectResponse(hostTx, &hostCap)
+		client.send(clientBind)
+		for range 2 { // response and INTRODUCE, in either order
+			if m := client.read(); m.Type() == stun.IntroduceIndication {
+				client.expectIntroduce(m, stun.KindAttemptClient, a, &clientCap, h.peer.addr(), hostLAN)
+			} else {
+				client.checkTx(m, clientTx)
+			}
 		}
-	}
-	h.peer.expectIntroduce(h.peer.read(), stun.KindAttemptHost, a, &hostCap, client.addr(), clientLAN)
+		h.peer.expectIntroduce(h.peer.read(), stun.KindAttemptHost, a, &hostCap, client.addr(), clientLAN)
 
-	// Replayed from another address: 409, and nobody is introduced again.
-	attacker.send(clientBind)
-	wantUDPError(t, attacker, clientTx, &clientCap, 409)
-	attacker.send(hostBind)
-	wantUDPError(t, attacker, hostTx, &hostCap, 409)
-	quiet(t, attacker, "the attacker")
-	quiet(t, h.peer, "the host")
-	quiet(t, client, "the client")
+		// Replayed from another address: 409, and nobody is introduced again.
+		attacker.send(clientBind)
+		wantUDPError(t, attacker, clientTx, &clientCap, 409)
+		attacker.send(hostBind)
+		wantUDPError(t, attacker, hostTx, &hostCap, 409)
+		quiet(t, attacker, "the attacker")
+		quiet(t, h.peer, "the host")
+		quiet(t, client, "the client")
 
-	// Retransmitted by the peer itself: success and its own INTRODUCE
-	// again (same datagram), the other side hears nothing.
-	client.send(clientBind)
-	for range 2 {
-		if m := client.read(); m.Type() == stun.IntroduceIndication {
-			client.expectIntroduce(m, stun.KindAttemptClient, a, &clientCap, h.peer.addr(), hostLAN)
-		} else {
-			client.checkTx(m, clientTx)
+		// Retransmitted by the peer itself: success and its own INTRODUCE
+		// again (same datagram), the other side hears nothing.
+		client.send(clientBind)
+		for range 2 {
+			if m := client.read(); m.Type() == stun.IntroduceIndication {
+				client.expectIntroduce(m, stun.KindAttemptClient, a, &clientCap, h.peer.addr(), hostLAN)
+			} else {
+				client.checkTx(m, clientTx)
+			}
 		}
-	}
-	quiet(t, h.peer, "the host")
+		quiet(t, h.peer, "the host")
 
-	// Nothing is in flight: the introduction was consumed exactly once.
-	var st struct {
-		Pools map[string]struct {
-			Used int `json:"used"`
-		} `json:"pools"`
-	}
-	p.call("GET", "/v1/admin/stats", statsToken(p.tokens), nil).expect(t, "stats", http.StatusOK, &st)
-	if st.Pools["attempts"].Used != 1 {
-		t.Fatalf("stats: %d attempts, want the one", st.Pools["attempts"].Used)
-	}
-	m := p.call("GET", "/metrics", "", nil)
-	if !slices.Contains(strings.Split(string(m.body), "\n"), "rendezvous_attempts_in_flight 0") {
-		t.Fatalf("the attempt is still in flight after its introduction")
-	}
+		// Nothing is in flight: the introduction was consumed exactly once.
+		var st struct {
+			Pools map[string]struct {
+				Used int `json:"used"`
+			} `json:"pools"`
+		}
+		p.call("GET", "/v1/admin/stats", statsToken(p.tokens), nil).expect(t, "stats", http.StatusOK, &st)
+		if st.Pools["attempts"].Used != 1 {
+			t.Fatalf("stats: %d attempts, want the one", st.Pools["attempts"].Used)
+		}
+		m := p.call("GET", "/metrics", "", nil)
+		if !slices.Contains(strings.Split(string(m.body), "\n"), "rendezvous_attempts_in_flight 0") {
+			t.Fatalf("the attempt is still in flight after its introduction")
+		}
+	})
 }

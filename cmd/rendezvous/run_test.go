@@ -60,40 +60,42 @@ func waitStatus(t *testing.T, ch <-chan int) int {
 }
 
 func TestRunInProcessServesAndDrains(t *testing.T) {
-	first, stderr, cancel, status := runInProcess(t, io.Discard, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0")
-	if first["msg"] != "listening" {
-		t.Fatalf("first log line %v", first)
-	}
-	base := "http://" + first["http"].(string)
-	hc := openapitest.Client(t, httpClient)
-	f := func(path string, want int, contains string) {
-		t.Helper()
-		resp, err := hc.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
+	eachStore(t, func(t *testing.T, storeArgs []string) {
+		first, stderr, cancel, status := runInProcess(t, io.Discard, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0")...)
+		if first["msg"] != "listening" {
+			t.Fatalf("first log line %v", first)
 		}
-		body, _ := io.ReadAll(resp.Body) // a short read fails the Contains check below
-		resp.Body.Close()
-		if resp.StatusCode != want || !strings.Contains(string(body), contains) {
-			t.Fatalf("GET %s: %d %q, want %d containing %q", path, resp.StatusCode, body, want, contains)
+		base := "http://" + first["http"].(string)
+		hc := openapitest.Client(t, httpClient)
+		f := func(path string, want int, contains string) {
+			t.Helper()
+			resp, err := hc.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body) // a short read fails the Contains check below
+			resp.Body.Close()
+			if resp.StatusCode != want || !strings.Contains(string(body), contains) {
+				t.Fatalf("GET %s: %d %q, want %d containing %q", path, resp.StatusCode, body, want, contains)
+			}
 		}
-	}
-	f("/livez", http.StatusOK, "")
-	f("/readyz", http.StatusOK, "ready")
-	// Every metrics set is wired into /metrics.
-	f("/metrics", http.StatusOK, "process_cpu_seconds_total")
-	f("/metrics", http.StatusOK, "rendezvous_attempts_in_flight 0")
-	f("/metrics", http.StatusOK, `rendezvous_pool_ceiling{pool="listings"} 25000`)
-	f("/metrics", http.StatusOK, "rendezvous_udp_datagrams_in_total")
-	cancel()
-	if code := waitStatus(t, status); code != exitOK {
-		t.Fatalf("status %d, want 0; stderr %s", code, stderr.String())
-	}
-	// The sockets are closed: the HTTP port refuses connections.
-	if c, err := net.Dial("tcp", first["http"].(string)); err == nil {
-		c.Close()
-		t.Fatalf("the HTTP port still accepts connections after run returned")
-	}
+		f("/livez", http.StatusOK, "")
+		f("/readyz", http.StatusOK, "ready")
+		// Every metrics set is wired into /metrics.
+		f("/metrics", http.StatusOK, "process_cpu_seconds_total")
+		f("/metrics", http.StatusOK, "rendezvous_attempts_in_flight 0")
+		f("/metrics", http.StatusOK, `rendezvous_pool_ceiling{pool="listings"} 25000`)
+		f("/metrics", http.StatusOK, "rendezvous_udp_datagrams_in_total")
+		cancel()
+		if code := waitStatus(t, status); code != exitOK {
+			t.Fatalf("status %d, want 0; stderr %s", code, stderr.String())
+		}
+		// The sockets are closed: the HTTP port refuses connections.
+		if c, err := net.Dial("tcp", first["http"].(string)); err == nil {
+			c.Close()
+			t.Fatalf("the HTTP port still accepts connections after run returned")
+		}
+	})
 }
 
 // freeUDPPort returns a loopback UDP port that was free a moment ago.

@@ -40,5 +40,11 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 		client.Close()
 		return nil, nil, &settingError{setting, c.sourceOf(setting), err}
 	}
+	// The drain is kept in Redis and outlives the process that began it: a
+	// process starting (the restart after a drain) ends it, and serves.
+	if _, err := s.EndDrain(context.Background()); err != nil {
+		client.Close()
+		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot end the deployment's drain: %w", err)}
+	}
 	return s, client.Close, nil
 }

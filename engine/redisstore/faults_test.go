@@ -107,6 +107,9 @@ func (e *faultEnv) everyTransitionUnavailable(fault string) {
 	if err := e.s.BeginDrain(ctx); !errors.Is(err, redisstore.ErrUnavailable) {
 		e.t.Fatalf("BeginDrain under %s: error %v, want ErrUnavailable", fault, err)
 	}
+	if _, err := e.s.EndDrain(ctx); !errors.Is(err, redisstore.ErrUnavailable) {
+		e.t.Fatalf("EndDrain under %s: error %v, want ErrUnavailable", fault, err)
+	}
 }
 
 // recovered requires the store to work again after the fault is lifted.

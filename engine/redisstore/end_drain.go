@@ -1,0 +1,27 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// EndDrain ends the deployment's drain, for a server process starting on
+// it. The drain belongs to the shared state and so outlives the process
+// that began it: without this, the process started after a drained one (a
+// restart) would refuse new work for good. What the drain window's end
+// erases is erased now, so the new process starts empty, as one on the
+// memory store does; revocations stay. ended reports whether a drain ran;
+// err is ErrUnavailable when Redis did not answer.
+func (s *Store) EndDrain(ctx context.Context) (ended bool, err error) {
+	m, ok, err := s.call(ctx, "rdv_end_drain")
+	if err != nil {
+		return false, err
+	}
+	code, _, rest := reply(m, ok)
+	if code != int64(engine.Success) || len(rest) != 1 {
+		return false, ErrUnavailable
+	}
+	n, _ := rest[0].AsInt64()
+	return n == 1, nil
+}
