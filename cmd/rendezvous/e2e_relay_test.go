@@ -155,9 +155,13 @@ func (p *proc) waitState(id, token, want string) attemptStatus {
 // then falls back to the relay goes created/offered -> host_bound ->
 // introduced -> relayed, both sides' outcome reports are kept and counted
 // once per side in the tenant's metrics, and every exchange matches the
-// OpenAPI description.
-func TestE2ERelayLifecycle(t *testing.T) {
-	p := startRelayProc(t)
+// OpenAPI description; on both stores.
+func TestE2ERelayLifecycle(t *testing.T) { relayLifecycle(t) }
+
+func TestE2ERelayLifecycleRedis(t *testing.T) { relayLifecycle(t, redisStoreArgs(t)...) }
+
+func relayLifecycle(t *testing.T, storeArgs ...string) {
+	p := startRelayProc(t, storeArgs...)
 	cli, pub := p.tokens["client"], p.tokens["publisher"]
 	h := publishHost(t, p, "relay-host", "relay game")
 	client := newPeer(t, p.mediator)
@@ -259,9 +263,15 @@ func TestE2ERelayLifecycle(t *testing.T) {
 // TestE2ERelayOnlyRevealsNoAddress: a relay-only join on the real binary.
 // Neither side receives, in any datagram, the other's public or LAN
 // address; both get RDV-RELAY-ONLY on their bind answers, no INTRODUCE, and
-// the relayed addresses through RELAY-INTRODUCE.
-func TestE2ERelayOnlyRevealsNoAddress(t *testing.T) {
-	p := startRelayProc(t)
+// the relayed addresses through RELAY-INTRODUCE. On both stores.
+func TestE2ERelayOnlyRevealsNoAddress(t *testing.T) { relayOnlyRevealsNoAddress(t) }
+
+func TestE2ERelayOnlyRevealsNoAddressRedis(t *testing.T) {
+	relayOnlyRevealsNoAddress(t, redisStoreArgs(t)...)
+}
+
+func relayOnlyRevealsNoAddress(t *testing.T, storeArgs ...string) {
+	p := startRelayProc(t, storeArgs...)
 	h := publishHost(t, p, "relay-only-host", "private game")
 	client := newPeer(t, p.mediator)
 	j := p.relayJoin("relay-only-1", h.pub.ListingID, true)
