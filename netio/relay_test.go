@@ -291,8 +291,8 @@ func TestOutcomeReports(t *testing.T) {
 	}
 	m := host.roundTrip(signedReq('h', a.Handle, hk[:], outcome(stun.PathDirect, 180)))
 	wantSuccess(t, m, hk[:], host.addr())
-	if lt, ok := m.Uint32(stun.AttrLifetime); ok && (lt == 0 || lt > uint32(engine.DefaultLimits().AttemptTTL.Seconds())) {
-		t.Fatalf("report answer RDV-LIFETIME %d", lt)
+	if lt, ok := m.Uint32(stun.AttrLifetime); !ok || lt == 0 || lt > uint32(engine.DefaultLimits().AttemptTTL.Seconds()) {
+		t.Fatalf("report answer RDV-LIFETIME %d %v", lt, ok)
 	}
 	// A repeat (even with another path) succeeds and is not counted.
 	wantSuccess(t, host.roundTrip(signedReq('h', a.Handle, hk[:], outcome(stun.PathFailed, 9000))), hk[:], host.addr())

@@ -115,16 +115,6 @@ func (u *udpPeer) attemptRequest(kind byte, h engine.Handle, key *engine.Capabil
 	return tx
 }
 
-// expectReportAnswer reads the signed success answer to an outcome report.
-func (u *udpPeer) expectReportAnswer(tx [12]byte, key *engine.Capability) {
-	u.t.Helper()
-	m := u.readSigned(stun.BindingSuccess, key)
-	u.checkTx(m, tx)
-	if got, ok := m.XORAddress(stun.AttrXORMappedAddress); !ok || got != u.addr() {
-		u.t.Fatalf("XOR-MAPPED-ADDRESS %v (present %v), want %v", got, ok, u.addr())
-	}
-}
-
 func withLocal(ap netip.AddrPort) func(*stun.Builder) {
 	return func(b *stun.Builder) { b.AddXORAddress(stun.AttrLocalAddress, ap) }
 }
@@ -177,7 +167,8 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 	if st.Reason != "awaiting_host_bind" || st.RelayOnly || st.HostBound || st.ClientBound {
 		t.Fatalf("offered status %+v", st)
 	}
-	// The owner reads the same state and fetches the host's credential.
+	// The owner reads the same state and fetches the host's credential by
+	// the handle the OFFER named.
 	if st := p.attemptStatus(j.AttemptID, pub); st.State != "offered" {
 		t.Fatalf("owner reads %+v", st)
 	}
@@ -185,7 +176,7 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		Relay     *relayCred `json:"relay"`
 		RelayOnly bool       `json:"relay_only"`
 	}
-	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.AttemptID+"/relay", pub, nil).
+	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.Handle+"/relay", pub, nil).
 		expect(t, "host relay", http.StatusOK, &hr)
 	checkCred(t, hr.Relay, j.AttemptID, 'h')
 
@@ -229,9 +220,9 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 	// Outcome reports, each sent twice: kept and counted once per side.
 	for i := 0; i < 2; i++ {
 		tx = h.peer.attemptRequest(stun.KindAttemptHost, a, &hostCap, withOutcome(stun.PathRelayed, 1800))
-		h.peer.expectReportAnswer(tx, &hostCap)
+		h.peer.expectResponse(tx, &hostCap)
 		tx = client.attemptRequest(stun.KindAttemptClient, a, &clientCap, withOutcome(stun.PathRelayed, 1750))
-		client.expectReportAnswer(tx, &clientCap)
+		client.expectResponse(tx, &clientCap)
 	}
 	st = p.attemptStatus(j.AttemptID, cli)
 	if st.State != "relayed" || st.HostOutcome == nil || st.HostOutcome.Path != "relayed" || st.HostOutcome.ConnectMS != 1800 ||
@@ -308,7 +299,7 @@ func relayOnlyRevealsNoAddress(t *testing.T, storeArgs ...string) {
 	var hr struct {
 		RelayOnly bool `json:"relay_only"`
 	}
-	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.AttemptID+"/relay", p.tokens["publisher"], nil).
+	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.Handle+"/relay", p.tokens["publisher"], nil).
 		expect(t, "host relay", http.StatusOK, &hr)
 	if !hr.RelayOnly {
 		t.Fatal("the host relay answer does not say relay-only")
