@@ -245,8 +245,10 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		}
 	}
 	promtoolCheck(t, "after relay traffic", s.text)
-	if strings.Contains(s.text, j.Relay.Credential) || strings.Contains(s.text, j.Handle) || strings.Contains(s.text, "49160") {
-		t.Fatal("the metrics carry a credential, handle or address")
+	for _, leak := range []string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential, j.Relay.Username, j.Handle, "49160"} {
+		if strings.Contains(s.text, leak) {
+			t.Fatal("the metrics carry the relay secret, a credential, a handle or an address")
+		}
 	}
 	p.assertNoSecrets([]string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential}, []string{j.Token, h.pub.Presence.Token})
 }
