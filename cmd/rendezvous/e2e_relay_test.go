@@ -352,9 +352,9 @@ func relayOnlyRevealsNoAddress(t *testing.T, storeArgs ...string) {
 	}
 }
 
-// TestE2EAttemptEnds: an attempt nobody binds expires and its state stays
-// readable; without relay flags there is no relay member and relay-only is
-// refused.
+// TestE2EAttemptEndsAndRelayOff: an attempt nobody binds expires, one
+// whose listing is deleted fails, and both states stay readable; without
+// relay flags there is no relay member and relay-only is refused.
 func TestE2EAttemptEndsAndRelayOff(t *testing.T) {
 	p := startProc(t, "--attempt-ttl", "1s")
 	h := publishHost(t, p, "ends-host", "short game")
@@ -383,5 +383,15 @@ func TestE2EAttemptEndsAndRelayOff(t *testing.T) {
 	}
 	if r := p.call("GET", "/v1/join-attempts/"+engine.NewUUID().String(), p.tokens["client"], nil); r.status != http.StatusNotFound {
 		t.Fatalf("unknown attempt: %d", r.status)
+	}
+
+	// An attempt whose listing is deleted fails, and says why.
+	var k relayJoined
+	p.call("POST", "/v1/listings/"+h.pub.ListingID+"/join-attempts", p.tokens["client"], map[string]any{"protocol_version": 7},
+		"Idempotency-Key", "ends-3").expect(t, "join", http.StatusCreated, &k)
+	p.call("DELETE", "/v1/listings/"+h.pub.ListingID, p.tokens["publisher"], nil,
+		"Lease-Id", h.pub.Lease.LeaseID, "Lease-Token", h.pub.Lease.Token).expect(t, "delete", http.StatusNoContent, nil)
+	if st := p.attemptStatus(k.AttemptID, p.tokens["client"]); st.State != "failed" || st.Reason != "listing_removed" {
+		t.Fatalf("after the listing's deletion: %+v", st)
 	}
 }
