@@ -12,15 +12,15 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// Past maxPunchTenants, reports count under tenant="other"; the tenants
+// Past the tenant bound, reports count under tenant="other"; the tenants
 // registered before keep their own series.
 func TestPunchMetricsTenantBound(t *testing.T) {
 	set := metrics.NewSet()
-	tenants := make([]engine.Tenant, maxPunchTenants)
+	tenants := make([]engine.Tenant, 16)
 	for i := range tenants {
 		tenants[i] = engine.Tenant{Game: "g" + strconv.Itoa(i), Env: "prod"}
 	}
-	pm := newPunchMetrics(set, tenants)
+	pm := newBoundedPunchMetrics(set, tenants, len(tenants))
 	late := engine.Tenant{Game: "late", Env: "prod"}
 	pm.record(late, engine.RoleClient, stun.PathFailed, 30000)
 	pm.record(tenants[7], engine.RoleHost, stun.PathDirect, 40)
