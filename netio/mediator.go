@@ -84,7 +84,7 @@ func (m *Mediator) Start() {
 		if m.closed.Load() {
 			return
 		}
-		m.wg.Add(len(m.conns) + 1)
+		m.wg.Add(len(m.conns) + 2)
 		for _, c := range m.conns {
 			if m.cfg.Overlap {
 				go m.overlapLoop(c)
@@ -93,6 +93,7 @@ func (m *Mediator) Start() {
 			}
 		}
 		go m.offerLoop()
+		go m.markLoop()
 		path := "recvmmsg"
 		if m.cfg.Portable || !rawAvailable {
 			path = "portable"

@@ -60,8 +60,8 @@ type processor struct {
 	stats    batchStats
 
 	punch *punchMetrics // the tenants' punch outcome series
-	// marks queues the attempts a presence answer names, for the offer
-	// goroutine to mark offered (nil: not marked).
+	// marks queues the attempts a presence answer names, for markLoop to
+	// mark offered (nil: not marked).
 	marks chan<- engine.Handle
 }
 
