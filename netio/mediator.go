@@ -38,6 +38,9 @@ type Mediator struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 	closeErr  error
+
+	punch *punchMetrics      // punch_metrics.go
+	marks chan engine.Handle // offered.go
 }
 
 // NewMediator validates cfg and binds every socket; it does not start
@@ -59,6 +62,8 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 		origin:  time.Now(),
 		done:    make(chan struct{}),
 	}
+	m.punch = newPunchMetrics(cfg.Metrics, cfg.Tenants)
+	m.marks = make(chan engine.Handle, offerQueue)
 	for i, ap := range addrs {
 		conns, recv, send, err := listen(ap, cfg.Sockets, &cfg)
 		if err != nil {
@@ -88,7 +93,7 @@ func (m *Mediator) Start() {
 		if m.closed.Load() {
 			return
 		}
-		m.wg.Add(len(m.conns) + 1)
+		m.wg.Add(len(m.conns) + 2)
 		if m.fwd != nil {
 			m.wg.Add(1)
 			go m.forwardLoop()
@@ -101,6 +106,7 @@ func (m *Mediator) Start() {
 			}
 		}
 		go m.pushLoop()
+		go m.markLoop()
 		path := "recvmmsg"
 		if m.cfg.Portable || !rawAvailable {
 			path = "portable"
@@ -144,10 +150,12 @@ func (m *Mediator) Close() error {
 	return m.closeErr
 }
 
-// newProcessor makes a reader's processor, forwarding as m does.
+// newProcessor makes a reader's processor, forwarding, counting punch
+// outcomes and queueing offered marks as m does.
 func (m *Mediator) newProcessor() *processor {
 	p := newProcessor(m.store, m.keys, m.limiter)
 	p.fwd = m.fwd
+	p.punch, p.marks = m.punch, m.marks
 	return p
 }
 

@@ -60,10 +60,14 @@ const (
 	methodBindClient
 	methodOffer
 	methodIntroduce
+	methodReportHost   // an outcome report (RDV-OUTCOME) of a host
+	methodReportClient // an outcome report of a client
+	methodRelayIntroduce
 	numMethods
 )
 
-var methodNames = [numMethods]string{"binding", "presence", "bind_host", "bind_client", "offer", "introduce"}
+var methodNames = [numMethods]string{"binding", "presence", "bind_host", "bind_client", "offer", "introduce",
+	"outcome_host", "outcome_client", "relay_introduce"}
 
 // result labels the answer given.
 type result uint8
@@ -115,6 +119,9 @@ const (
 )
 
 var metricHelp = map[string]string{
+	metricPunchOutcomes: "Punch outcomes reported by hosts and clients (the first report of each side of an attempt), by tenant, role and path (direct, relayed, failed).",
+	metricPunchConnect:  "Time from join to connected (or to giving up) reported by hosts and clients, in seconds, by tenant and path.",
+
 	metricIn:        "UDP datagrams received by the mediator.",
 	metricOut:       "UDP datagrams sent by the mediator.",
 	metricBatches:   "Receive batches (recvmmsg calls or portable batch reads) that returned datagrams.",

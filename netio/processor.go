@@ -19,6 +19,21 @@ type request struct {
 	handle engine.Handle
 	key    engine.Capability // the verified capability, never logged
 	pads   engine.HMACKey    // key's HMAC pad states: verified the request, sign its answers
+	// report: an attempt outcome report (RDV-OUTCOME), not a bind.
+	report bool
+	// relayed: an attempt bind carrying RDV-RELAYED-ADDRESS.
+	relayed bool
+}
+
+// method labels the request's answers.
+func (r *request) method() method {
+	switch {
+	case r.report && r.kind == stun.KindAttemptHost:
+		return methodReportHost
+	case r.report:
+		return methodReportClient
+	}
+	return methodOf(r.kind)
 }
 
 // processor turns one read batch into answers: parse and authenticate each
@@ -44,6 +59,11 @@ type processor struct {
 	out      []packet    // batchSize × answersPerRequest write slots
 	nout     int
 	stats    batchStats
+
+	punch *punchMetrics // the tenants' punch outcome series
+	// marks queues the attempts a presence answer names, for markLoop to
+	// mark offered (nil: not marked).
+	marks chan<- engine.Handle
 }
 
 func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
@@ -145,7 +165,9 @@ func (p *processor) handle(pk *packet) {
 	}
 	req.src, req.local, req.txID, req.size = pk.addr, pk.local, m.TransactionID(), len(pk.buf)
 	kind, h := req.kind, req.handle
-	meth := methodOf(kind)
+	req.report = kind != stun.KindPresence && m.Has(stun.AttrOutcome)
+	req.relayed = false
+	meth := req.method()
 	if len(m.Unknown()) > 0 {
 		p.signedError(req, meth, stun.CodeUnknownAttribute, m.Unknown())
 		return
@@ -171,8 +193,24 @@ func (p *processor) handle(pk *packet) {
 		if kind == stun.KindAttemptHost {
 			role = engine.RoleHost
 		}
+		if req.report {
+			path, millis, ok := m.Outcome()
+			if !ok {
+				p.signedError(req, meth, stun.CodeBadRequest, nil)
+				return
+			}
+			op.Kind = engine.OpOutcome
+			op.Report = engine.PunchReport{Handle: h, Role: role, Key: fp, Path: engine.Path(path), ConnectMillis: millis}
+			break
+		}
+		relayed, ok := m.XORAddress(stun.AttrRelayedAddress)
+		if !ok && m.Has(stun.AttrRelayedAddress) {
+			p.signedError(req, meth, stun.CodeBadRequest, nil)
+			return
+		}
+		req.relayed = ok
 		op.Kind = engine.OpBindAttempt
-		op.Bind = engine.BindAttempt{Handle: h, Role: role, Key: fp, Public: pk.addr, Local: local}
+		op.Bind = engine.BindAttempt{Handle: h, Role: role, Key: fp, Public: pk.addr, Local: local, Relayed: relayed}
 	}
 	p.reqs = p.reqs[:len(p.reqs)+1]
 	p.ops = append(p.ops, op)
@@ -201,7 +239,7 @@ func methodOfName(name []byte) method {
 
 // answer encodes the answer to a committed op.
 func (p *processor) answer(r *request, op *engine.Op) {
-	meth := methodOf(r.kind)
+	meth := r.method()
 	if op.Err != nil {
 		p.signedError(r, meth, stun.CodeBadRequest, nil)
 		return
@@ -224,6 +262,8 @@ func (p *processor) answer(r *request, op *engine.Op) {
 		p.presenceSuccess(r, &op.PresenceView)
 	case engine.OpBindAttempt:
 		p.bindSuccess(r, meth, op)
+	case engine.OpOutcome:
+		p.reportSuccess(r, meth, op)
 	}
 }
 

@@ -141,4 +141,7 @@ func (m *Mediator) sendPush(buf []byte, p *push) {
 	}
 	m.met.out.Inc()
 	m.met.answers[meth][resOK].Inc()
+	if p.kind == pushOffer {
+		queueMark(m.marks, p.handle)
+	}
 }
