@@ -87,7 +87,7 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 	presCap := a.keys.Presence(v.Presence)
 	b = presCap.AppendToken(b)
 	b = append(b, `","mediator":`...)
-	b = appendString(b, a.mediator)
+	b = appendString(b, a.newListingMediator(v.ID))
 	b = append(b, `,"interval_s":`...)
 	b = appendInt(b, PresenceInterval)
 	b = append(b, `,"ttl_s":`...)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/redis/rueidis"
 
@@ -35,6 +36,7 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 	}
 	s, err := redisstore.New(context.Background(), redisstore.Config{
 		Client: client, Name: c.RedisName, Limits: c.Limits, Keyring: keys,
+		InstanceLease: c.InstanceLease, Logger: slog.Default().With("component", "registry"),
 	})
 	if err != nil {
 		client.Close()

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+)
+
+// Several rendezvous processes on one real redis-server: the instance
+// registry, fencing, routing and per-instance drain.
+
+// redisCmd runs one command on srv (the test's own connection).
+func redisCmd(t *testing.T, srv *redistest.Server, args ...string) rueidis.RedisResult {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.Do(context.Background(), c.B().Arbitrary(args...).Build())
+}
+
+// publishRouted publishes through p and starts presence at the mediator
+// the answer names, which with several instances may be another's.
+func publishRouted(t *testing.T, p *proc, key string) *host {
+	t.Helper()
+	h := &host{pub: p.publish(key, "Routed host")}
+	h.presence = mustHandle(t, h.pub.Presence.Handle)
+	h.cap = mustToken(t, h.pub.Presence.Token)
+	h.peer = newPeer(t, h.pub.Presence.Mediator)
+	h.refresh()
+	return h
+}
+
+// epochOf reads the fencing epoch p logged at start.
+func epochOf(t *testing.T, p *proc) int64 {
+	t.Helper()
+	l := p.logged("redis store")
+	e, ok := l["epoch"].(float64)
+	if !ok || e < 1 {
+		t.Fatalf("the redis store line names no epoch: %v", l)
+	}
+	return int64(e)
+}
+
+// rawPost sends a publish without the test's helpers (which fail the test
+// from the calling goroutine): the status and problem code, or err.
+func rawPost(addr, token, key string) (status int, code string, err error) {
+	b, _ := json.Marshal(listingBody("paused"))
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/listings", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var pr struct{ Code string }
+	_ = json.Unmarshal(body, &pr)
+	return resp.StatusCode, pr.Code, nil
+}
+
+// TestE2EPausedInstanceCommitsNothing: an instance stopped (SIGSTOP) past
+// its lease and continued (SIGCONT) answers every request typed 503
+// service_unavailable (readiness 503 too) and commits none of them, the
+// ones sent while it was stopped included, until it has registered again
+// with a new epoch; then it serves again. The other instance serves
+// throughout. Redis is paused for writes (CLIENT PAUSE) across the
+// continue, so the paused instance cannot re-register before its answers
+// are judged.
+func TestE2EPausedInstanceCommitsNothing(t *testing.T) {
+	srv, args := redisServerArgs(t)
+	args = append(args, "--instance-lease", "1s")
+	a, b := startProc(t, args...), startProc(t, args...)
+	oldEpoch := epochOf(t, a)
+	publishRouted(t, a, "paused-before")
+	pools := b.pools()
+
+	a.signal(syscall.SIGSTOP)
+	stopped := true
+	defer func() {
+		if stopped {
+			a.signal(syscall.SIGCONT)
+		}
+	}()
+	time.Sleep(2 * time.Second) // past the lease (1s) in Redis
+	type answer struct {
+		status int
+		code   string
+		err    error
+	}
+	const queued = 4
+	answers := make(chan answer, queued)
+	for i := range queued { // sent while stopped: answered after SIGCONT
+		go func() {
+			s, c, err := rawPost(a.httpAddr, a.tokens["publisher"], "paused-queued-"+strconv.Itoa(i))
+			answers <- answer{s, c, err}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := redisCmd(t, srv, "CLIENT", "PAUSE", "3000", "WRITE").Error(); err != nil {
+		t.Fatalf("CLIENT PAUSE: %v", err)
+	}
+	a.signal(syscall.SIGCONT)
+	stopped = false
+	for range queued {
+		an := <-answers
+		if an.err != nil || an.status != http.StatusServiceUnavailable || an.code != "service_unavailable" {
+			t.Fatalf("a publish queued while the instance was stopped: %d %q %v, want 503 service_unavailable", an.status, an.code, an.err)
+		}
+	}
+	if r := a.call("GET", "/readyz", "", nil); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz after SIGCONT: %d %s, want 503", r.status, r.body)
+	}
+	r := a.call("POST", "/v1/listings", a.tokens["publisher"], listingBody("late"), "Idempotency-Key", "paused-after")
+	if r.status != http.StatusServiceUnavailable || r.problemCode(t) != "service_unavailable" {
+		t.Fatalf("a publish after SIGCONT: %d %s, want 503 service_unavailable", r.status, r.body)
+	}
+	if err := redisCmd(t, srv, "CLIENT", "UNPAUSE").Error(); err != nil {
+		t.Fatalf("CLIENT UNPAUSE: %v", err)
+	}
+	if got := b.pools(); got != pools {
+		t.Fatalf("the paused instance's refused requests changed the pools:\nbefore %s\nafter  %s", pools, got)
+	}
+
+	a.waitReadiness(http.StatusOK)
+	again := a.waitLogLine("instance registered again")
+	if e, _ := again["epoch"].(string); e == "" || mustAtoi(t, e) <= oldEpoch {
+		t.Fatalf("re-registration %v, want an epoch above %d", again, oldEpoch)
+	}
+	a.publish("paused-rejoined", "Rejoined")
+}
+
+func mustAtoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
+}
