@@ -151,3 +151,108 @@ func mustAtoi(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+// TestE2EInstancesRouteListingsAndShareStats: with three instances, new
+// listings published through one are spread over all three mediators
+// (rendezvous hashing over live instances); a join attempt's mediator is
+// the one the host's presence last reached, wherever the join is made;
+// every instance's /v1/admin/stats shows the same, deployment-wide pools.
+func TestE2EInstancesRouteListingsAndShareStats(t *testing.T) {
+	args := append(redisStoreArgs(t), "--instance-lease", "1s")
+	a, b, c := startProc(t, args...), startProc(t, args...), startProc(t, args...)
+	procs := map[string]*proc{a.mediator: a, b.mediator: b, c.mediator: c}
+	time.Sleep(time.Second) // every instance renews (each 250 ms) and learns of the others
+
+	routed := map[string]*host{}
+	for i := 0; i < 60 && len(routed) < 3; i++ {
+		pub := a.publish("route-"+strconv.Itoa(i), "Routed")
+		if procs[pub.Presence.Mediator] == nil {
+			t.Fatalf("listing routed to %q, not one of the instances", pub.Presence.Mediator)
+		}
+		if routed[pub.Presence.Mediator] == nil {
+			h := &host{pub: pub, presence: mustHandle(t, pub.Presence.Handle), cap: mustToken(t, pub.Presence.Token)}
+			h.peer = newPeer(t, pub.Presence.Mediator)
+			h.refresh()
+			routed[pub.Presence.Mediator] = h
+		}
+	}
+	if len(routed) != 3 {
+		t.Fatalf("60 listings published through one instance went to %d mediators, want all 3", len(routed))
+	}
+
+	// The host of the listing routed to b: its attempts name b, until its
+	// presence arrives at c instead.
+	h := routed[b.mediator]
+	if j := c.join("route-join-1", h.pub.ListingID); j.Mediator != b.mediator {
+		t.Fatalf("join through c names mediator %s, want b's %s where the presence is", j.Mediator, b.mediator)
+	}
+	h.peer = newPeer(t, c.mediator)
+	h.refresh()
+	if j := a.join("route-join-2", h.pub.ListingID); j.Mediator != c.mediator {
+		t.Fatalf("join through a after presence moved names %s, want c's %s", j.Mediator, c.mediator)
+	}
+
+	pa, pb, pc := a.pools(), b.pools(), c.pools()
+	if pa != pb || pb != pc {
+		t.Fatalf("instances disagree on the deployment's pools:\na %s\nb %s\nc %s", pa, pb, pc)
+	}
+	var st struct {
+		Pools map[string]struct{ Used int } `json:"pools"`
+	}
+	c.call("GET", "/v1/admin/stats", statsToken(c.tokens), nil).expect(t, "stats", http.StatusOK, &st)
+	if st.Pools["attempts"].Used != 2 || st.Pools["listings"].Used < 3 {
+		t.Fatalf("stats on c: %+v, want the 2 attempts and every listing made through a", st.Pools)
+	}
+}
+
+// TestE2ESIGTERMDrainsOnlyThatInstance: SIGTERM drains the instance that
+// gets it: it refuses new work (503 draining, readiness 503), no new
+// listing is routed to it, the attempt in flight through it completes,
+// then it exits 0; the other instance keeps serving and the shared state
+// (the drained instance's listing) survives.
+func TestE2ESIGTERMDrainsOnlyThatInstance(t *testing.T) {
+	args := append(redisStoreArgs(t), "--instance-lease", "1s")
+	a, b := startProc(t, args...), startProc(t, args...)
+	time.Sleep(time.Second) // each learns of the other
+	// A listing whose host is on a (OFFER leaves from the instance the join
+	// reached: here the host's own).
+	var h *host
+	for i := 0; h == nil; i++ {
+		if i == 40 {
+			t.Fatal("40 listings and none routed to a")
+		}
+		if g := publishRouted(t, a, "drain-one-"+strconv.Itoa(i)); g.pub.Presence.Mediator == a.mediator {
+			h = g
+		}
+	}
+	j := a.join("drain-one-join", h.pub.ListingID)
+	h.offered(mustHandle(t, j.Handle))
+
+	a.signal(syscall.SIGTERM)
+	a.waitReadiness(http.StatusServiceUnavailable)
+	if r := a.call("POST", "/v1/listings", a.tokens["publisher"], listingBody("late"), "Idempotency-Key", "drain-one-late"); r.status != http.StatusServiceUnavailable || r.problemCode(t) != "draining" {
+		t.Fatalf("publish on the draining instance: %d %s, want 503 draining", r.status, r.body)
+	}
+	if r := b.call("GET", "/readyz", "", nil); r.status != http.StatusOK {
+		t.Fatalf("/readyz of the other instance: %d, want 200", r.status)
+	}
+	time.Sleep(600 * time.Millisecond) // b renews and learns of the drain
+	for i := range 20 {
+		if pub := b.publish("drain-one-b-"+strconv.Itoa(i), "Other"); pub.Presence.Mediator != b.mediator {
+			t.Fatalf("a listing published while a drains was routed to %s, want b's %s", pub.Presence.Mediator, b.mediator)
+		}
+	}
+	introduce(t, h, newPeer(t, j.Mediator), j)
+	if code := a.wait(); code != 0 {
+		t.Fatalf("the drained instance exited %d, want 0; log:\n%s", code, a.stderr.String())
+	}
+	if fin := a.logged("drain finished"); fin == nil || fin["scope"] != "instance" || fin["reason"] != "idle" {
+		t.Fatalf("drain finished line %v, want scope instance, reason idle", fin)
+	}
+	b.call("GET", "/v1/listings/"+h.pub.ListingID, b.tokens["client"], nil).expect(t, "the drained instance's listing through b", http.StatusOK, nil)
+	h.peer = newPeer(t, b.mediator)
+	h.refresh()
+	if r := b.call("GET", "/readyz", "", nil); r.status != http.StatusOK {
+		t.Fatalf("/readyz of the other instance after the drain: %d, want 200", r.status)
+	}
+}
