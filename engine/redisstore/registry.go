@@ -276,3 +276,8 @@ func instancesOf(a []rueidis.RedisMessage) *[]Instance {
 	}
 	return &l
 }
+
+// LibraryVersion is the version of this build's function library (a hash
+// of its source): instances whose versions differ must not serve one
+// deployment at the same time (docs/deployment.md, upgrades).
+func LibraryVersion() string { return libraryVersion }

@@ -1,0 +1,196 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+)
+
+// instanceID reads the instance ID from a server's "listening" log line.
+func (s *testServer) instanceID(t *testing.T) string {
+	t.Helper()
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "listening" {
+			if id, ok := rec["instance"].(string); ok {
+				return id
+			}
+		}
+	}
+	t.Fatalf("no listening line with an instance ID:\n%s", s.stderr.String())
+	return ""
+}
+
+// TestPublishersFollowTheirMediatorAcrossSIGKILL: three server processes
+// on one redis-server; Publishers talk HTTP to one of them and are routed
+// to all three mediators. The instance that is the mediator of some of them
+// is killed (SIGKILL) while they refresh presence and a client browses:
+// each of its Publishers re-resolves the mediator over HTTP and has its
+// presence accepted by another instance within 3 s of the killed instance's
+// lease expiring in Redis, under the same listing ID; no listing is lost.
+func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
+	rs := redistest.Require(t)
+	key := filepath.Join(t.TempDir(), "capability.key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A presence TTL of 9 s makes the refresh interval 3 s (a third of it).
+	args := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--store", "redis",
+		"--redis-addr", rs.Addr, "--redis-name", "failover", "--capability-key-file", key,
+		"--instance-lease", "3s", "--presence-ttl", "9s"}
+	servers := []*testServer{startServer(t, nil, args...), startServer(t, nil, args...), startServer(t, nil, args...)}
+	api := servers[0]       // every Publisher's HTTP
+	time.Sleep(time.Second) // every instance renews (each 750 ms) and learns of the others
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+	defer cancel()
+	type watched struct {
+		pub   *Publisher
+		id    ListingID
+		moved atomic.Pointer[netip.AddrPort]
+	}
+	var mu sync.Mutex
+	var bad []string
+	byMediator := map[netip.AddrPort][]*watched{}
+	for i := range 18 {
+		w := &watched{}
+		pub, err := Publish(ctx, PublisherConfig{API: api.api(t, "publisher"), Spec: testSpec("failover " + strconv.Itoa(i)),
+			ListenAddr: "127.0.0.1:0", OnEvent: func(ev Event) {
+				switch ev.Kind {
+				case EventMediatorMoved:
+					w.moved.Store(&ev.Mediator)
+				case EventLeaseLost, EventRepublished, EventStopped, EventDraining:
+					mu.Lock()
+					bad = append(bad, ev.String())
+					mu.Unlock()
+				}
+			}})
+		if err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = pub.Close(context.Background()) })
+		w.pub, w.id = pub, pub.ListingID()
+		byMediator[pub.Socket().Mediator()] = append(byMediator[pub.Socket().Mediator()], w)
+	}
+	// The victim: an instance other than the Publishers' HTTP one that is
+	// the mediator of some of them.
+	var victim *testServer
+	for _, s := range servers[1:] {
+		if len(byMediator[s.mediator]) > 0 {
+			victim = s
+			break
+		}
+	}
+	if victim == nil || len(byMediator) < 2 {
+		t.Fatalf("18 listings routed to %d mediators, none of them instance 2 or 3", len(byMediator))
+	}
+	moving := byMediator[victim.mediator]
+
+	// Load: a client browsing through a surviving instance throughout.
+	stopLoad := make(chan struct{})
+	var loadWG sync.WaitGroup
+	loadWG.Add(1)
+	browser := api.api(t, "client")
+	go func() {
+		defer loadWG.Done()
+		for {
+			select {
+			case <-stopLoad:
+				return
+			default:
+			}
+			for _, err := range browser.Browse(ctx, BrowseQuery{ProtocolVersion: goodSpec().ProtocolVersion}) {
+				if err != nil && !errors.Is(err, context.Canceled) {
+					mu.Lock()
+					bad = append(bad, "browse: "+err.Error())
+					mu.Unlock()
+				}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	defer func() { close(stopLoad); loadWG.Wait() }()
+
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{rs.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	victimID := victim.instanceID(t)
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.exited
+	// The lease deadline it left in Redis (server time, µs; one clock here).
+	dl, err := rc.Do(ctx, rc.B().Zscore().Key("rdv:{failover}:nexp").Member(victimID).Build()).AsFloat64()
+	if err != nil {
+		t.Fatalf("the killed instance's lease deadline: %v", err)
+	}
+	expiry := time.UnixMicro(int64(dl))
+
+	// Each moving listing's presence reaches another instance: its record
+	// names another instance as where presence last arrived.
+	movedAt := make([]time.Time, len(moving))
+	deadline := time.Now().Add(hangGuard)
+	for left := len(moving); left > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d listings never refreshed presence through another instance", left, len(moving))
+		}
+		for i, w := range moving {
+			if !movedAt[i].IsZero() {
+				continue
+			}
+			pi, err := rc.Do(ctx, rc.B().Hget().Key("rdv:{failover}:l:"+w.id.String()).Field("pi").Build()).ToString()
+			if err == nil && pi != "" && pi != victimID {
+				movedAt[i] = time.Now()
+				left--
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var worst time.Duration
+	for i, w := range moving {
+		after := movedAt[i].Sub(expiry)
+		worst = max(worst, after)
+		if after > 3*time.Second {
+			t.Errorf("listing %d refreshed through another instance %v after the lease expiry, want within 3s", i, after)
+		}
+		if m := w.moved.Load(); m == nil || *m == victim.mediator {
+			t.Errorf("listing %d: no move away from the killed mediator was reported (%v)", i, m)
+		}
+		if w.pub.ListingID() != w.id {
+			t.Errorf("listing %d was published anew as %s", i, w.pub.ListingID())
+		}
+	}
+	t.Logf("%d listings moved off the killed instance; the last %v after its lease expired", len(moving), worst)
+
+	// No listing lost: every one is joinable through a surviving instance.
+	cl := servers[0].api(t, "client")
+	for _, ws := range byMediator {
+		for _, w := range ws {
+			if _, err := cl.GetListing(ctx, w.id); err != nil {
+				t.Errorf("listing %s after the failover: %v", w.id, err)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bad) > 0 {
+		t.Fatalf("events or errors during the failover: %v", bad)
+	}
+}
