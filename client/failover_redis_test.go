@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,39 @@ func (s *testServer) instanceID(t *testing.T) string {
 	return ""
 }
 
+// redisInstances starts n server processes on one new redis-server
+// (deployment "failover"; a presence TTL of 9 s, so a refresh interval of
+// 3 s; the default instance lease of 3 s), waits until each has learnt of
+// the others, and returns the redis-server with a client of it.
+func redisInstances(t *testing.T, n int) (*redistest.Server, rueidis.Client, []*testServer) {
+	t.Helper()
+	rs := redistest.Require(t)
+	key := filepath.Join(t.TempDir(), "capability.key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--store", "redis",
+		"--redis-addr", rs.Addr, "--redis-name", "failover", "--capability-key-file", key,
+		"--instance-lease", "3s", "--presence-ttl", "9s"}
+	servers := make([]*testServer, n)
+	for i := range servers {
+		servers[i] = startServer(t, nil, args...)
+	}
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{rs.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Close)
+	time.Sleep(time.Second) // every instance renews (each 750 ms) and learns of the others
+	return rs, rc, servers
+}
+
+// presenceInstance is the instance a listing's presence last reached.
+func presenceInstance(ctx context.Context, rc rueidis.Client, id string) string {
+	pi, _ := rc.Do(ctx, rc.B().Hget().Key("rdv:{failover}:l:"+id).Field("pi").Build()).ToString()
+	return pi
+}
+
 // TestPublishersFollowTheirMediatorAcrossSIGKILL: three server processes
 // on one redis-server; Publishers talk HTTP to one of them and are routed
 // to all three mediators. The instance that is the mediator of some of them
@@ -43,19 +77,8 @@ func (s *testServer) instanceID(t *testing.T) string {
 // presence accepted by another instance within 3 s of the killed instance's
 // lease expiring in Redis, under the same listing ID; no listing is lost.
 func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
-	rs := redistest.Require(t)
-	key := filepath.Join(t.TempDir(), "capability.key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// A presence TTL of 9 s makes the refresh interval 3 s (a third of it).
-	args := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--store", "redis",
-		"--redis-addr", rs.Addr, "--redis-name", "failover", "--capability-key-file", key,
-		"--instance-lease", "3s", "--presence-ttl", "9s"}
-	servers := []*testServer{startServer(t, nil, args...), startServer(t, nil, args...), startServer(t, nil, args...)}
-	api := servers[0]       // every Publisher's HTTP
-	time.Sleep(time.Second) // every instance renews (each 750 ms) and learns of the others
-
+	_, rc, servers := redisInstances(t, 3)
+	api := servers[0] // every Publisher's HTTP
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
 	defer cancel()
 	type watched struct {
@@ -126,11 +149,6 @@ func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
 	}()
 	defer func() { close(stopLoad); loadWG.Wait() }()
 
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{rs.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
 	victimID := victim.instanceID(t)
 	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -155,8 +173,7 @@ func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
 			if !movedAt[i].IsZero() {
 				continue
 			}
-			pi, err := rc.Do(ctx, rc.B().Hget().Key("rdv:{failover}:l:"+w.id.String()).Field("pi").Build()).ToString()
-			if err == nil && pi != "" && pi != victimID {
+			if pi := presenceInstance(ctx, rc, w.id.String()); pi != "" && pi != victimID {
 				movedAt[i] = time.Now()
 				left--
 			}
@@ -192,5 +209,45 @@ func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
 	defer mu.Unlock()
 	if len(bad) > 0 {
 		t.Fatalf("events or errors during the failover: %v", bad)
+	}
+}
+
+// TestPeerHostKeepsItsListingAcrossSIGKILL: `rendezvous-peer host`, whose
+// mediator is killed (SIGKILL) while its HTTP goes to another instance,
+// says its presence moved to the surviving mediator and keeps its listing.
+func TestPeerHostKeepsItsListingAcrossSIGKILL(t *testing.T) {
+	_, rc, servers := redisInstances(t, 2)
+	api, victim := servers[0], servers[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+	defer cancel()
+	victimID := victim.instanceID(t)
+	var host *peerProc
+	var listing string
+	for try := 0; host == nil; try++ { // until rendezvous hashing routes one to the victim
+		if try == 10 {
+			t.Fatal("10 listings and none routed to the second instance")
+		}
+		p := startPeer(t, nil, api.tokens["publisher"], "host", "--server", api.http, "--name", "cli failover "+strconv.Itoa(try), "--listen", "127.0.0.1:0")
+		id := p.waitLine(t, publishedRe)
+		if presenceInstance(ctx, rc, id) == victimID {
+			host, listing = p, id
+			continue
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.wait(t)
+	}
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	host.waitLine(t, regexp.MustCompile(`^listing `+listing+`: presence now goes to mediator `+regexp.QuoteMeta(api.mediator.String())))
+	id, err := ParseListingID(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.api(t, "client").GetListing(ctx, id); err != nil {
+		t.Fatalf("the host's listing after its mediator died: %v", err)
+	}
+	if out := host.stdout.String(); strings.Contains(out, "lost") || strings.Contains(out, "published again") {
+		t.Fatalf("the host lost or republished its listing:\n%s", out)
 	}
 }

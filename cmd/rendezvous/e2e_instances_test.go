@@ -14,6 +14,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // Several rendezvous processes on one real redis-server: the instance
@@ -75,17 +76,17 @@ func rawPost(addr, token, key string) (status int, code string, err error) {
 // TestE2EPausedInstanceCommitsNothing: an instance stopped (SIGSTOP) past
 // its lease and continued (SIGCONT) answers every request typed 503
 // service_unavailable (readiness 503 too) and commits none of them, the
-// ones sent while it was stopped included, until it has registered again
-// with a new epoch; then it serves again. The other instance serves
-// throughout. Redis is paused for writes (CLIENT PAUSE) across the
-// continue, so the paused instance cannot re-register before its answers
-// are judged.
+// ones sent while it was stopped included, and answers a presence refresh
+// with a signed 503, until it has registered again with a new epoch; then
+// it serves again. The other instance serves throughout. Redis is paused
+// for writes (CLIENT PAUSE) across the continue, so the paused instance
+// cannot re-register before its answers are judged.
 func TestE2EPausedInstanceCommitsNothing(t *testing.T) {
 	srv, args := redisServerArgs(t)
 	args = append(args, "--instance-lease", "1s")
 	a, b := startProc(t, args...), startProc(t, args...)
 	oldEpoch := epochOf(t, a)
-	publishRouted(t, a, "paused-before")
+	h := publishRouted(t, a, "paused-before")
 	pools := b.pools()
 
 	a.signal(syscall.SIGSTOP)
@@ -110,7 +111,7 @@ func TestE2EPausedInstanceCommitsNothing(t *testing.T) {
 		}()
 	}
 	time.Sleep(200 * time.Millisecond)
-	if err := redisCmd(t, srv, "CLIENT", "PAUSE", "3000", "WRITE").Error(); err != nil {
+	if err := redisCmd(t, srv, "CLIENT", "PAUSE", "10000", "WRITE").Error(); err != nil {
 		t.Fatalf("CLIENT PAUSE: %v", err)
 	}
 	a.signal(syscall.SIGCONT)
@@ -127,6 +128,15 @@ func TestE2EPausedInstanceCommitsNothing(t *testing.T) {
 	r := a.call("POST", "/v1/listings", a.tokens["publisher"], listingBody("late"), "Idempotency-Key", "paused-after")
 	if r.status != http.StatusServiceUnavailable || r.problemCode(t) != "service_unavailable" {
 		t.Fatalf("a publish after SIGCONT: %d %s, want 503 service_unavailable", r.status, r.body)
+	}
+	// A presence refresh sent to the fenced instance: a signed 503.
+	h.peer = newPeer(t, a.mediator)
+	h.seq++
+	h.peer.request(stun.KindPresence, h.presence, &h.cap, h.seq, hostLAN)
+	if m := h.peer.read(); m.Type() != stun.BindingError || !m.CheckIntegrity(h.cap[:]) {
+		t.Fatalf("a refresh to the fenced instance answered type %#x (signed %v), want a signed error", m.Type(), m.CheckIntegrity(h.cap[:]))
+	} else if code, _, _ := m.ErrorCode(); code != 503 {
+		t.Fatalf("a refresh to the fenced instance answered %d, want 503", code)
 	}
 	if err := redisCmd(t, srv, "CLIENT", "UNPAUSE").Error(); err != nil {
 		t.Fatalf("CLIENT UNPAUSE: %v", err)
@@ -254,5 +264,21 @@ func TestE2ESIGTERMDrainsOnlyThatInstance(t *testing.T) {
 	h.refresh()
 	if r := b.call("GET", "/readyz", "", nil); r.status != http.StatusOK {
 		t.Fatalf("/readyz of the other instance after the drain: %d, want 200", r.status)
+	}
+}
+
+// TestE2EOperatorDrainDrainsTheDeployment: POST /v1/admin/drain on one
+// instance drains the shared state: every instance refuses new work and
+// reports draining, while both processes keep running.
+func TestE2EOperatorDrainDrainsTheDeployment(t *testing.T) {
+	args := redisStoreArgs(t)
+	a, b := startProc(t, args...), startProc(t, args...)
+	a.call("POST", "/v1/admin/drain", statsToken(a.tokens), nil).expect(t, "drain", http.StatusAccepted, nil)
+	for _, p := range []*proc{a, b} {
+		p.waitReadiness(http.StatusServiceUnavailable)
+		if r := p.call("POST", "/v1/listings", p.tokens["publisher"], listingBody("late"), "Idempotency-Key", "op-drain"); r.status != http.StatusServiceUnavailable || r.problemCode(t) != "draining" {
+			t.Fatalf("publish after the operator drain: %d %s, want 503 draining", r.status, r.body)
+		}
+		p.alive()
 	}
 }

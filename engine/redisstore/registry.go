@@ -139,11 +139,13 @@ func (s *Store) stopRenewing() {
 }
 
 // keepRegistered renews every lease/4 (or at once after a fenced refusal)
-// until Leave.
+// until Leave. A run of failures is logged at its start and its end, not
+// four times a second.
 func (s *Store) keepRegistered() {
 	defer close(s.reg.done)
 	t := time.NewTicker(s.reg.lease / 4)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-s.reg.stop:
@@ -152,10 +154,16 @@ func (s *Store) keepRegistered() {
 		case <-s.reg.kick:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.reg.lease/4)
-		if err := s.renew(ctx); err != nil {
-			s.reg.log.Warn("instance lease not renewed", "err", err, "serving", s.Epoch() != 0)
-		}
+		err := s.renew(ctx)
 		cancel()
+		switch {
+		case err != nil && !failing:
+			s.reg.log.Warn("instance lease not renewed; the instance stops serving if this lasts", "err", err,
+				"stops_after", (s.reg.lease - s.reg.lease/3).String())
+		case err == nil && failing:
+			s.reg.log.Info("instance lease renewed again", "epoch", s.Epoch())
+		}
+		failing = err != nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
 
 // New listings spread over the live instances, every instance chooses the
@@ -16,7 +17,7 @@ func TestNewListingMediatorIsRendezvousHashing(t *testing.T) {
 	b := registeredStore(t, name, "127.0.0.1:4002", 2*time.Second, k)
 	c := registeredStore(t, name, "127.0.0.1:4003", 2*time.Second, k)
 	ctx := context.Background()
-	for _, s := range []interface{ RenewNow(context.Context) error }{a, b} {
+	for _, s := range []*redisstore.Store{a, b} {
 		if err := s.RenewNow(ctx); err != nil { // learn of every instance
 			t.Fatalf("renew: %v", err)
 		}
@@ -74,27 +75,18 @@ func TestListingMediatorFollowsPresence(t *testing.T) {
 		t.Fatalf("CreateListing: %v %v", r.Outcome, err)
 	}
 	pc := k.Presence(v.Presence)
-	bind := func(s interface {
-		BindHostPresence(context.Context, engine.BindPresence) (engine.PresenceView, engine.Result, error)
-	}, seq uint64) {
-		t.Helper()
-		if _, r, err := s.BindHostPresence(ctx, engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: seq,
-			Public: netipAP("203.0.113.10:4000")}); err != nil || !r.OK() {
+	for seq, via := range []*redisstore.Store{a, b, a} {
+		if _, r, err := via.BindHostPresence(ctx, engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc),
+			Seq: uint64(seq + 1), Public: netipAP("203.0.113.10:4000")}); err != nil || !r.OK() {
 			t.Fatalf("BindHostPresence: %v %v", r.Outcome, err)
 		}
-	}
-	for seq, via := range []struct {
-		s interface {
-			BindHostPresence(context.Context, engine.BindPresence) (engine.PresenceView, engine.Result, error)
+		want := "127.0.0.1:4001"
+		if via == b {
+			want = "127.0.0.1:4002"
 		}
-		addr string
-	}{{a, "127.0.0.1:4001"}, {b, "127.0.0.1:4002"}, {a, "127.0.0.1:4001"}} {
-		bind(via.s, uint64(seq+1))
-		for _, s := range []interface {
-			ListingMediator(context.Context, engine.ListingID) string
-		}{a, b} {
-			if got := s.ListingMediator(ctx, v.ID); got != via.addr {
-				t.Fatalf("after presence reached %s, ListingMediator = %s", via.addr, got)
+		for _, s := range []*redisstore.Store{a, b} {
+			if got := s.ListingMediator(ctx, v.ID); got != want {
+				t.Fatalf("after presence reached %s, ListingMediator = %s", want, got)
 			}
 		}
 	}

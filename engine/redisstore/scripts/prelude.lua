@@ -4,8 +4,9 @@
 -- Every function is called with KEYS[1] = the deployment's key prefix
 -- (hash-tagged, so all keys share one slot), ARGV[1] = "now" in ticks, or ""
 -- for the server's TIME in microseconds, optionally followed by the caller's
--- fencing token '@<instance id>:<epoch>' (checkFence), and ARGV[2] = the limits (ticks and
--- counts, see limitsArg in Go). Transition arguments start at ARGV[3].
+-- fencing token '@<instance id>:<epoch>' (checkFence), and ARGV[2] = the
+-- limits (ticks and counts, see limitsArg in Go). Transition arguments start
+-- at ARGV[3].
 --
 -- Numbers handed to redis.call are formatted with I(): Lua would otherwise
 -- print them with 14 significant digits and lose precision.
@@ -314,8 +315,11 @@ local function bindPresence(handle, key, seq, pub, loc, id)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
     end
   end
-  call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl)
-  if FENCE_ID ~= '' then call('HSET', lk, 'pi', FENCE_ID) end -- where presence last arrived
+  if FENCE_ID ~= '' then -- pi: the instance this presence last reached
+    call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl, 'pi', FENCE_ID)
+  else
+    call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl)
+  end
   local pending = NO_PENDING
   if f[4] ~= '0' then pending = call('ZRANGE', P .. 'lp:' .. id, 0, 3) end
   return OK, 0, id, pending
