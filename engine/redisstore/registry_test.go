@@ -142,3 +142,12 @@ func TestStaleEpochCommitsNothing(t *testing.T) {
 		t.Fatalf("a refused write changed the state:\nbefore %s\nafter %s", before, after)
 	}
 }
+
+// A fenced store's batch (the fence rides in the one call) allocates as
+// an unfenced one's: a fixed number per batch. The lease is long so that
+// no renewal runs while allocations are counted.
+func TestFencedApplyBatchAllocatesPerBatchNotPerOp(t *testing.T) {
+	k := engine.RandomKeyring()
+	s := registeredStore(t, freshName(), "127.0.0.1:4001", time.Minute, k)
+	batchAllocsFixed(t, s, k)
+}
