@@ -98,14 +98,20 @@ func TestStaleEpochCommitsNothing(t *testing.T) {
 	}
 	oldEpoch, oldFence := s.Epoch(), s.FenceArg()
 	s.StopRenewing()
-
-	// Locally: served until lease − lease/3 after the last renewal, never after.
-	deadline := time.Now().Add(lease)
-	for s.Epoch() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	// The lease's deadline in Redis (server time, µs; one clock here).
+	dl, err := redisClient(t).Do(context.Background(), redisClient(t).B().Zscore().Key("rdv:{"+name+"}:nexp").
+		Member(s.InstanceID().String()).Build()).AsFloat64()
+	if err != nil {
+		t.Fatalf("the lease deadline: %v", err)
 	}
-	if s.Epoch() != 0 {
-		t.Fatal("the store still serves a full lease after its last renewal")
+	expiry := time.UnixMicro(int64(dl))
+
+	// Locally: the store stops serving before Redis lets the lease expire.
+	for s.Epoch() != 0 && time.Now().Before(expiry.Add(time.Second)) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if stopped := time.Now(); s.Epoch() != 0 || !stopped.Before(expiry) {
+		t.Fatalf("the store stopped serving at %v, its lease expires in Redis at %v: want before", stopped, expiry)
 	}
 	before := obs.Snapshot()
 	if _, r, _ := s.CreateListing(context.Background(), registryListing("lapsed")); r.Outcome != engine.ServiceUnavailable {
@@ -116,8 +122,8 @@ func TestStaleEpochCommitsNothing(t *testing.T) {
 	}
 
 	// In Redis: wait until the lease has expired there too, then send anyway.
-	time.Sleep(lease)
-	_, err := s.CreateListingUnderFence(context.Background(), oldFence, registryListing("expired"))
+	time.Sleep(time.Until(expiry) + 10*time.Millisecond)
+	_, err = s.CreateListingUnderFence(context.Background(), oldFence, registryListing("expired"))
 	if err == nil || !strings.Contains(err.Error(), "FENCED") {
 		t.Fatalf("a write under an expired lease: err %v, want FENCED", err)
 	}
