@@ -39,8 +39,9 @@ func (s *testServer) instanceID(t *testing.T) string {
 // redisInstances starts n server processes on one new redis-server
 // (deployment "failover"; a presence TTL of 9 s, so a refresh interval of
 // 3 s; the default instance lease of 3 s), waits until each has learnt of
-// the others, and returns the redis-server with a client of it.
-func redisInstances(t *testing.T, n int) (*redistest.Server, rueidis.Client, []*testServer) {
+// the others, and returns the redis-server with a client of it. extra
+// flags go to every instance.
+func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, rueidis.Client, []*testServer) {
 	t.Helper()
 	rs := redistest.Require(t)
 	key := filepath.Join(t.TempDir(), "capability.key")
@@ -50,6 +51,7 @@ func redisInstances(t *testing.T, n int) (*redistest.Server, rueidis.Client, []*
 	args := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--store", "redis",
 		"--redis-addr", rs.Addr, "--redis-name", "failover", "--capability-key-file", key,
 		"--instance-lease", "3s", "--presence-ttl", "9s"}
+	args = append(args, extra...)
 	servers := make([]*testServer, n)
 	for i := range servers {
 		servers[i] = startServer(t, nil, args...)
@@ -249,5 +251,69 @@ func TestPeerHostKeepsItsListingAcrossSIGKILL(t *testing.T) {
 	}
 	if out := host.stdout.String(); strings.Contains(out, "lost") || strings.Contains(out, "published again") {
 		t.Fatalf("the host lost or republished its listing:\n%s", out)
+	}
+}
+
+// TestPublisherLeavesADrainingMediator: SIGTERM to the instance that is a
+// Publisher's mediator. While it drains (an attempt in flight keeps it up),
+// the Publisher's next lease renewal names another mediator and the
+// Publisher moves there, before the draining instance has exited.
+func TestPublisherLeavesADrainingMediator(t *testing.T) {
+	_, rc, servers := redisInstances(t, 2, "--lease-ttl", "2s") // renewals every second
+	api, draining := servers[0], servers[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+	defer cancel()
+	moved := make(chan netip.AddrPort, 1)
+	var pub *Publisher
+	for try := 0; pub == nil; try++ { // until rendezvous hashing routes one to the second instance
+		if try == 10 {
+			t.Fatal("10 listings and none routed to the second instance")
+		}
+		p, err := Publish(ctx, PublisherConfig{API: api.api(t, "publisher"), Spec: testSpec("drain " + strconv.Itoa(try)),
+			ListenAddr: "127.0.0.1:0", OnEvent: func(ev Event) {
+				if ev.Kind == EventMediatorMoved {
+					select {
+					case moved <- ev.Mediator:
+					default:
+					}
+				}
+			}})
+		if err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+		if p.Socket().Mediator() != draining.mediator {
+			_ = p.Close(ctx)
+			continue
+		}
+		pub = p
+		t.Cleanup(func() { _ = p.Close(context.Background()) })
+	}
+	// An attempt the client never binds stays in flight, so the instance
+	// drains for the attempt lifetime instead of exiting at once.
+	if _, err := api.api(t, "client").CreateJoinAttempt(ctx, NewIdempotencyKey(), pub.ListingID(), goodSpec().ProtocolVersion); err != nil {
+		t.Fatalf("join: %v", err)
+	}
+	if err := draining.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-moved:
+		if m != api.mediator {
+			t.Fatalf("the Publisher moved to %v, want the other instance's %v", m, api.mediator)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the Publisher never left its draining mediator")
+	}
+	select {
+	case <-draining.exited:
+		t.Fatal("the draining instance exited before its Publisher moved: nothing shows the move came from the drain")
+	default:
+	}
+	apiID := api.instanceID(t)
+	for deadline := time.Now().Add(hangGuard); presenceInstance(ctx, rc, pub.ListingID().String()) != apiID; {
+		if time.Now().After(deadline) {
+			t.Fatal("the Publisher's presence never reached the other instance")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
