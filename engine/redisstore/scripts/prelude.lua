@@ -302,7 +302,7 @@ local function bindPresence(handle, key, seq, pub, loc, id)
     if not id then return NOT_FOUND, 0 end
   end
   local lk = P .. 'l:' .. id
-  local f = call('HMGET', lk, 'pkey', 'seq', 'pub', 'np')
+  local f = call('HMGET', lk, 'pkey', 'seq', 'pub', 'np', 'pi')
   if f[1] ~= key then return NOT_FOUND, 0 end
   if seq == '0' or not gtDec(seq, f[2]) then return CONFLICT, 0 end
   local dl = presenceDeadline()
@@ -315,10 +315,10 @@ local function bindPresence(handle, key, seq, pub, loc, id)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
     end
   end
-  if FENCE_ID ~= '' then -- pi: the instance this presence last reached
-    call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl, 'pi', FENCE_ID)
-  else
+  if (f[5] or '') == FENCE_ID then
     call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl)
+  else -- the refresh reached another instance than the last one (pi)
+    call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl, 'pi', FENCE_ID)
   end
   local pending = NO_PENDING
   if f[4] ~= '0' then pending = call('ZRANGE', P .. 'lp:' .. id, 0, 3) end
