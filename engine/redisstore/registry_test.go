@@ -157,3 +157,25 @@ func TestFencedApplyBatchAllocatesPerBatchNotPerOp(t *testing.T) {
 	s := registeredStore(t, freshName(), "127.0.0.1:4001", time.Minute, k)
 	batchAllocsFixed(t, s, k)
 }
+
+// A failover to a replica that had not received the last registrations
+// loses them and the epoch counter; the epoch an instance gets when it
+// registers again is still above every one it held.
+func TestEpochNeverReusedAfterTheRegistryIsLost(t *testing.T) {
+	name, k := freshName(), engine.RandomKeyring()
+	s := registeredStore(t, name, "127.0.0.1:4001", time.Second, k)
+	old := s.Epoch()
+	c := redisClient(t)
+	p := "rdv:{" + name + "}:"
+	for _, cmd := range [][]string{{"DEL", p + "nepoch", p + "n:" + s.InstanceID().String()}, {"ZREM", p + "nexp", s.InstanceID().String()}} {
+		if err := c.Do(context.Background(), c.B().Arbitrary(cmd...).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RenewNow(context.Background()); err != nil {
+		t.Fatalf("renew after the registry was lost: %v", err)
+	}
+	if s.Epoch() <= old {
+		t.Fatalf("epoch after the registry was lost = %d, want above %d", s.Epoch(), old)
+	}
+}

@@ -1,7 +1,9 @@
 -- The instance registry. Every server instance of a deployment registers
 -- with its advertised mediator address and a lease; each registration gets
--- a new fencing epoch from one counter per deployment (never reused), which
--- every later call of that instance carries and setup checks (checkFence).
+-- a new fencing epoch from one counter per deployment, kept at least at the
+-- current time so that no epoch is handed out twice (not even after a
+-- failover lost the counter). Every later call of that instance carries it
+-- and setup checks it (checkFence).
 -- Keys: nexp (sorted set: instance ID by lease deadline), n:<id> (hash:
 -- epoch, addr, drain), nepoch (the epoch counter).
 
@@ -36,7 +38,14 @@ end
 redis.register_function('rdv_instance_register', function(keys, a)
   setup(keys, a, true)
   instancesDue()
-  local epoch = I(call('INCR', P .. 'nepoch'))
+  -- At least the current time: a counter lost with a failover to a replica
+  -- that had not received it still never hands out an epoch again.
+  local n = call('INCR', P .. 'nepoch')
+  if n <= NOW then
+    n = NOW + 1
+    call('SET', P .. 'nepoch', I(n))
+  end
+  local epoch = I(n)
   call('HSET', P .. 'n:' .. a[3], 'epoch', epoch, 'addr', a[4], 'drain', a[6])
   call('ZADD', P .. 'nexp', I(NOW + tonumber(a[5])), a[3])
   local out = liveInstances()
