@@ -39,7 +39,7 @@ func (s *Socket) bind(ctx context.Context, kind byte, h engine.Handle, key engin
 	bo := bindBackoff
 	bound := false
 	for {
-		if _, err := s.conn.WriteToUDPAddrPort(req, s.mediator); err != nil && !isConnRefused(err) {
+		if _, err := s.conn.WriteToUDPAddrPort(req, s.Mediator()); err != nil && !isConnRefused(err) {
 			return Introduction{}, fmt.Errorf("rendezvous: bind: cannot send: %w", err)
 		}
 		d, _ := bo.Next()

@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -30,9 +31,14 @@ const (
 	// (for example ErrRevoked when its principal was revoked). Not sent
 	// after a plain Close.
 	EventStopped
+	// EventMediatorMoved: the listing's mediator is now another server
+	// instance's (Mediator), learnt over HTTP after refreshes to the old
+	// one went unanswered or it began draining; presence goes there, the
+	// listing is unchanged.
+	EventMediatorMoved
 )
 
-var eventNames = [...]string{"", "unreachable", "lease lost", "draining", "republish failed", "republished", "stopped"}
+var eventNames = [...]string{"", "unreachable", "lease lost", "draining", "republish failed", "republished", "stopped", "mediator moved"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k != 0 {
@@ -48,8 +54,10 @@ type Event struct {
 	// Listing is the listing concerned: the lost one, or for
 	// EventRepublished the new one.
 	Listing ListingID
-	// Err is the cause (nil for EventRepublished).
+	// Err is the cause (nil for EventRepublished and EventMediatorMoved).
 	Err error
+	// Mediator is the new mediator (EventMediatorMoved).
+	Mediator netip.AddrPort
 	// RetryIn is the wait before the next republish try
 	// (EventRepublishFailed, EventLeaseLost, EventDraining).
 	RetryIn time.Duration

@@ -43,6 +43,7 @@ type (
 		Version   uint64    `json:"version"`
 		ExpiresAt time.Time `json:"expires_at"`
 		TTL       int64     `json:"ttl_s"`
+		Mediator  string    `json:"mediator"`
 	}
 	wirePage struct {
 		Items     []Listing `json:"items"`
@@ -91,6 +92,13 @@ func (a *API) CreateListing(ctx context.Context, idempotencyKey string, spec Lis
 // matching ErrConflict whose CurrentVersion names the server's version.
 // currentPlayers < 0 leaves the player count unchanged.
 func (a *API) RenewLease(ctx context.Context, listing ListingID, lease *Lease, currentPlayers int) error {
+	_, err := a.renewLease(ctx, listing, lease, currentPlayers)
+	return err
+}
+
+// renewLease is RenewLease that also answers the mediator the listing's
+// presence should go to now ("" from a server that does not say).
+func (a *API) renewLease(ctx context.Context, listing ListingID, lease *Lease, currentPlayers int) (mediator string, err error) {
 	body := struct {
 		LeaseID         string `json:"lease_id"`
 		LeaseToken      string `json:"lease_token"`
@@ -103,14 +111,14 @@ func (a *API) RenewLease(ctx context.Context, listing ListingID, lease *Lease, c
 	var w wireRenewed
 	c := &call{op: "renew lease", method: "PUT", path: "/v1/listings/" + listing.String() + "/lease", body: &body, out: &w}
 	if err := a.do(ctx, c); err != nil {
-		return err
+		return "", err
 	}
 	lease.Version = w.Version
 	lease.ExpiresAt = w.ExpiresAt
 	if w.TTL > 0 {
 		lease.TTL = time.Duration(w.TTL) * time.Second
 	}
-	return nil
+	return w.Mediator, nil
 }
 
 // DeleteListing closes the listing, its presence and every linked attempt.

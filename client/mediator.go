@@ -58,7 +58,7 @@ func (s *Socket) exchange(ctx context.Context, txID [12]byte, key *engine.Capabi
 		return a, false, &ConfigError{Field: "socket", Reason: "too many concurrent mediator requests"}
 	}
 	defer s.releaseWaiter(w)
-	if _, err := s.conn.WriteToUDPAddrPort(req, s.mediator); err != nil && !isConnRefused(err) {
+	if _, err := s.conn.WriteToUDPAddrPort(req, s.Mediator()); err != nil && !isConnRefused(err) {
 		return a, false, err
 	}
 	t := time.NewTimer(rto)

@@ -43,20 +43,25 @@ func (p *Publisher) runPresence(ctx context.Context, ps *presenceState) error {
 		case <-p.sock.Done():
 			return ErrClosed
 		case <-presence.C:
-			a, err := p.sock.refresh(ctx, ps, presenceTries, presenceRTO)
+			a, err := p.refreshFollowing(ctx, ps)
 			switch {
 			case err == nil:
 				p.mu.Lock()
 				p.public = a.mapped
 				p.mu.Unlock()
+				if unreachable {
+					presence.Reset(max(interval, 100*time.Millisecond))
+				}
 				unreachable = false
 			case errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked) || errors.Is(err, ErrUnauthorized):
 				return fmt.Errorf("presence: %w", err)
 			case ctx.Err() != nil:
 				return nil
 			case errors.Is(err, ErrMediatorTimeout) && !unreachable:
-				// The next tick tries again; say so once instead of going silent.
+				// Try again (and re-resolve the mediator) every second until
+				// answered; say so once instead of going silent.
 				unreachable = true
+				presence.Reset(unansweredEvery)
 				p.emit(Event{Kind: EventUnreachable, Listing: p.ListingID(), Err: err})
 			default:
 				// A lost round: the next tick tries again well within the presence TTL.
@@ -154,8 +159,9 @@ func (p *Publisher) renewLease(ctx context.Context) error {
 	id, lease, players := p.created.ListingID, p.lease, p.players
 	p.mu.Unlock()
 	var err error
+	var mediator string
 	for range maxRenewResync {
-		err = p.api.RenewLease(ctx, id, &lease, players)
+		mediator, err = p.api.renewLease(ctx, id, &lease, players)
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Code == "conflict" && ae.CurrentVersion != 0 {
 			lease.Version = ae.CurrentVersion
@@ -166,10 +172,14 @@ func (p *Publisher) renewLease(ctx context.Context) error {
 	switch {
 	case err == nil:
 		p.mu.Lock()
-		if p.created.ListingID == id {
+		current := p.created.ListingID == id
+		if current {
 			p.lease = lease
 		}
 		p.mu.Unlock()
+		if current {
+			p.follow(id, mediator)
+		}
 		return nil
 	case errors.Is(err, ErrRevoked):
 		return fmt.Errorf("%w: the publisher's principal is revoked: %w", ErrLeaseLost, err)

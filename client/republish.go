@@ -121,8 +121,8 @@ func (p *Publisher) publishAgain(ctx context.Context, key string) (*presenceStat
 	}
 	med, err := resolveMediator(created.Presence.Mediator)
 	if err == nil && med != p.sock.Mediator() {
-		err = &ProtocolError{Op: "create listing", Reason: "the server now names mediator " + created.Presence.Mediator +
-			", not the one this Publisher's socket talks to; publish anew"}
+		// Several instances: the new listing may be routed to another.
+		p.sock.setMediator(med)
 	}
 	var ps *presenceState
 	if err == nil {

@@ -21,8 +21,10 @@ import (
 // not allocate per datagram. All methods are safe for concurrent use. Close
 // closes the underlying PacketConn.
 type Socket struct {
-	conn     PacketConn
-	mediator netip.AddrPort
+	conn PacketConn
+	// mediator is the server's UDP endpoint; a Publisher moves it when its
+	// listing's mediator changes (another instance took over).
+	mediator atomic.Pointer[netip.AddrPort]
 	done     chan struct{}
 	exited   chan struct{} // closed when the reader goroutine returns
 	once     sync.Once
@@ -64,16 +66,16 @@ type appSlot struct {
 // endpoint: only STUN from it is treated as mediator traffic.
 func NewSocket(conn PacketConn, mediator netip.AddrPort) *Socket {
 	s := &Socket{
-		conn:     conn,
-		mediator: unmapAP(mediator),
-		done:     make(chan struct{}),
-		exited:   make(chan struct{}),
-		intros:   make(map[engine.Handle]*introSlot),
-		punches:  make(map[engine.Handle]*punchSession),
-		offers:   make(chan engine.Handle, offerBacklog),
-		free:     make(chan *appSlot, appQueue),
-		ready:    make(chan *appSlot, appQueue),
+		conn:    conn,
+		done:    make(chan struct{}),
+		exited:  make(chan struct{}),
+		intros:  make(map[engine.Handle]*introSlot),
+		punches: make(map[engine.Handle]*punchSession),
+		offers:  make(chan engine.Handle, offerBacklog),
+		free:    make(chan *appSlot, appQueue),
+		ready:   make(chan *appSlot, appQueue),
 	}
+	s.setMediator(mediator)
 	for i := range s.waiters {
 		s.waiters[i].ch = make(chan answer, 1)
 	}
@@ -85,7 +87,14 @@ func NewSocket(conn PacketConn, mediator netip.AddrPort) *Socket {
 }
 
 // Mediator returns the mediator endpoint this Socket talks to.
-func (s *Socket) Mediator() netip.AddrPort { return s.mediator }
+func (s *Socket) Mediator() netip.AddrPort { return *s.mediator.Load() }
+
+// setMediator makes m the mediator: requests go there and only STUN from
+// there is mediator traffic.
+func (s *Socket) setMediator(m netip.AddrPort) {
+	m = unmapAP(m)
+	s.mediator.Store(&m)
+}
 
 // Conn returns the underlying socket (for its local address; reading from
 // it directly would race with the Socket's reader).
@@ -158,7 +167,7 @@ func (s *Socket) dispatch(b []byte, from netip.AddrPort) {
 	switch {
 	case isProbe(b):
 		s.handleProbe(b, from)
-	case from == s.mediator && len(b) >= stun.HeaderSize && b[0]&0xC0 == 0:
+	case from == *s.mediator.Load() && len(b) >= stun.HeaderSize && b[0]&0xC0 == 0:
 		s.handleSTUN(b)
 	default:
 		s.deliverApp(b, from)

@@ -51,6 +51,7 @@ type Config struct {
 type API struct {
 	store     engine.Store
 	items     engine.ItemBrowser // the store, if it implements it; else nil
+	router    MediatorRouter     // the store, if it implements it; else nil
 	keys      *engine.Keyring
 	limits    engine.Limits
 	ps        livePrincipals
@@ -110,6 +111,7 @@ func New(cfg Config) (*API, error) {
 	}
 	a.ps.cur.Store(cfg.Principals)
 	a.items, _ = cfg.Store.(engine.ItemBrowser)
+	a.router, _ = cfg.Store.(MediatorRouter)
 	a.metrics = newHTTPMetrics(set, cfg.Store, cfg.Limits)
 	return a, nil
 }

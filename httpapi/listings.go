@@ -91,7 +91,7 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 	presCap := a.keys.Presence(v.Presence)
 	b = presCap.AppendToken(b)
 	b = append(b, `","mediator":`...)
-	b = appendString(b, a.mediator)
+	b = appendString(b, a.newListingMediator(v.ID))
 	b = append(b, `,"interval_s":`...)
 	b = appendInt(b, PresenceInterval)
 	b = append(b, `,"ttl_s":`...)
@@ -175,6 +175,8 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	b = appendTime(b, v.LeaseExpiresAt)
 	b = append(b, `,"ttl_s":`...)
 	b = appendInt(b, a.leaseTTLOf(&v))
+	b = append(b, `,"mediator":`...)
+	b = appendString(b, a.listingMediator(v.ID))
 	b = append(b, '}')
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)

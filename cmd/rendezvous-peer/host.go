@@ -95,6 +95,8 @@ func describeEvent(ev client.Event) string {
 		return fmt.Sprintf("the server is draining; publishing again in %v", ev.RetryIn.Round(time.Millisecond))
 	case client.EventRepublishFailed:
 		return fmt.Sprintf("publishing again failed (%v); next try in %v", ev.Err, ev.RetryIn.Round(time.Millisecond))
+	case client.EventMediatorMoved:
+		return fmt.Sprintf("listing %s: presence now goes to mediator %v (the previous one stopped answering or drains)", ev.Listing, ev.Mediator)
 	case client.EventRepublished:
 		return fmt.Sprintf("published again as listing %s", ev.Listing)
 	case client.EventStopped:

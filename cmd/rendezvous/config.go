@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/netio"
@@ -67,6 +68,8 @@ type config struct {
 	RedisPasswordFile   string
 	RedisPassword       string
 	RedisPasswordShared bool
+	// InstanceLease is the instance's registration lease with --store redis.
+	InstanceLease time.Duration
 
 	// RedisSentinels and RedisMaster, when set, replace RedisAddr: the
 	// primary is the one these sentinels monitor under that name.
@@ -173,6 +176,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.RedisName, "redis-name", "rdv", "deployment `name` with --store redis: keys are rdv:{name}:...; 1-64 characters of [a-z0-9._-]")
 	fs.IntVar(&c.RedisDB, "redis-db", 0, fmt.Sprintf("Redis database `number` with --store redis (SELECT); 0..%d", maxRedisDB))
 	fs.StringVar(&c.RedisPasswordFile, "redis-password-file", "", "`file` holding the Redis password (AUTH, to the data nodes and to the --redis-sentinel sentinels alike) with --store redis; a trailing newline is ignored (default: no AUTH)")
+	fs.DurationVar(&c.InstanceLease, "instance-lease", defaultInstanceLease, fmt.Sprintf("with --store redis, the lease of this instance's registration (%v..%v): it stops serving when it could not renew for two thirds of it, and its hosts move to another instance when it expires", minInstanceLease, maxInstanceLease))
 	fs.StringVar(&c.CapabilityKeyFile, "capability-key-file", "", "`file` holding the capability key (32 raw bytes or 64 hex characters); default: a random key per start, so a restart invalidates every capability")
 	turnFlags(fs, &c.Turn)
 	return fs
@@ -348,6 +352,9 @@ func (c *config) validate() error {
 		}
 		if c.RedisDB < 0 || c.RedisDB > maxRedisDB {
 			return c.bad("redis-db", "%d is not in 0..%d", c.RedisDB, maxRedisDB)
+		}
+		if c.InstanceLease < minInstanceLease || c.InstanceLease > maxInstanceLease {
+			return c.bad("instance-lease", "%v is not in %v..%v", c.InstanceLease, minInstanceLease, maxInstanceLease)
 		}
 		if c.RedisPasswordFile != "" {
 			pw, shared, err := readRedisPassword(c.RedisPasswordFile)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/internal/version"
 )
 
@@ -98,7 +99,8 @@ func (s *server) logSettings(c *config) {
 		"principals", principals, "capability_key", key, "store", c.Store)
 	if c.Store == storeRedis {
 		s.log.Info("redis store", "redis_addr", c.RedisAddr, "redis_name", c.RedisName, "redis_db", c.RedisDB,
-			"redis_auth", c.RedisPasswordFile != "")
+			"redis_auth", c.RedisPasswordFile != "", "instance_lease", c.InstanceLease.String(), "epoch", s.instance.Epoch(),
+			"library", redisstore.LibraryVersion())
 	}
 	if c.RedisPasswordShared {
 		s.log.Warn("the Redis password file is readable by group or others; make it 0600", "file", c.RedisPasswordFile)

@@ -78,6 +78,10 @@ func reloadOnHangup(api *httpapi.API, log *slog.Logger) (stop func()) {
 // is refused), then waits until no attempt is in flight or the drain window
 // has passed, whichever comes first.
 func (s *server) drain() {
+	if s.instance != nil {
+		s.drainInstance() // one of several instances: the shared state stays
+		return
+	}
 	window := s.limits.DrainWindow
 	// Taken before BeginDrain, so this deadline is never after the store's:
 	// once it has passed, an empty store means the window ended, not that

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/redis/rueidis"
 
@@ -35,13 +36,14 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 	}
 	s, err := redisstore.New(context.Background(), redisstore.Config{
 		Client: client, Name: c.RedisName, Limits: c.Limits, Keyring: keys,
+		InstanceLease: c.InstanceLease, Logger: slog.Default().With("component", "registry"),
 	})
 	if err != nil {
 		client.Close()
 		return nil, nil, &settingError{setting, c.sourceOf(setting), err}
 	}
-	// The drain is kept in Redis and outlives the process that began it: a
-	// process starting (the restart after a drain) ends it, and serves.
+	// The operator's drain is kept in Redis and outlives the processes that
+	// began it: a process starting after its window ends it, and serves.
 	if _, err := s.EndDrain(context.Background()); err != nil {
 		client.Close()
 		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot end the deployment's drain: %w", err)}

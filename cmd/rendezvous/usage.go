@@ -41,6 +41,8 @@ relay_unavailable.
 SIGTERM or SIGINT begins a drain: readiness turns 503 at once, new work is
 refused, join attempts in flight may finish within --drain-window, then the
 sockets close and the process exits 0 (at once if nothing is in flight).
+With --store redis it drains this instance only (it leaves the deployment;
+the shared state stays); POST /v1/admin/drain drains the whole deployment.
 A second signal exits at once with status 1. Status 2: a bad setting.
 SIGHUP re-reads the --principals file; a bad file is logged and changes
 nothing.

@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/httpapi"
 	"github.com/rendezvous/rendezvous/netio"
 )
@@ -50,6 +51,8 @@ type server struct {
 	stopHangup func()
 	// closeStore releases the store's connection (a no-op for memory).
 	closeStore func()
+	// instance is the store's registry with --store redis; nil otherwise.
+	instance *redisstore.Store
 }
 
 // start builds and binds everything but does not yet serve UDP (run calls
@@ -117,6 +120,10 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	s.mediatorAddr = c.MediatorAddr
 	if s.mediatorAddr == "" {
 		s.mediatorAddr = s.udpAddrs[0].String()
+	}
+	if err := s.joinDeployment(); err != nil {
+		s.closeMediator()
+		return nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot register the instance: %w", err)}
 	}
 
 	relay, err := c.Turn.issuer()
@@ -200,6 +207,7 @@ func (s *server) shutdown(ctx context.Context, srv *fasthttp.Server, ln net.List
 
 // closeMediator closes the UDP sockets, then the store the mediator used.
 func (s *server) closeMediator() {
+	s.leaveDeployment()
 	if err := s.med.Close(); err != nil {
 		s.log.Warn("closing the UDP sockets failed", "err", err)
 	}

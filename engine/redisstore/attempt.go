@@ -21,6 +21,9 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	if err := engine.ValidateCreateAttempt(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}
+	if s.reg.draining.Load() {
+		return engine.AttemptView{}, instanceDraining, nil
+	}
 	ik := packKey('a', cmd.Tenant.Game, cmd.Tenant.Env, string(cmd.Client), cmd.IdempotencyKey)
 	pres := s.presenceHandle(cmd.Listing)
 	presCap := s.keys.Presence(pres)

@@ -23,7 +23,10 @@ func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.
 	if err := ctx.Err(); err != nil {
 		return m, false, err
 	}
-	now := s.now()
+	now, f, live := s.callNow()
+	if !live {
+		return m, false, nil // no live registration: fail closed, send nothing
+	}
 	cmd := func() rueidis.Completed { return s.command(fn, now, args) }
 	if err := ctx.Err(); err != nil {
 		return m, false, err
@@ -45,6 +48,9 @@ func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.
 		if loadLibrary(cctx, s.c) == nil {
 			m, rerr = s.c.Do(cctx, cmd()).ToMessage()
 		}
+	}
+	if rerr != nil {
+		s.fenced(f, rerr)
 	}
 	return m, rerr == nil, nil
 }

@@ -6,13 +6,13 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// EndDrain ends the deployment's drain, for a server process starting on
-// it. The drain belongs to the shared state and so outlives the process
-// that began it: without this, the process started after a drained one (a
-// restart) would refuse new work for good. What the drain window's end
-// erases is erased now, so the new process starts empty, as one on the
-// memory store does; revocations stay. ended reports whether a drain ran;
-// err is ErrUnavailable when Redis did not answer.
+// EndDrain ends the deployment's drain once its window has passed, for a
+// server process starting on it. The drain belongs to the shared state and
+// so outlives the process that began it: without this, a process started
+// after a drained deployment would refuse new work for good. A drain still
+// in its window (an operator's drain of the deployment) is left to finish.
+// ended reports whether a drain was ended; err is ErrUnavailable when Redis
+// did not answer.
 func (s *Store) EndDrain(ctx context.Context) (ended bool, err error) {
 	m, ok, err := s.call(ctx, "rdv_end_drain")
 	if err != nil {

@@ -10,15 +10,16 @@ import (
 )
 
 // TestEndDrainStartsTheDeploymentAgain: the drain is in the shared state,
-// so a store opened after a drain (a restarted server) ends it: draining
-// is over for every instance, what the window's end erases is gone
-// (listings), revocations stay, and new work is taken. Without a drain
+// so a store opened after a drain's window (a restarted server) ends it:
+// draining is over for every instance, what the window's end erases is gone
+// (listings), revocations stay, and new work is taken. Without a drain, or
+// with one still in its window (an operator's drain of the deployment),
 // EndDrain changes nothing.
 func TestEndDrainStartsTheDeploymentAgain(t *testing.T) {
 	ctx := context.Background()
-	name, k := freshName(), engine.RandomKeyring()
+	name, k, clock := freshName(), engine.RandomKeyring(), engine.NewManualClock()
 	open := func() *redisstore.Store {
-		s, err := redisstore.New(ctx, redisstore.Config{Client: redisClient(t), Name: name, Limits: engine.DefaultLimits(), Keyring: k})
+		s, err := redisstore.New(ctx, redisstore.Config{Client: redisClient(t), Name: name, Limits: engine.DefaultLimits(), Keyring: k, Clock: clock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,6 +50,14 @@ func TestEndDrainStartsTheDeploymentAgain(t *testing.T) {
 		t.Fatalf("BeginDrain: %v, draining %v", err, s.Draining())
 	}
 	restarted := open()
+	inWindow := restarted.Snapshot()
+	if ended, err := restarted.EndDrain(ctx); err != nil || ended || !restarted.Draining() {
+		t.Fatalf("EndDrain in the drain window = %v, %v, draining %v; want false, nil, true", ended, err, restarted.Draining())
+	}
+	if after := restarted.Snapshot(); after != inWindow {
+		t.Fatalf("EndDrain in the drain window changed the state:\n%s\nwant\n%s", after, inWindow)
+	}
+	clock.Advance(engine.DefaultLimits().DrainWindow)
 	if ended, err := restarted.EndDrain(ctx); err != nil || !ended {
 		t.Fatalf("EndDrain after a drain = %v, %v; want true, nil", ended, err)
 	}

@@ -75,7 +75,9 @@ func (s *Store) Snapshot() string {
 	}
 	names := make([]string, 0, len(d.keys))
 	for n := range d.keys {
-		names = append(names, n)
+		if !registryKey(n) {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	var b strings.Builder
@@ -92,6 +94,13 @@ func (s *Store) Snapshot() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// registryKey reports whether a key belongs to the instance registry
+// (instance_registry.lua), which Snapshot leaves out: renewals move it,
+// and it is the deployment's membership, not the store's state.
+func registryKey(n string) bool {
+	return n == "nexp" || n == "nepoch" || strings.HasPrefix(n, "n:")
 }
 
 // hash returns key's hash as a map (nil if absent).

@@ -30,6 +30,9 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	if err := engine.ValidateCreateListing(&cmd); err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}
+	if s.reg.draining.Load() {
+		return engine.ListingView{}, instanceDraining, nil
+	}
 	for {
 		m, ok, err := s.call(ctx, "rdv_create_listing", s.createListingArgs(&cmd)...)
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,6 +53,11 @@ type Config struct {
 	Clock engine.Clock
 	// Timeout bounds each call (DefaultTimeout if zero).
 	Timeout time.Duration
+	// InstanceLease, when set, makes the store serve only under a live
+	// registration in the deployment's instance registry (Register; see
+	// registry.go). Logger receives the registry's events (nil: none).
+	InstanceLease time.Duration
+	Logger        *slog.Logger
 }
 
 // Store implements engine.Store and engine.Inspector on Redis.
@@ -75,6 +81,7 @@ type Store struct {
 	handleKey engine.Capability // see presenceHandle
 	listings  *presenceListings
 	recheck   atomic.Bool // a call failed: check the library's version first (call)
+	reg       registration
 }
 
 var (
@@ -111,6 +118,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.wallOrigin, s.monoOrigin = s.clock.Wall(), s.clock.Now()
 	}
 	s.limits = s.limitsArg()
+	s.reg.lease, s.reg.log = cfg.InstanceLease, cfg.Logger
+	if s.reg.log == nil {
+		s.reg.log = slog.New(slog.DiscardHandler)
+	}
 	s.listings = newPresenceListings(2 * cfg.Limits.MaxPresence)
 	s.handleKey = s.keys.Lease(engine.LeaseID{UUID: handleKeyID})
 	lctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -148,8 +159,12 @@ func (s *Store) Available() bool {
 	return ok && !f[0]
 }
 
-// Draining is true once BeginDrain was called (also after the window).
+// Draining is true once BeginDrain was called (also after the window), or
+// DrainInstance on this instance.
 func (s *Store) Draining() bool {
+	if s.reg.draining.Load() {
+		return true
+	}
 	f, ok := s.state()
 	return ok && f[1]
 }

@@ -3,8 +3,10 @@
 --
 -- Every function is called with KEYS[1] = the deployment's key prefix
 -- (hash-tagged, so all keys share one slot), ARGV[1] = "now" in ticks, or ""
--- for the server's TIME in microseconds, and ARGV[2] = the limits (ticks and
--- counts, see limitsArg in Go). Transition arguments start at ARGV[3].
+-- for the server's TIME in microseconds, optionally followed by the caller's
+-- fencing token '@<instance id>:<epoch>' (checkFence), and ARGV[2] = the
+-- limits (ticks and counts, see limitsArg in Go). Transition arguments start
+-- at ARGV[3].
 --
 -- Numbers handed to redis.call are formatted with I(): Lua would otherwise
 -- print them with 14 significant digits and lose precision.
@@ -39,6 +41,26 @@ local function gtDec(a, b)
   return a > b
 end
 
+-- splitFence splits ARGV[1], "now" optionally followed by '@', the calling
+-- instance's ID, ':' and its fencing epoch (instance_registry.lua).
+local function splitFence(a)
+  local at = string.find(a, '@', 1, true)
+  if not at then return a, '', '' end
+  local colon = string.find(a, ':', at, true)
+  return string.sub(a, 1, at - 1), string.sub(a, at + 1, colon - 1), string.sub(a, colon + 1)
+end
+
+-- checkFence refuses, before anything is written, a call from an instance
+-- whose registration is not live at time n or carries another epoch: an
+-- instance paused or cut off past its lease commits nothing on return.
+local function checkFence(id, epoch, n)
+  if id == '' then return end
+  local dl = call('ZSCORE', P .. 'nexp', id)
+  if not dl or tonumber(dl) <= n or call('HGET', P .. 'n:' .. id, 'epoch') ~= epoch then
+    error({err = 'FENCED instance registration expired or superseded'})
+  end
+end
+
 -- META is the deployment's state flags, read once per call by setup.
 local META = {}
 
@@ -52,6 +74,8 @@ local INST = ''
 -- they change), the flags and the time, clamped never to run backwards
 -- (and the clamp moved forward when write is set).
 local LIM_SRC = nil
+-- FENCE_ID is the calling instance's ID when the call is fenced, else ''.
+local FENCE_ID = ''
 local function setup(keys, args, write)
   P = keys[1]
   if args[2] ~= LIM_SRC then
@@ -61,13 +85,16 @@ local function setup(keys, args, write)
   end
   local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl')
   META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
+  local nowArg, fid, fepoch = splitFence(args[1])
   local n
-  if args[1] ~= '' then
-    n = tonumber(args[1])
+  if nowArg ~= '' then
+    n = tonumber(nowArg)
   else
     local t = call('TIME')
     n = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
+  checkFence(fid, fepoch, n)
+  FENCE_ID = fid
   local last = tonumber(m[1] or '0')
   if n < last then
     n = last -- never run backwards (a failover to a replica whose clock lags)

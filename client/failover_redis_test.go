@@ -1,0 +1,319 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+)
+
+// instanceID reads the instance ID from a server's "listening" log line.
+func (s *testServer) instanceID(t *testing.T) string {
+	t.Helper()
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "listening" {
+			if id, ok := rec["instance"].(string); ok {
+				return id
+			}
+		}
+	}
+	t.Fatalf("no listening line with an instance ID:\n%s", s.stderr.String())
+	return ""
+}
+
+// redisInstances starts n server processes on one new redis-server
+// (deployment "failover"; a presence TTL of 9 s, so a refresh interval of
+// 3 s; the default instance lease of 3 s), waits until each has learnt of
+// the others, and returns the redis-server with a client of it. extra
+// flags go to every instance.
+func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, rueidis.Client, []*testServer) {
+	t.Helper()
+	rs := redistest.Require(t)
+	key := filepath.Join(t.TempDir(), "capability.key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--store", "redis",
+		"--redis-addr", rs.Addr, "--redis-name", "failover", "--capability-key-file", key,
+		"--instance-lease", "3s", "--presence-ttl", "9s"}
+	args = append(args, extra...)
+	servers := make([]*testServer, n)
+	for i := range servers {
+		servers[i] = startServer(t, nil, args...)
+	}
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{rs.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Close)
+	time.Sleep(time.Second) // every instance renews (each 750 ms) and learns of the others
+	return rs, rc, servers
+}
+
+// presenceInstance is the instance a listing's presence last reached.
+func presenceInstance(ctx context.Context, rc rueidis.Client, id string) string {
+	pi, _ := rc.Do(ctx, rc.B().Hget().Key("rdv:{failover}:l:"+id).Field("pi").Build()).ToString()
+	return pi
+}
+
+// TestPublishersFollowTheirMediatorAcrossSIGKILL: three server processes
+// on one redis-server; Publishers talk HTTP to one of them and are routed
+// to all three mediators. The instance that is the mediator of some of them
+// is killed (SIGKILL) while they refresh presence and a client browses:
+// each of its Publishers re-resolves the mediator over HTTP and has its
+// presence accepted by another instance within 3 s of the killed instance's
+// lease expiring in Redis, under the same listing ID; no listing is lost.
+func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
+	_, rc, servers := redisInstances(t, 3)
+	api := servers[0] // every Publisher's HTTP
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+	defer cancel()
+	type watched struct {
+		pub   *Publisher
+		id    ListingID
+		moved atomic.Pointer[netip.AddrPort]
+	}
+	var mu sync.Mutex
+	var bad []string
+	byMediator := map[netip.AddrPort][]*watched{}
+	for i := range 18 {
+		w := &watched{}
+		pub, err := Publish(ctx, PublisherConfig{API: api.api(t, "publisher"), Spec: testSpec("failover " + strconv.Itoa(i)),
+			ListenAddr: "127.0.0.1:0", OnEvent: func(ev Event) {
+				switch ev.Kind {
+				case EventMediatorMoved:
+					w.moved.Store(&ev.Mediator)
+				case EventLeaseLost, EventRepublished, EventStopped, EventDraining:
+					mu.Lock()
+					bad = append(bad, ev.String())
+					mu.Unlock()
+				}
+			}})
+		if err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = pub.Close(context.Background()) })
+		w.pub, w.id = pub, pub.ListingID()
+		byMediator[pub.Socket().Mediator()] = append(byMediator[pub.Socket().Mediator()], w)
+	}
+	// The victim: an instance other than the Publishers' HTTP one that is
+	// the mediator of some of them.
+	var victim *testServer
+	for _, s := range servers[1:] {
+		if len(byMediator[s.mediator]) > 0 {
+			victim = s
+			break
+		}
+	}
+	if victim == nil || len(byMediator) < 2 {
+		t.Fatalf("18 listings routed to %d mediators, none of them instance 2 or 3", len(byMediator))
+	}
+	moving := byMediator[victim.mediator]
+
+	// Load: a client browsing through a surviving instance throughout.
+	stopLoad := make(chan struct{})
+	var loadWG sync.WaitGroup
+	loadWG.Add(1)
+	browser := api.api(t, "client")
+	go func() {
+		defer loadWG.Done()
+		for {
+			select {
+			case <-stopLoad:
+				return
+			default:
+			}
+			for _, err := range browser.Browse(ctx, BrowseQuery{ProtocolVersion: goodSpec().ProtocolVersion}) {
+				if err != nil && !errors.Is(err, context.Canceled) {
+					mu.Lock()
+					bad = append(bad, "browse: "+err.Error())
+					mu.Unlock()
+				}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	defer func() { close(stopLoad); loadWG.Wait() }()
+
+	victimID := victim.instanceID(t)
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.exited
+	// The lease deadline it left in Redis (server time, µs; one clock here).
+	dl, err := rc.Do(ctx, rc.B().Zscore().Key("rdv:{failover}:nexp").Member(victimID).Build()).AsFloat64()
+	if err != nil {
+		t.Fatalf("the killed instance's lease deadline: %v", err)
+	}
+	expiry := time.UnixMicro(int64(dl))
+
+	// Each moving listing's presence reaches another instance: its record
+	// names another instance as where presence last arrived.
+	movedAt := make([]time.Time, len(moving))
+	deadline := time.Now().Add(hangGuard)
+	for left := len(moving); left > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d listings never refreshed presence through another instance", left, len(moving))
+		}
+		for i, w := range moving {
+			if !movedAt[i].IsZero() {
+				continue
+			}
+			if pi := presenceInstance(ctx, rc, w.id.String()); pi != "" && pi != victimID {
+				movedAt[i] = time.Now()
+				left--
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var worst time.Duration
+	for i, w := range moving {
+		after := movedAt[i].Sub(expiry)
+		worst = max(worst, after)
+		if after > 3*time.Second {
+			t.Errorf("listing %d refreshed through another instance %v after the lease expiry, want within 3s", i, after)
+		}
+		if m := w.moved.Load(); m == nil || *m == victim.mediator {
+			t.Errorf("listing %d: no move away from the killed mediator was reported (%v)", i, m)
+		}
+		if w.pub.ListingID() != w.id {
+			t.Errorf("listing %d was published anew as %s", i, w.pub.ListingID())
+		}
+	}
+	t.Logf("%d listings moved off the killed instance; the last %v after its lease expired", len(moving), worst)
+
+	// No listing lost: every one is joinable through a surviving instance.
+	cl := servers[0].api(t, "client")
+	for _, ws := range byMediator {
+		for _, w := range ws {
+			if _, err := cl.GetListing(ctx, w.id); err != nil {
+				t.Errorf("listing %s after the failover: %v", w.id, err)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bad) > 0 {
+		t.Fatalf("events or errors during the failover: %v", bad)
+	}
+}
+
+// TestPeerHostKeepsItsListingAcrossSIGKILL: `rendezvous-peer host`, whose
+// mediator is killed (SIGKILL) while its HTTP goes to another instance,
+// says its presence moved to the surviving mediator and keeps its listing.
+func TestPeerHostKeepsItsListingAcrossSIGKILL(t *testing.T) {
+	_, rc, servers := redisInstances(t, 2)
+	api, victim := servers[0], servers[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+	defer cancel()
+	victimID := victim.instanceID(t)
+	var host *peerProc
+	var listing string
+	for try := 0; host == nil; try++ { // until rendezvous hashing routes one to the victim
+		if try == 10 {
+			t.Fatal("10 listings and none routed to the second instance")
+		}
+		p := startPeer(t, nil, api.tokens["publisher"], "host", "--server", api.http, "--name", "cli failover "+strconv.Itoa(try), "--listen", "127.0.0.1:0")
+		id := p.waitLine(t, publishedRe)
+		if presenceInstance(ctx, rc, id) == victimID {
+			host, listing = p, id
+			continue
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.wait(t)
+	}
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	host.waitLine(t, regexp.MustCompile(`^listing `+listing+`: presence now goes to mediator `+regexp.QuoteMeta(api.mediator.String())))
+	id, err := ParseListingID(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.api(t, "client").GetListing(ctx, id); err != nil {
+		t.Fatalf("the host's listing after its mediator died: %v", err)
+	}
+	if out := host.stdout.String(); strings.Contains(out, "lost") || strings.Contains(out, "published again") {
+		t.Fatalf("the host lost or republished its listing:\n%s", out)
+	}
+}
+
+// TestPublisherLeavesADrainingMediator: SIGTERM to the instance that is a
+// Publisher's mediator. While it drains (an attempt in flight keeps it up),
+// the Publisher's next lease renewal names another mediator and the
+// Publisher moves there, before the draining instance has exited.
+func TestPublisherLeavesADrainingMediator(t *testing.T) {
+	_, rc, servers := redisInstances(t, 2, "--lease-ttl", "2s") // renewals every second
+	api, draining := servers[0], servers[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+	defer cancel()
+	moved := make(chan netip.AddrPort, 1)
+	var pub *Publisher
+	for try := 0; pub == nil; try++ { // until rendezvous hashing routes one to the second instance
+		if try == 10 {
+			t.Fatal("10 listings and none routed to the second instance")
+		}
+		p, err := Publish(ctx, PublisherConfig{API: api.api(t, "publisher"), Spec: testSpec("drain " + strconv.Itoa(try)),
+			ListenAddr: "127.0.0.1:0", OnEvent: func(ev Event) {
+				if ev.Kind == EventMediatorMoved {
+					select {
+					case moved <- ev.Mediator:
+					default:
+					}
+				}
+			}})
+		if err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+		if p.Socket().Mediator() != draining.mediator {
+			_ = p.Close(ctx)
+			continue
+		}
+		pub = p
+		t.Cleanup(func() { _ = p.Close(context.Background()) })
+	}
+	// An attempt the client never binds stays in flight, so the instance
+	// drains for the attempt lifetime instead of exiting at once.
+	if _, err := api.api(t, "client").CreateJoinAttempt(ctx, NewIdempotencyKey(), pub.ListingID(), goodSpec().ProtocolVersion); err != nil {
+		t.Fatalf("join: %v", err)
+	}
+	if err := draining.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-moved:
+		if m != api.mediator {
+			t.Fatalf("the Publisher moved to %v, want the other instance's %v", m, api.mediator)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the Publisher never left its draining mediator")
+	}
+	select {
+	case <-draining.exited:
+		t.Fatal("the draining instance exited before its Publisher moved: nothing shows the move came from the drain")
+	default:
+	}
+	apiID := api.instanceID(t)
+	for deadline := time.Now().Add(hangGuard); presenceInstance(ctx, rc, pub.ListingID().String()) != apiID; {
+		if time.Now().After(deadline) {
+			t.Fatal("the Publisher's presence never reached the other instance")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

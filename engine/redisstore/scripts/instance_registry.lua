@@ -1,0 +1,100 @@
+-- The instance registry. Every server instance of a deployment registers
+-- with its advertised mediator address and a lease; each registration gets
+-- a new fencing epoch from one counter per deployment, kept at least at the
+-- current time so that no epoch is handed out twice (not even after a
+-- failover lost the counter). Every later call of that instance carries it
+-- and setup checks it (checkFence).
+-- Keys: nexp (sorted set: instance ID by lease deadline), n:<id> (hash:
+-- epoch, addr, drain), nepoch (the epoch counter).
+
+local function instancesDue()
+  for _, id in ipairs(call('ZRANGEBYSCORE', P .. 'nexp', '-inf', I(NOW))) do
+    call('ZREM', P .. 'nexp', id)
+    call('DEL', P .. 'n:' .. id)
+  end
+end
+
+-- liveInstances: id, address, draining (0 or 1) of every live instance.
+local function liveInstances()
+  local out = {}
+  for _, id in ipairs(call('ZRANGE', P .. 'nexp', 0, -1)) do
+    local f = call('HMGET', P .. 'n:' .. id, 'addr', 'drain')
+    out[#out + 1] = id
+    out[#out + 1] = f[1] or ''
+    out[#out + 1] = tonumber(f[2] or '0')
+  end
+  return out
+end
+
+-- registered reports whether instance id holds a live lease under epoch.
+local function registered(id, epoch)
+  local dl = call('ZSCORE', P .. 'nexp', id)
+  return dl and tonumber(dl) > NOW and call('HGET', P .. 'n:' .. id, 'epoch') == epoch
+end
+
+-- Register: ARGV[3] instance ID, ARGV[4] advertised mediator address,
+-- ARGV[5] lease (ticks), ARGV[6] draining ('0' or '1'). Answers {the new
+-- epoch, live instances...}.
+redis.register_function('rdv_instance_register', function(keys, a)
+  setup(keys, a, true)
+  instancesDue()
+  -- At least the current time: a counter lost with a failover to a replica
+  -- that had not received it still never hands out an epoch again.
+  local n = call('INCR', P .. 'nepoch')
+  if n <= NOW then
+    n = NOW + 1
+    call('SET', P .. 'nepoch', I(n))
+  end
+  local epoch = I(n)
+  call('HSET', P .. 'n:' .. a[3], 'epoch', epoch, 'addr', a[4], 'drain', a[6])
+  call('ZADD', P .. 'nexp', I(NOW + tonumber(a[5])), a[3])
+  local out = liveInstances()
+  table.insert(out, 1, epoch)
+  return out
+end)
+
+-- Renew: ARGV[3] instance ID, ARGV[4] epoch, ARGV[5] lease (ticks).
+-- Answers {1, live instances...} when the lease was live under that epoch
+-- and is extended, else {0} (expired or superseded: register again).
+redis.register_function('rdv_instance_renew', function(keys, a)
+  setup(keys, a, true)
+  if not registered(a[3], a[4]) then return {0} end
+  call('ZADD', P .. 'nexp', I(NOW + tonumber(a[5])), a[3])
+  instancesDue()
+  local out = liveInstances()
+  table.insert(out, 1, 1)
+  return out
+end)
+
+-- Drain marks a registration draining (ARGV[3] ID, ARGV[4] epoch): it
+-- keeps its lease but no listing is routed to it. Answers 1, or 0 when the
+-- registration is not live under that epoch.
+redis.register_function('rdv_instance_drain', function(keys, a)
+  setup(keys, a, true)
+  if not registered(a[3], a[4]) then return 0 end
+  call('HSET', P .. 'n:' .. a[3], 'drain', '1')
+  return 1
+end)
+
+-- Leave removes a registration (ARGV[3] ID, ARGV[4] epoch) if it is still
+-- that epoch's.
+redis.register_function('rdv_instance_leave', function(keys, a)
+  setup(keys, a, true)
+  if call('HGET', P .. 'n:' .. a[3], 'epoch') ~= a[4] then return 0 end
+  call('ZREM', P .. 'nexp', a[3])
+  call('DEL', P .. 'n:' .. a[3])
+  return 1
+end)
+
+-- ListingRoute answers the address of the live, not draining instance the
+-- presence of listing ARGV[3] last reached, or '' (none, gone or draining).
+redis.register_function('rdv_listing_route', function(keys, a)
+  setup(keys, a, false)
+  local id = call('HGET', P .. 'l:' .. a[3], 'pi')
+  if not id or id == '' then return '' end
+  local dl = call('ZSCORE', P .. 'nexp', id)
+  if not dl or tonumber(dl) <= NOW then return '' end
+  local f = call('HMGET', P .. 'n:' .. id, 'addr', 'drain')
+  if f[2] == '1' then return '' end
+  return f[1] or ''
+end)
