@@ -43,7 +43,7 @@ func TestE2EPushesLeaveFromTheInstanceThePeerReached(t *testing.T) {
 	a, b := startProc(t, args...), startProc(t, args...)
 	aMed, bMed := netip.MustParseAddrPort(a.mediator), netip.MustParseAddrPort(b.mediator)
 
-	h := publishHost(t, b, "fwd-1", "Forwarded host")
+	h := presenceOn(t, b, b.publish("fwd-1", "Forwarded host"))
 	j := a.join("fwd-join-1", h.pub.ListingID)
 	attempt := mustHandle(t, j.Handle)
 	m, from := h.peer.readFrom()

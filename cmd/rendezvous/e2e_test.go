@@ -31,10 +31,19 @@ type host struct {
 // publishHost publishes a listing and refreshes its presence once.
 func publishHost(t testing.TB, p *proc, key, name string) *host {
 	t.Helper()
-	h := &host{pub: p.publish(key, name)}
-	if h.pub.Presence.Mediator != p.mediator {
-		t.Fatalf("publish names mediator %q, the server bound %q", h.pub.Presence.Mediator, p.mediator)
+	pub := p.publish(key, name)
+	if pub.Presence.Mediator != p.mediator {
+		t.Fatalf("publish names mediator %q, the server bound %q", pub.Presence.Mediator, p.mediator)
 	}
+	return presenceOn(t, p, pub)
+}
+
+// presenceOn keeps the presence of listing pub on p's mediator, whichever
+// instance the listing names (any instance serves any datagram), and sends
+// the first refresh.
+func presenceOn(t testing.TB, p *proc, pub published) *host {
+	t.Helper()
+	h := &host{pub: pub}
 	h.presence = mustHandle(t, h.pub.Presence.Handle)
 	h.cap = mustToken(t, h.pub.Presence.Token)
 	h.peer = newPeer(t, p.mediator)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine/redisstore"
@@ -29,6 +30,12 @@ func (s *server) joinDeployment() error {
 		return err
 	}
 	s.instance = rs
+	// The operator's drain is kept in Redis and outlives the processes that
+	// began it: a process starting after its window ends it, and serves.
+	// Registered first: the call is fenced like every other.
+	if _, err := rs.EndDrain(ctx); err != nil {
+		return fmt.Errorf("cannot end the deployment's drain: %w", err)
+	}
 	return nil
 }
 

@@ -42,11 +42,5 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 		client.Close()
 		return nil, nil, &settingError{setting, c.sourceOf(setting), err}
 	}
-	// The operator's drain is kept in Redis and outlives the processes that
-	// began it: a process starting after its window ends it, and serves.
-	if _, err := s.EndDrain(context.Background()); err != nil {
-		client.Close()
-		return nil, nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot end the deployment's drain: %w", err)}
-	}
 	return s, client.Close, nil
 }
