@@ -1,0 +1,139 @@
+package client
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// coturn is one Debian coturn turnserver started by a test with
+// use-auth-secret (coturn's TURN REST API credentials), stopped at cleanup.
+type coturn struct {
+	addr   netip.AddrPort // its TURN/STUN listener
+	secret string
+	log    syncBuf
+}
+
+// requireCoturn returns the turnserver binary. Outside CI a machine without
+// coturn skips the relay tests; CI (CI=true, which installs coturn through
+// .ci/run) must run them, so there it fails instead.
+func requireCoturn(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("turnserver")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("turnserver not installed: CI must run the relay tests (apt-get install coturn; .ci/run does)")
+		}
+		t.Skip("turnserver not installed (Debian package coturn; .ci/run installs it)")
+	}
+	return bin
+}
+
+// startCoturn runs turnserver (with prefix, e.g. ip netns exec NS) listening
+// and relaying on ip:port, accepting credentials made with secret. It waits
+// until the listener answers a STUN Binding.
+func startCoturn(t *testing.T, prefix []string, ip netip.Addr, port uint16, secret string) *coturn {
+	t.Helper()
+	bin := requireCoturn(t)
+	dir := t.TempDir()
+	c := &coturn{addr: netip.AddrPortFrom(ip, port), secret: secret}
+	args := []string{bin, "-n", "--log-file=stdout", "--simple-log", "--no-tls", "--no-dtls", "--no-cli",
+		"--listening-ip=" + ip.String(), "--listening-port=" + strconv.Itoa(int(port)), "--relay-ip=" + ip.String(),
+		"--min-port=50000", "--max-port=50999", "--realm=rendezvous.test",
+		"--use-auth-secret", "--static-auth-secret=" + secret, // not logged by coturn
+		"--pidfile=" + filepath.Join(dir, "turnserver.pid"), "--db=" + filepath.Join(dir, "turndb"),
+		"--no-software-attribute"}
+	if ip.IsLoopback() {
+		args = append(args, "--allow-loopback-peers")
+	}
+	argv := append(append([]string{}, prefix...), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &c.log, &c.log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("cannot start turnserver: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }() // the status is of no interest: it is killed
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM) // an error means it already exited
+		select {
+		case <-exited:
+		case <-time.After(hangGuard):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("turnserver log:\n%s", c.log.String())
+		}
+	})
+	if len(prefix) == 0 {
+		c.waitReady(t, exited)
+	}
+	return c
+}
+
+// waitReady sends STUN Bindings to the listener until one is answered.
+func (c *coturn) waitReady(t *testing.T, exited <-chan struct{}) {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var buf [64]byte
+	b := stun.NewBuilder(buf[:0], stun.BindingRequest, newTxID())
+	b.AddFingerprint()
+	req := b.Bytes()
+	deadline := time.Now().Add(hangGuard)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			t.Fatalf("turnserver exited:\n%s", c.log.String())
+		default:
+		}
+		conn.WriteToUDPAddrPort(req, c.addr) // a loss is retried below
+		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, _, err := conn.ReadFromUDPAddrPort(buf[:]); err == nil {
+			return
+		}
+	}
+	t.Fatalf("turnserver never answered on %v:\n%s", c.addr, c.log.String())
+}
+
+// turnCredential makes coturn's TURN REST API credential for id, expiring
+// at expiry, with secret (what the server hands out in a relay object).
+func turnCredential(secret, id string, expiry time.Time) (username, credential string) {
+	username = fmt.Sprintf("%d:%s", expiry.Unix(), id)
+	m := hmac.New(sha1.New, []byte(secret))
+	m.Write([]byte(username))
+	return username, base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// relayFor is the relay object a server with secret would grant for id.
+func (c *coturn) relayFor(secret, id string, expiry time.Time) *Relay {
+	u, cred := turnCredential(secret, id, expiry)
+	return &Relay{URLs: []string{"turn:" + c.addr.String() + "?transport=udp"}, Username: u, Credential: RelayCredential(cred), TTL: time.Until(expiry)}
+}
+
+// freeUDPPort returns a loopback UDP port that was free a moment ago.
+func freeUDPPort(t *testing.T) uint16 {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).AddrPort().Port()
+}
