@@ -76,6 +76,9 @@ type config struct {
 	// others (start logs a warning).
 	CapabilityKeyShared bool
 
+	// Turn is the relay fallback (turn.go).
+	Turn turnConfig
+
 	// source tells, for each setting, whether the command line or the
 	// environment gave it (absent: the default), for error messages.
 	source map[string]string
@@ -160,6 +163,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.IntVar(&c.RedisDB, "redis-db", 0, fmt.Sprintf("Redis database `number` with --store redis (SELECT); 0..%d", maxRedisDB))
 	fs.StringVar(&c.RedisPasswordFile, "redis-password-file", "", "`file` holding the Redis password (AUTH) with --store redis; a trailing newline is ignored (default: no AUTH)")
 	fs.StringVar(&c.CapabilityKeyFile, "capability-key-file", "", "`file` holding the capability key (32 raw bytes or 64 hex characters); default: a random key per start, so a restart invalidates every capability")
+	turnFlags(fs, &c.Turn)
 	return fs
 }
 
@@ -348,7 +352,7 @@ func (c *config) validate() error {
 		}
 		c.CapabilityKey, c.CapabilityKeyShared = key, shared
 	}
-	return nil
+	return c.validateTurn()
 }
 
 // splitAddrs splits a comma-separated address list, rejecting empty items.

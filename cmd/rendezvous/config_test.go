@@ -64,6 +64,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_HTTP_MAX_CONNS":      "500", "RDV_HTTP_MAX_CONNS_PER_IP": "0",
 		"RDV_STORE": "redis", "RDV_REDIS_ADDR": "redis.example.com:6380", "RDV_REDIS_NAME": "eu-1",
 		"RDV_REDIS_DB": "5", "RDV_REDIS_PASSWORD_FILE": pwFile,
+		"RDV_TURN_URI": "turn:relay.example", "RDV_TURN_SECRET_FILE": pwFile, "RDV_TURN_TTL": "1m", // turn_test.go checks them
 	}
 }
 

@@ -18,16 +18,23 @@ const (
 	maxRedisPassword = 512
 )
 
-// readRedisPassword reads the AUTH password from path: the file's bytes
-// without one trailing newline (CRLF or LF). shared reports a file
-// readable by group or others. The password is never logged.
+// readRedisPassword reads the AUTH password from path (readLineSecret).
+// The password is never logged.
 func readRedisPassword(path string) (password string, shared bool, err error) {
-	b, shared, err := readSecretFile(path, maxRedisPassword+1)
+	return readLineSecret(path, maxRedisPassword)
+}
+
+// readLineSecret reads a one-line secret of at most limit bytes from path:
+// the file's bytes without one trailing newline (CRLF or LF). shared
+// reports a file readable by group or others. The error never quotes the
+// file's content.
+func readLineSecret(path string, limit int) (secret string, shared bool, err error) {
+	b, shared, err := readSecretFile(path, int64(limit)+1)
 	if err != nil {
 		return "", false, err
 	}
-	if len(b) > maxRedisPassword {
-		return "", false, fmt.Errorf("holds more than %d bytes", maxRedisPassword)
+	if len(b) > limit {
+		return "", false, fmt.Errorf("holds more than %d bytes", limit)
 	}
 	pw := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if pw == "" {

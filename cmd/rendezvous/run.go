@@ -106,6 +106,7 @@ func (s *server) logSettings(c *config) {
 	if c.CapabilityKeyShared {
 		s.log.Warn("the capability key file is readable by group or others; make it 0600", "file", c.CapabilityKeyFile)
 	}
+	s.logTurn(&c.Turn)
 	s.logFDLimit()
 	if recv < c.UDPRecvBuffer || send < c.UDPSendBuffer {
 		s.log.Warn("the kernel granted smaller UDP buffers than asked; raise net.core.rmem_max / wmem_max",

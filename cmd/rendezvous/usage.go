@@ -31,6 +31,12 @@ quota_exceeded while other tenants keep their room; a full pool gets 503.
 A quota not given follows its pool (half of it per tenant, a tenth of the
 attempt pool per principal); one above its pool is a bad setting.
 
+Relay fallback: with --turn-uri and --turn-secret-file (the secret a
+coturn relay runs with, use-auth-secret), each join attempt's client and
+host get TURN credentials valid for --turn-ttl, and join attempts may be
+relay-only. Without them relay is off and relay-only requests get 409
+relay_unavailable.
+
 SIGTERM or SIGINT begins a drain: readiness turns 503 at once, new work is
 refused, join attempts in flight may finish within --drain-window, then the
 sockets close and the process exits 0 (at once if nothing is in flight).

@@ -54,7 +54,8 @@ func (m *Message) Uint32(t uint16) (uint32, bool) {
 }
 
 // XORAddress decodes an XOR-encoded endpoint attribute (XOR-MAPPED-ADDRESS,
-// XOR-PEER-ADDRESS, RDV-LOCAL-ADDRESS, RDV-PEER-LOCAL-ADDRESS). ok is false
+// XOR-PEER-ADDRESS, RDV-LOCAL-ADDRESS, RDV-PEER-LOCAL-ADDRESS,
+// RDV-RELAYED-ADDRESS). ok is false
 // when it is absent or malformed. IPv4 endpoints are returned unmapped.
 func (m *Message) XORAddress(t uint16) (netip.AddrPort, bool) {
 	v, ok := m.find(t)
@@ -89,6 +90,21 @@ func xorKey(txID *[12]byte) (k [16]byte) {
 	binary.BigEndian.PutUint32(k[:4], MagicCookie)
 	copy(k[4:], txID[:])
 	return k
+}
+
+// Outcome decodes RDV-OUTCOME: the path (PathDirect, PathRelayed or
+// PathFailed) and the milliseconds from join to connected (or to giving
+// up). ok is false when it is absent or malformed: not 8 bytes, a reserved
+// byte not zero, or an unknown path.
+func (m *Message) Outcome() (path byte, millis uint32, ok bool) {
+	v, found := m.find(AttrOutcome)
+	if !found || len(v) != OutcomeSize || v[1] != 0 || v[2] != 0 || v[3] != 0 {
+		return 0, 0, false
+	}
+	if v[0] < PathDirect || v[0] > PathFailed {
+		return 0, 0, false
+	}
+	return v[0], binary.BigEndian.Uint32(v[4:8]), true
 }
 
 // NumAttempts returns how many well-formed RDV-ATTEMPT attributes there are.

@@ -148,6 +148,19 @@ func (b *Builder) AddXORAddress(t uint16, ap netip.AddrPort) {
 	}
 }
 
+// AddOutcome adds RDV-OUTCOME: path (PathDirect, PathRelayed, PathFailed),
+// three zero bytes, millis big-endian. Another path sets ErrBadValue.
+func (b *Builder) AddOutcome(path byte, millis uint32) {
+	if path < PathDirect || path > PathFailed {
+		b.fail(ErrBadValue)
+		return
+	}
+	if d := b.add(AttrOutcome, OutcomeSize); d != nil {
+		d[0], d[1], d[2], d[3] = path, 0, 0, 0
+		binary.BigEndian.PutUint32(d[4:8], millis)
+	}
+}
+
 // AddErrorCode adds ERROR-CODE (code 300-699) with a reason phrase.
 func (b *Builder) AddErrorCode(code int, reason string) {
 	if code < 300 || code > 699 || len(reason) > 128 {

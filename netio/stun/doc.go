@@ -2,7 +2,8 @@
 // STUN (RFC 8489) that the Rendezvous wire contract uses (CONTRACT.md §4):
 // the 20-byte header, USERNAME, XOR-MAPPED-ADDRESS, XOR-PEER-ADDRESS,
 // ERROR-CODE, UNKNOWN-ATTRIBUTES, MESSAGE-INTEGRITY-SHA256, FINGERPRINT, the
-// private RDV-* attributes and the private OFFER and INTRODUCE methods.
+// private RDV-* attributes and the private OFFER, INTRODUCE and
+// RELAY-INTRODUCE methods.
 //
 // Parse decodes into a caller-owned Message that records attribute offsets
 // into the datagram; accessors read values from those offsets. A Builder

@@ -132,7 +132,7 @@ func recognised(t uint16) bool {
 	switch t {
 	case AttrUsername, AttrErrorCode, AttrUnknownAttributes, AttrXORPeerAddress,
 		AttrXORMappedAddress, AttrSequence, AttrLocalAddress, AttrAttempt,
-		AttrLifetime, AttrPeerLocalAddress:
+		AttrLifetime, AttrPeerLocalAddress, AttrRelayedAddress, AttrOutcome:
 		return true
 	}
 	return false

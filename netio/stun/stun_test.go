@@ -269,6 +269,8 @@ func TestZeroAllocs(t *testing.T) {
 		b.AddUsername(u[:])
 		b.AddUint64(AttrSequence, 9)
 		b.AddXORAddress(AttrLocalAddress, src)
+		b.AddXORAddress(AttrRelayedAddress, src)
+		b.AddOutcome(PathRelayed, 900)
 		b.AddIntegritySHA256(key)
 		b.AddFingerprint()
 		if err := Parse(b.Bytes(), &m); err != nil {
@@ -283,6 +285,12 @@ func TestZeroAllocs(t *testing.T) {
 		}
 		if ap, ok := m.XORAddress(AttrLocalAddress); !ok || ap != src {
 			t.Fatal("address")
+		}
+		if ap, ok := m.XORAddress(AttrRelayedAddress); !ok || ap != src {
+			t.Fatal("relayed address")
+		}
+		if p, ms, ok := m.Outcome(); !ok || p != PathRelayed || ms != 900 {
+			t.Fatal("outcome")
 		}
 	})
 	if allocs != 0 {

@@ -24,6 +24,9 @@ const (
 	MethodBinding   uint16 = 0x001
 	MethodOffer     uint16 = 0x0F1 // private: mediator → host indication
 	MethodIntroduce uint16 = 0x0F2 // private: mediator → peer indication
+	// MethodRelayIntroduce is private: the mediator tells each side of an
+	// attempt the other side's relayed address on its TURN server.
+	MethodRelayIntroduce uint16 = 0x0F3
 )
 
 // Classes, as the bits they occupy in the message type.
@@ -53,6 +56,8 @@ var (
 	BindingError        = MessageType(MethodBinding, ClassError)
 	OfferIndication     = MessageType(MethodOffer, ClassIndication)
 	IntroduceIndication = MessageType(MethodIntroduce, ClassIndication)
+	// RelayIntroduceIndication is 0x02F3.
+	RelayIntroduceIndication = MessageType(MethodRelayIntroduce, ClassIndication)
 )
 
 // Attribute types.
@@ -72,7 +77,19 @@ const (
 	AttrAttempt          uint16 = 0xC003 // 16 raw handle bytes
 	AttrLifetime         uint16 = 0xC004 // u32 seconds
 	AttrPeerLocalAddress uint16 = 0xC005 // XOR-encoded endpoint
+	AttrRelayedAddress   uint16 = 0xC006 // XOR-encoded endpoint: the sender's address on its TURN relay
+	AttrOutcome          uint16 = 0xC007 // 8 bytes: path, 3 zero bytes, u32 milliseconds
 )
+
+// Paths an RDV-OUTCOME reports: how a side's connection to its peer ended.
+const (
+	PathDirect  byte = 1 // connected straight to the peer
+	PathRelayed byte = 2 // connected through a TURN relay
+	PathFailed  byte = 3 // gave up
+)
+
+// OutcomeSize is the value size of RDV-OUTCOME.
+const OutcomeSize = 8
 
 // ComprehensionRequired reports whether an attribute type is in the
 // comprehension-required range 0x0000-0x7FFF.
