@@ -11,11 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // coturn is one Debian coturn turnserver started by a test with
@@ -43,7 +42,7 @@ func requireCoturn(t *testing.T) string {
 
 // startCoturn runs turnserver (with prefix, e.g. ip netns exec NS) listening
 // and relaying on ip:port, accepting credentials made with secret. It waits
-// until the listener answers a STUN Binding.
+// until coturn says its listeners are open.
 func startCoturn(t *testing.T, prefix []string, ip netip.Addr, port uint16, secret string) *coturn {
 	t.Helper()
 	bin := requireCoturn(t)
@@ -78,38 +77,19 @@ func startCoturn(t *testing.T, prefix []string, ip netip.Addr, port uint16, secr
 			t.Logf("turnserver log:\n%s", c.log.String())
 		}
 	})
-	if len(prefix) == 0 {
-		c.waitReady(t, exited)
-	}
-	return c
-}
-
-// waitReady sends STUN Bindings to the listener until one is answered.
-func (c *coturn) waitReady(t *testing.T, exited <-chan struct{}) {
-	t.Helper()
-	conn, err := net.ListenUDP("udp", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	var buf [64]byte
-	b := stun.NewBuilder(buf[:0], stun.BindingRequest, newTxID())
-	b.AddFingerprint()
-	req := b.Bytes()
+	// coturn logs this once every listener is open.
 	deadline := time.Now().Add(hangGuard)
-	for time.Now().Before(deadline) {
+	for !strings.Contains(c.log.String(), "Total General servers") {
 		select {
 		case <-exited:
 			t.Fatalf("turnserver exited:\n%s", c.log.String())
-		default:
+		case <-time.After(20 * time.Millisecond):
 		}
-		conn.WriteToUDPAddrPort(req, c.addr) // a loss is retried below
-		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		if _, _, err := conn.ReadFromUDPAddrPort(buf[:]); err == nil {
-			return
+		if time.Now().After(deadline) {
+			t.Fatalf("turnserver never opened its listeners on %v:\n%s", c.addr, c.log.String())
 		}
 	}
-	t.Fatalf("turnserver never answered on %v:\n%s", c.addr, c.log.String())
+	return c
 }
 
 // turnCredential makes coturn's TURN REST API credential for id, expiring
