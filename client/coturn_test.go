@@ -23,6 +23,8 @@ type coturn struct {
 	addr   netip.AddrPort // its TURN/STUN listener
 	secret string
 	log    syncBuf
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // requireCoturn returns the turnserver binary. Outside CI a machine without
@@ -41,13 +43,31 @@ func requireCoturn(t *testing.T) string {
 }
 
 // startCoturn runs turnserver (with prefix, e.g. ip netns exec NS) listening
-// and relaying on ip:port, accepting credentials made with secret. It waits
-// until coturn says its listeners are open.
+// and relaying on ip:port, accepting credentials made with secret, until
+// the test ends; its log is shown if the test fails.
 func startCoturn(t *testing.T, prefix []string, ip netip.Addr, port uint16, secret string) *coturn {
 	t.Helper()
 	bin := requireCoturn(t)
-	dir := t.TempDir()
-	c := &coturn{addr: netip.AddrPortFrom(ip, port), secret: secret}
+	c, err := launchCoturn(bin, prefix, ip, port, secret, t.TempDir())
+	if c != nil {
+		t.Cleanup(func() {
+			c.stop()
+			if t.Failed() {
+				t.Logf("turnserver log:\n%s", c.log.String())
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// launchCoturn is startCoturn without a test (dir holds its pid file and
+// database): it returns once coturn says its listeners are open. On error
+// a started process is returned too, for the caller to stop.
+func launchCoturn(bin string, prefix []string, ip netip.Addr, port uint16, secret, dir string) (*coturn, error) {
+	c := &coturn{addr: netip.AddrPortFrom(ip, port), secret: secret, exited: make(chan struct{})}
 	args := []string{bin, "-n", "--log-file=stdout", "--simple-log", "--no-tls", "--no-dtls", "--no-cli",
 		"--listening-ip=" + ip.String(), "--listening-port=" + strconv.Itoa(int(port)), "--relay-ip=" + ip.String(),
 		"--min-port=50000", "--max-port=50999", "--realm=rendezvous.test",
@@ -58,38 +78,36 @@ func startCoturn(t *testing.T, prefix []string, ip netip.Addr, port uint16, secr
 		args = append(args, "--allow-loopback-peers")
 	}
 	argv := append(append([]string{}, prefix...), args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = &c.log, &c.log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("cannot start turnserver: %v", err)
+	c.cmd = exec.Command(argv[0], argv[1:]...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.log, &c.log
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start turnserver: %v", err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }() // the status is of no interest: it is killed
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM) // an error means it already exited
-		select {
-		case <-exited:
-		case <-time.After(hangGuard):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("turnserver log:\n%s", c.log.String())
-		}
-	})
+	go func() { c.cmd.Wait(); close(c.exited) }() // the status is of no interest: it is stopped
 	// coturn logs this once every listener is open.
 	deadline := time.Now().Add(hangGuard)
 	for !strings.Contains(c.log.String(), "Total General servers") {
 		select {
-		case <-exited:
-			t.Fatalf("turnserver exited:\n%s", c.log.String())
+		case <-c.exited:
+			return c, fmt.Errorf("turnserver exited:\n%s", c.log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("turnserver never opened its listeners on %v:\n%s", c.addr, c.log.String())
+			return c, fmt.Errorf("turnserver never opened its listeners on %v:\n%s", c.addr, c.log.String())
 		}
 	}
-	return c
+	return c, nil
+}
+
+// stop ends coturn: SIGTERM, then SIGKILL if it lingers.
+func (c *coturn) stop() {
+	c.cmd.Process.Signal(syscall.SIGTERM) // an error means it already exited
+	select {
+	case <-c.exited:
+	case <-time.After(hangGuard):
+		c.cmd.Process.Kill()
+		<-c.exited
+	}
 }
 
 // turnCredential makes coturn's TURN REST API credential for id, expiring
@@ -110,10 +128,18 @@ func (c *coturn) relayFor(secret, id string, expiry time.Time) *Relay {
 // freeUDPPort returns a loopback UDP port that was free a moment ago.
 func freeUDPPort(t *testing.T) uint16 {
 	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	p, err := freeLoopbackUDPPort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func freeLoopbackUDPPort() (uint16, error) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, err
+	}
 	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).AddrPort().Port()
+	return c.LocalAddr().(*net.UDPAddr).AddrPort().Port(), nil
 }

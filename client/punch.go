@@ -41,7 +41,9 @@ type Path struct {
 	// here (Socket.WriteTo). On a relayed path it is the peer's relayed
 	// address on its TURN relay, and Socket.WriteTo sends through the relay.
 	Peer netip.AddrPort
-	// Elapsed is how long the punch took.
+	// Elapsed is how long the punch took (on a relayed path: the failed
+	// direct punch, if one ran, and the relay's allocation, introduction and
+	// probing).
 	Elapsed time.Duration
 	// Relayed reports that the path goes through a TURN relay.
 	Relayed bool
@@ -119,6 +121,7 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 		var rerr error
 		if p, rerr = relayPunch(ctx, s, side, role, timeout, interval); rerr == nil {
 			err = nil
+			p.Elapsed += pe.Timeout // the direct punch's time counts too
 		} else {
 			err = fmt.Errorf("%w; relay fallback failed: %w", err, rerr)
 		}

@@ -69,9 +69,9 @@ type RelayError struct {
 
 func (e *RelayError) Error() string {
 	if e.Code != 0 {
-		return fmt.Sprintf("rendezvous: relay %s: error %d: %s", e.Server, e.Code, e.Reason)
+		return fmt.Sprintf("%v: %s answered error %d %s", e.Unwrap(), e.Server, e.Code, e.Reason)
 	}
-	return fmt.Sprintf("rendezvous: relay %s: %s", e.Server, e.Reason)
+	return fmt.Sprintf("%v: %s: %s", e.Unwrap(), e.Server, e.Reason)
 }
 
 // refusedCodes are the TURN answers that mean "these credentials will not

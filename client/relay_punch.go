@@ -56,6 +56,6 @@ func relayPunch(ctx context.Context, s *Socket, side *attemptSide, role Role, ti
 		return Path{}, err
 	}
 	p.Relayed = true
-	p.Elapsed = time.Since(start)
+	p.Elapsed = time.Since(start) // allocation, relay introduction and probing
 	return p, nil
 }
