@@ -14,7 +14,7 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 	if err := ValidateCreateAttempt(&cmd); err != nil {
 		return AttemptView{}, Result{}, err
 	}
-	fp := attemptFingerprint(cmd.Listing, cmd.ProtocolVersion)
+	fp := attemptFingerprint(cmd.Listing, cmd.ProtocolVersion, cmd.RelayOnly)
 	// Hash the caller-chosen keys once, outside the lock.
 	client, rev := s.subjectKey(cmd.Client), s.tenantRevKey(cmd.Tenant, cmd.Client)
 	ik := s.idemKey(idemAttempt, cmd.Tenant, cmd.Client, cmd.IdempotencyKey)
@@ -52,6 +52,7 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: q}, nil
 	}
 	ai := s.insertAttempt(&draft, li, client, now)
+	s.attempts.at(ai).relayOnly = cmd.RelayOnly || s.docs[li].spec.RelayOnlyJoins
 	s.addIdem(&ik, s.attempts.at(ai).tenant, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)
 	return s.attemptView(ai, now), Result{}, nil
 }

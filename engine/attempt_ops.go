@@ -4,9 +4,10 @@ import "context"
 
 // BindAttemptEndpoint binds one role's endpoint: the first binding per role
 // wins; the identical binding again is Success with Replay; a different one
-// is ReplayRejected. Order: input -> ServiceUnavailable -> NotFound (unknown
-// handle or wrong key for the role). Allowed while draining. Does not
-// allocate.
+// is ReplayRejected. A relayed address is recorded by the same rule, apart
+// from the endpoint (see BindAttempt.Relayed). Order: input ->
+// ServiceUnavailable -> NotFound (unknown handle or wrong key for the role).
+// Allowed while draining. Does not allocate.
 func (s *MemStore) BindAttemptEndpoint(ctx context.Context, cmd BindAttempt) (AttemptView, Result, error) {
 	if err := validateBind(&cmd); err != nil {
 		return AttemptView{}, Result{}, err
@@ -27,7 +28,13 @@ func validateBind(cmd *BindAttempt) error {
 	if cmd.Role != RoleHost && cmd.Role != RoleClient {
 		return errRole
 	}
-	return validEndpoints(cmd.Public, cmd.Local)
+	if err := validEndpoints(cmd.Public, cmd.Local); err != nil {
+		return err
+	}
+	if cmd.Relayed != zeroAddrPort && (!cmd.Relayed.IsValid() || cmd.Relayed.Port() == 0) {
+		return errRelayed
+	}
+	return nil
 }
 
 // bindAttempt is BindAttemptEndpoint under the commit lock. It returns the
@@ -41,21 +48,33 @@ func (s *MemStore) bindAttempt(cmd *BindAttempt) (int32, Result) {
 		return -1, Result{Outcome: NotFound}
 	}
 	a := s.attempts.at(ai)
-	key, cur := &a.clientKey, &a.peer
+	key, cur, relay := &a.clientKey, &a.peer, &a.peerRelay
 	if cmd.Role == RoleHost {
-		key, cur = &a.hostKey, &a.host
+		key, cur, relay = &a.hostKey, &a.host, &a.hostRelay
 	}
 	if !keyEqual(key, &cmd.Key) {
 		return -1, Result{Outcome: NotFound}
 	}
 	b := packBinding(cmd.Public, cmd.Local)
 	if cur.bound() {
-		if *cur == b {
+		if *cur != b {
+			return -1, Result{Outcome: ReplayRejected}
+		}
+		if !cmd.Relayed.IsValid() {
+			return ai, Result{Replay: true}
+		}
+		r := packEndpoint(cmd.Relayed)
+		switch {
+		case !relay.valid():
+			*relay = r // the endpoint repeats; the relayed address is new
+			return ai, Result{}
+		case *relay == r:
 			return ai, Result{Replay: true}
 		}
 		return -1, Result{Outcome: ReplayRejected}
 	}
 	*cur = b
+	relay.set(cmd.Relayed)
 	if cmd.Role == RoleHost {
 		s.pending.remove(&s.listings.at(a.listing).pending, ai)
 	}
@@ -64,7 +83,7 @@ func (s *MemStore) bindAttempt(cmd *BindAttempt) (int32, Result) {
 
 // ConsumeIntroduction consumes the introduction once: Success the first time
 // both endpoints are bound, ReplayRejected after, Conflict while an endpoint
-// is missing.
+// is missing and always for a relay-only attempt.
 func (s *MemStore) ConsumeIntroduction(ctx context.Context, h Handle) (Introduction, Result, error) {
 	_, err := s.begin(ctx)
 	if err != nil {
@@ -82,16 +101,21 @@ func (s *MemStore) ConsumeIntroduction(ctx context.Context, h Handle) (Introduct
 	switch {
 	case a.consumed:
 		return Introduction{}, Result{Outcome: ReplayRejected}, nil
-	case !a.host.bound() || !a.peer.bound():
+	case !a.host.bound() || !a.peer.bound() || a.relayOnly:
 		return Introduction{}, Result{Outcome: Conflict}, nil
 	}
 	s.consume(ai)
 	return s.introduction(ai), Result{}, nil
 }
 
+// consume marks the introduction consumed. An attempt is in flight until
+// either introduction is consumed.
 func (s *MemStore) consume(ai int32) {
-	s.attempts.at(ai).consumed = true
-	s.inFlight--
+	a := s.attempts.at(ai)
+	if !a.relayConsumed {
+		s.inFlight--
+	}
+	a.consumed = true
 }
 
 // Introduction reads back a consumed introduction; Conflict if it has not

@@ -12,9 +12,12 @@ import (
 // before or right after the lock is taken, ApplyBatch returns ctx.Err() and
 // no op ran. Zero allocations per op.
 //
-// OpBindAttempt binds, and then, when both endpoints are bound, consumes the
-// introduction (FirstIntro, IntroReady) or, if it was consumed before, reads
-// it back (IntroReady only). A rejected bind sets no introduction.
+// OpBindAttempt binds, and then, when both endpoints are bound (and the
+// attempt is not relay-only), consumes the introduction (FirstIntro,
+// IntroReady) or, if it was consumed before, reads it back (IntroReady
+// only); when both relayed addresses are recorded, the relay introduction
+// likewise (FirstRelay, RelayReady). A rejected bind sets neither.
+// OpOutcome records a side's outcome report (see relay_ops.go).
 func (s *MemStore) ApplyBatch(ctx context.Context, ops []Op) error {
 	now, err := s.begin(ctx)
 	if err != nil {
@@ -55,6 +58,10 @@ func (s *MemStore) warm(ops []Op) {
 			if ai, ok := s.attemptByHandle.get(op.Bind.Handle.UUID); ok {
 				sink += uint64(s.attempts.at(ai).listing)
 			}
+		case OpOutcome:
+			if ai, ok := s.attemptByHandle.get(op.Report.Handle.UUID); ok {
+				sink += uint64(s.attempts.at(ai).tenant)
+			}
 		}
 	}
 	s.warmSink = sink
@@ -62,8 +69,9 @@ func (s *MemStore) warm(ops []Op) {
 
 func (s *MemStore) applyOp(op *Op, now time.Duration) {
 	op.Result, op.Err = Result{}, nil
-	op.PresenceView, op.Attempt, op.Intro = PresenceView{}, AttemptView{}, Introduction{}
-	op.IntroReady, op.FirstIntro = false, false
+	op.PresenceView, op.Attempt, op.Intro, op.RelayIntro = PresenceView{}, AttemptView{}, Introduction{}, RelayIntroduction{}
+	op.IntroReady, op.FirstIntro, op.RelayReady, op.FirstRelay, op.Duplicate = false, false, false, false, false
+	op.Tenant = Tenant{}
 	switch op.Kind {
 	case OpPresence:
 		if op.Err = validatePresence(&op.Presence); op.Err != nil {
@@ -80,7 +88,7 @@ func (s *MemStore) applyOp(op *Op, now time.Duration) {
 			return
 		}
 		a := s.attempts.at(ai)
-		if a.host.bound() && a.peer.bound() {
+		if a.host.bound() && a.peer.bound() && !a.relayOnly {
 			op.IntroReady = true
 			if !a.consumed {
 				s.consume(ai)
@@ -88,7 +96,13 @@ func (s *MemStore) applyOp(op *Op, now time.Duration) {
 			}
 			op.Intro = s.introduction(ai)
 		}
+		s.relayIntroduce(ai, op)
 		op.Attempt = s.attemptView(ai, now)
+	case OpOutcome:
+		if op.Err = validateReport(&op.Report); op.Err != nil {
+			return
+		}
+		op.Result = s.reportOutcome(&op.Report, op)
 	default:
 		op.Err = errOpKind
 	}

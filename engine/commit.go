@@ -57,19 +57,23 @@ func (s *MemStore) cleanup(now time.Duration) {
 		s.expirePresence(i)
 	}
 	for i := s.attemptExp.due(now); i >= 0; i = s.attemptExp.due(now) {
-		s.removeAttempt(i)
+		s.removeAttempt(i, EndExpired)
 	}
 	for i := s.leaseExp.due(now); i >= 0; i = s.leaseExp.due(now) {
-		s.removeListing(i)
+		s.removeListing(i, EndLeaseExpired)
+	}
+	for i := s.tombExp.due(now); i >= 0; i = s.tombExp.due(now) {
+		s.removeTomb(i)
 	}
 }
 
 // clearActive erases listings, presence, attempts, idempotency and replay
 // records (revocations stay), as the reference does at the end of drain and
-// on MarkUnavailable. O(live records).
+// on MarkUnavailable. O(live records). The attempts leave tombstones
+// (drained).
 func (s *MemStore) clearActive() {
 	for i := s.leaseExp.due(maxDuration); i >= 0; i = s.leaseExp.due(maxDuration) {
-		s.removeListing(i)
+		s.removeListing(i, EndDrained)
 	}
 	if s.attempts.n != 0 {
 		panic("BUG: attempts left after removing every listing")

@@ -22,6 +22,9 @@
 //	attempt_create.go, attempt_ops.go, revoke.go, drain.go, batch.go
 //	                   the transitions, one concern per file
 //	remove.go          cascading removal (listing -> presence, attempts)
+//	attempt_state.go   attempt states, reasons, outcome paths (the relay fallback's types)
+//	relay_ops.go       relay introduction, outcome reports, MarkOffered, AttemptStatus
+//	tombstone.go       ended attempts' status, bounded and expiring like every pool
 //	views.go           rendering views for callers
 //	invariants*.go, snapshot.go   Inspector, for tests
 package engine

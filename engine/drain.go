@@ -25,6 +25,7 @@ func (s *MemStore) MarkUnavailable() {
 	defer s.mu.Unlock()
 	s.available.Store(false)
 	s.clearActive()
+	s.clearTombs()
 }
 
 // Stats reports pool occupancy after cleanup, so expired records are never

@@ -82,14 +82,17 @@ func (s *MemStore) removeIdem(i int32) {
 	s.tenantUnref(ti)
 }
 
-// attemptFingerprint is the request fingerprint of a join: the listing ID and
-// protocol version, encoded exactly.
-func attemptFingerprint(l ListingID, proto uint32) [32]byte {
+// attemptFingerprint is the request fingerprint of a join: the listing ID,
+// protocol version and relay-only request, encoded exactly.
+func attemptFingerprint(l ListingID, proto uint32, relayOnly bool) [32]byte {
 	var fp [32]byte
 	copy(fp[:16], l.UUID[:])
 	fp[16] = byte(proto >> 24)
 	fp[17] = byte(proto >> 16)
 	fp[18] = byte(proto >> 8)
 	fp[19] = byte(proto)
+	if relayOnly {
+		fp[20] = 1
+	}
 	return fp
 }

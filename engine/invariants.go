@@ -38,6 +38,9 @@ func (s *MemStore) verify(now time.Duration) error {
 		{"subject slab", s.subjects.check}, {"tenant slab", s.tenants.check},
 		{"browse slab", s.browse.check}, {"idempotency slab", s.idem.check},
 		{"replay slab", s.replay.check}, {"tenant revocation slab", s.tenantRevs.check},
+		{"tombstone slab", s.tombs.check},
+		{"tombstone schedule", func() error { return s.tombExp.check(s.tombs.live, now) }},
+		{"tombstones", s.verifyTombs},
 		{"lease schedule", func() error { return s.leaseExp.check(s.listings.live, now) }},
 		{"presence schedule", func() error { return s.presExp.check(s.listings.live, now) }},
 		{"attempt schedule", func() error { return s.attemptExp.check(s.attempts.live, now) }},
@@ -66,6 +69,9 @@ func (s *MemStore) verify(now time.Duration) error {
 	if now >= 0 && (!s.available.Load() || (s.draining.Load() && now >= s.drainDeadline)) &&
 		s.listings.n+s.attempts.n+s.idem.n > 0 {
 		return errors.New("active state left while unavailable or after the drain window")
+	}
+	if now >= 0 && !s.available.Load() && s.tombs.n > 0 {
+		return errors.New("tombstones left while unavailable")
 	}
 	return nil
 }
@@ -205,10 +211,16 @@ func (s *MemStore) verifyAttempts() error {
 		if s.pending.has(ai) == a.host.bound() {
 			return fmt.Errorf("attempt %v: pending=%v with host bound=%v", a.id, s.pending.has(ai), a.host.bound())
 		}
-		if a.consumed && (!a.host.bound() || !a.peer.bound()) {
-			return fmt.Errorf("attempt %v: consumed without both endpoints", a.id)
+		if a.consumed && (!a.host.bound() || !a.peer.bound() || a.relayOnly) {
+			return fmt.Errorf("attempt %v: consumed without both endpoints, or relay-only", a.id)
 		}
-		if !a.consumed {
+		if err := verifyRelay(a); err != nil {
+			return fmt.Errorf("attempt %v: %w", a.id, err)
+		}
+		if _, ok := s.tombByID.get(a.id.UUID); ok {
+			return fmt.Errorf("attempt %v: live and tombstoned", a.id)
+		}
+		if !a.consumed && !a.relayConsumed {
 			inFlight++
 		}
 	}
@@ -393,4 +405,46 @@ func (s *MemStore) verifyCounts() error {
 		}
 	}
 	return nil
+}
+
+// verifyRelay checks an attempt's relay fields: a relayed address only on a
+// bound side, the relay introduction only with both, outcome paths known.
+func verifyRelay(a *attemptRec) error {
+	if a.hostRelay.valid() && !a.host.bound() || a.peerRelay.valid() && !a.peer.bound() {
+		return errors.New("relayed address recorded on an unbound side")
+	}
+	if a.relayConsumed && (!a.hostRelay.valid() || !a.peerRelay.valid()) {
+		return errors.New("relay introduction consumed without both relayed addresses")
+	}
+	if a.hostOut.Path >= numPaths || a.peerOut.Path >= numPaths {
+		return errors.New("outcome with an unknown path")
+	}
+	return nil
+}
+
+// verifyTombs checks the tombstones: found by ID, bounded by the attempts
+// ceiling, ended by a known cause, counted by the index and the schedule.
+func (s *MemStore) verifyTombs() error {
+	for ti := int32(0); int(ti) < s.tombs.size(); ti++ {
+		if !s.tombs.live(ti) {
+			continue
+		}
+		t := s.tombs.at(ti)
+		if got, ok := s.tombByID.get(t.id.UUID); !ok || got != ti {
+			return fmt.Errorf("tombstone %v: id map gives %d, %v", t.id, got, ok)
+		}
+		if t.end == 0 || t.end >= numAttemptEnds || t.tenant.Validate() != nil || t.client == "" || t.owner == "" {
+			return fmt.Errorf("tombstone %v: bad end, tenant or subjects", t.id)
+		}
+		if !s.tombExp.has(ti) {
+			return fmt.Errorf("tombstone %v: not scheduled", t.id)
+		}
+	}
+	if s.tombs.n > s.lim.MaxAttempts {
+		return fmt.Errorf("%d tombstones, above the attempts ceiling %d", s.tombs.n, s.lim.MaxAttempts)
+	}
+	if s.tombByID.len() != s.tombs.n || s.tombExp.len() != s.tombs.n {
+		return fmt.Errorf("tombstone index %d, schedule %d, records %d", s.tombByID.len(), s.tombExp.len(), s.tombs.n)
+	}
+	return s.tombByID.check()
 }

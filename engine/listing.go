@@ -69,6 +69,8 @@ type ListingSpec struct {
 	MaxPlayers      int
 	// Metadata is sorted by key with unique keys (Validate checks it).
 	Metadata []MetaEntry
+	// RelayOnlyJoins makes every join attempt of the listing relay-only.
+	RelayOnlyJoins bool
 }
 
 // Validate checks every limit of CONTRACT.md §3.1 and §7.14.
@@ -140,6 +142,9 @@ func (s *ListingSpec) Hash() [32]byte {
 	for _, e := range s.Metadata {
 		str(e.Key)
 		str(e.Value)
+	}
+	if s.RelayOnlyJoins { // appended only when set: every other spec keeps its fingerprint
+		num(1)
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])

@@ -152,5 +152,6 @@ func (s *MemStore) uuidTaken(u UUID) bool {
 	_, c := s.listingByPresence.get(u)
 	_, d := s.attemptByID.get(u)
 	_, e := s.attemptByHandle.get(u)
-	return a || b || c || d || e
+	_, f := s.tombByID.get(u)
+	return a || b || c || d || e || f
 }

@@ -65,7 +65,7 @@ func (s *MemStore) DeleteListing(ctx context.Context, cmd DeleteListing) (Result
 	if li < 0 || !s.leaseMatches(li, cmd.Lease, &cmd.LeaseKey) {
 		return Result{Outcome: NotFound}, nil
 	}
-	s.removeListing(li)
+	s.removeListing(li, EndListingRemoved)
 	return Result{}, nil
 }
 

@@ -57,6 +57,11 @@ type MemStore struct {
 	attemptByID                uuidIndex
 	attemptByHandle            uuidIndex
 
+	// Tombstones of ended attempts (tombstone.go).
+	tombs    slab[tombRec]
+	tombExp  expiryList // over tomb slots
+	tombByID uuidIndex
+
 	subjects    slab[subjectRec]
 	subjectIdx  hashIndex
 	revocations deadlineHeap // over subject slots

@@ -52,6 +52,14 @@ type attemptRec struct {
 	clientKey, hostKey Fingerprint
 	host, peer         binding
 	consumed           bool
+	// The relay fallback: relayed addresses (recorded like the bindings),
+	// whether the relay introduction was consumed, the host was told, and
+	// each side's outcome report.
+	hostRelay, peerRelay endpoint
+	relayOnly            bool
+	relayConsumed        bool
+	offered              bool
+	hostOut, peerOut     PunchOutcome
 }
 
 // listingDoc is the pointer-holding part of a listing, in a slice parallel

@@ -1,15 +1,16 @@
 package engine
 
 // removeListing removes listing slot li with its presence and, through its
-// per-listing attempt list, every linked attempt: O(its attempts).
-func (s *MemStore) removeListing(li int32) {
+// per-listing attempt list, every linked attempt (ended by end): O(its
+// attempts).
+func (s *MemStore) removeListing(li int32, end AttemptEnd) {
 	for {
 		l := s.listings.at(li)
 		ai := s.byListing.first(&l.attempts)
 		if ai < 0 {
 			break
 		}
-		s.removeAttempt(ai)
+		s.removeAttempt(ai, end)
 	}
 	l := s.listings.at(li)
 	if l.fresh {
@@ -48,8 +49,10 @@ func (s *MemStore) expirePresence(li int32) {
 	s.nPresence--
 }
 
-// removeAttempt removes attempt slot ai from every index and list.
-func (s *MemStore) removeAttempt(ai int32) {
+// removeAttempt removes attempt slot ai from every index and list, leaving
+// its tombstone.
+func (s *MemStore) removeAttempt(ai int32, end AttemptEnd) {
+	s.tombstone(ai, end)
 	a := s.attempts.at(ai)
 	l := s.listings.at(a.listing)
 	s.byListing.remove(&l.attempts, ai)
@@ -64,7 +67,7 @@ func (s *MemStore) removeAttempt(ai int32) {
 	s.attemptByHandle.del(a.handle.UUID)
 	s.tenants.at(a.tenant).counts.attempts--
 	s.tenantUnref(a.tenant)
-	if !a.consumed {
+	if !a.consumed && !a.relayConsumed {
 		s.inFlight--
 	}
 	s.attempts.release(ai)

@@ -25,7 +25,7 @@ func (s *MemStore) RevokeListing(ctx context.Context, cmd RevokeListing) (Result
 	if !ok || (!cmd.AnyTenant && s.tenants.at(s.listings.at(li).tenant).t != cmd.Tenant) {
 		return Result{Outcome: NotFound}, nil
 	}
-	s.removeListing(li)
+	s.removeListing(li, EndRevoked)
 	return Result{}, nil
 }
 
@@ -88,7 +88,7 @@ func (s *MemStore) removeSubjectRecords(sk subjectKey, ti int32) int {
 	for li := s.byOwner.first(&s.subjects.at(si).listings); li >= 0; {
 		next := s.byOwner.next(li)
 		if in(s.listings.at(li).tenant) {
-			s.removeListing(li)
+			s.removeListing(li, EndRevoked)
 		}
 		li = next
 	}
@@ -98,7 +98,7 @@ func (s *MemStore) removeSubjectRecords(sk subjectKey, ti int32) int {
 	for ai := s.byClnt.first(&s.subjects.at(si).attempts); ai >= 0; {
 		next := s.byClnt.next(ai)
 		if in(s.attempts.at(ai).tenant) {
-			s.removeAttempt(ai)
+			s.removeAttempt(ai, EndRevoked)
 		}
 		ai = next
 	}

@@ -24,8 +24,8 @@ func (s *MemStore) Snapshot() string {
 	if s.draining.Load() {
 		fmt.Fprintf(&b, " drain_deadline=%v", s.drainDeadline)
 	}
-	fmt.Fprintf(&b, "\npools listings=%d presence=%d attempts=%d replay=%d revocations=%d idempotency=%d in_flight=%d\n",
-		s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.nRevocations(), s.idem.n, s.inFlight)
+	fmt.Fprintf(&b, "\npools listings=%d presence=%d attempts=%d replay=%d revocations=%d idempotency=%d in_flight=%d tombstones=%d\n",
+		s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.nRevocations(), s.idem.n, s.inFlight, s.tombs.n)
 
 	var lines []string
 	for li := int32(0); int(li) < s.listings.size(); li++ {
@@ -36,9 +36,19 @@ func (s *MemStore) Snapshot() string {
 	for ai := int32(0); int(ai) < s.attempts.size(); ai++ {
 		if s.attempts.live(ai) {
 			a := s.attempts.at(ai)
-			lines = append(lines, fmt.Sprintf("attempt %v handle=%v listing=%v tenant=%s/%s client=%q deadline=%v host=%v peer=%v consumed=%v",
+			lines = append(lines, fmt.Sprintf("attempt %v handle=%v listing=%v tenant=%s/%s client=%q deadline=%v host=%v peer=%v consumed=%v"+
+				" relay_only=%v offered=%v host_relayed=%v peer_relayed=%v relay_consumed=%v host_outcome=%v peer_outcome=%v",
 				a.id, a.handle, s.listings.at(a.listing).id, s.tenants.at(a.tenant).t.Game, s.tenants.at(a.tenant).t.Env,
-				s.subjects.at(a.client).name, s.attemptExp.deadline(ai), snapBinding(a.host.view()), snapBinding(a.peer.view()), a.consumed))
+				s.subjects.at(a.client).name, s.attemptExp.deadline(ai), snapBinding(a.host.view()), snapBinding(a.peer.view()), a.consumed,
+				a.relayOnly, a.offered, a.hostRelay.addrPort(), a.peerRelay.addrPort(), a.relayConsumed, a.hostOut, a.peerOut))
+		}
+	}
+	for ti := int32(0); int(ti) < s.tombs.size(); ti++ {
+		if s.tombs.live(ti) {
+			t := s.tombs.at(ti)
+			st, r := t.prog.Ended(t.end)
+			lines = append(lines, fmt.Sprintf("tombstone %v listing=%v tenant=%s/%s client=%q owner=%q state=%v reason=%v progress=%+v host_outcome=%v peer_outcome=%v attempt_deadline=%v deadline=%v",
+				t.id, t.listing, t.tenant.Game, t.tenant.Env, t.client, t.owner, st, r, t.prog, t.hostOut, t.peerOut, t.deadline, s.tombExp.deadline(ti)))
 		}
 	}
 	for i := int32(0); int(i) < s.idem.size(); i++ {
@@ -108,8 +118,8 @@ func (s *MemStore) snapListing(li int32) string {
 		b.WriteString(" presence_state=absent")
 	}
 	sp := s.docs[li].spec
-	fmt.Fprintf(&b, " spec={region=%q protocol=%d build=%q name=%q visibility=%v trust=%v players=%d max=%d metadata=%q} doc=%q",
-		sp.Region, sp.ProtocolVersion, sp.BuildVersion, sp.DisplayName, sp.Visibility, sp.TrustMode, sp.CurrentPlayers, sp.MaxPlayers, sp.Metadata, s.docs[li].doc)
+	fmt.Fprintf(&b, " spec={region=%q protocol=%d build=%q name=%q visibility=%v trust=%v players=%d max=%d metadata=%q relay_only_joins=%v} doc=%q",
+		sp.Region, sp.ProtocolVersion, sp.BuildVersion, sp.DisplayName, sp.Visibility, sp.TrustMode, sp.CurrentPlayers, sp.MaxPlayers, sp.Metadata, sp.RelayOnlyJoins, s.docs[li].doc)
 	b.WriteString(" attempts=[")
 	for ai := s.byListing.first(&l.attempts); ai >= 0; ai = s.byListing.next(ai) {
 		fmt.Fprintf(&b, " %v", s.attempts.at(ai).id)

@@ -11,8 +11,9 @@ import (
 // transition is all-or-nothing and returns a typed Result.
 //
 // Errors: a transition returns a non-nil error only for invalid input
-// (*InputError) or a cancelled context (ctx.Err()); in both cases it changed
-// nothing. Cancellation is checked before taking the commit lock and again
+// (*InputError), a cancelled context (ctx.Err()) or, from a store without
+// the relay features (the reference baseline), *UnsupportedError; in every
+// case it changed nothing. Cancellation is checked before taking the commit lock and again
 // after acquiring it.
 //
 // All methods are safe for concurrent use. Views are values: they never alias
@@ -64,7 +65,20 @@ type Store interface {
 	ConsumeIntroduction(ctx context.Context, h Handle) (Introduction, Result, error)
 	// Introduction reads back an already consumed introduction (for
 	// idempotent re-sends); Conflict if it has not been consumed.
+	//
+	// For a relay-only attempt the introduction is never consumed: both
+	// answer Conflict ("no introduction"), whatever is bound; only the relay
+	// introduction (OpBindAttempt with Relayed) is.
 	Introduction(ctx context.Context, h Handle) (Introduction, Result, error)
+	// MarkOffered records that the host was told of attempt h: an OFFER was
+	// sent, or a presence answer named it (the mediator calls it for both).
+	// Success, with Replay when it was already marked; NotFound for an
+	// unknown handle. It moves the state from created to offered only.
+	MarkOffered(ctx context.Context, h Handle) (Result, error)
+	// AttemptStatus answers an attempt's state, live or from its tombstone,
+	// to the subject that created it or the owner of its listing, both of
+	// q.Tenant; anyone else, and an unknown attempt, get NotFound.
+	AttemptStatus(ctx context.Context, q GetAttempt) (AttemptStatus, Result, error)
 	// AttemptHost returns the presence handle of the listing an attempt
 	// belongs to, so the mediator can derive the host's attempt capability
 	// before verifying a datagram. A read: it takes no commit lock, and runs
@@ -191,6 +205,11 @@ type CreateAttempt struct {
 	IdempotencyKey  string
 	Listing         ListingID
 	ProtocolVersion uint32
+	// RelayOnly asks that neither side learn the other's public or LAN
+	// address: only the relay introduction is ever consumed. The attempt is
+	// relay-only also when the listing has RelayOnlyJoins. Part of the
+	// request fingerprint.
+	RelayOnly bool
 }
 
 type BindAttempt struct {
@@ -199,6 +218,11 @@ type BindAttempt struct {
 	Key    Fingerprint
 	Public netip.AddrPort
 	Local  netip.AddrPort
+	// Relayed is the side's relayed transport address on its TURN server,
+	// or zero. It is recorded separately from the endpoint, by the same
+	// rule: the first wins, the identical one again is a Replay, another is
+	// ReplayRejected (and a bind without it says nothing about it).
+	Relayed netip.AddrPort
 }
 
 // Binding is one peer's observed endpoints.
@@ -223,6 +247,12 @@ type AttemptView struct {
 	HostPresencePublic netip.AddrPort
 	Host, Peer         Binding // Peer is the client's binding
 	Consumed           bool
+	// RelayOnly: the attempt never consumes the (direct) introduction.
+	RelayOnly bool
+	// HostRelayed and PeerRelayed are the sides' relayed addresses, zero
+	// until recorded; RelayConsumed is set once the relay introduction is.
+	HostRelayed, PeerRelayed netip.AddrPort
+	RelayConsumed            bool
 }
 
 // Introduction is what each side learns of the other.
@@ -254,10 +284,19 @@ type OpKind uint8
 const (
 	// OpPresence: BindHostPresence. Fills Presence.
 	OpPresence OpKind = iota + 1
-	// OpBindAttempt: BindAttemptEndpoint, then, if both endpoints are bound,
-	// the introduction: consumed now (FirstIntro) or read back (an idempotent
-	// retransmission). Fills Attempt and, when IntroReady, Intro.
+	// OpBindAttempt: BindAttemptEndpoint, then, if both endpoints are bound
+	// and the attempt is not relay-only, the introduction: consumed now
+	// (FirstIntro) or read back (an idempotent retransmission). Fills Attempt
+	// and, when IntroReady, Intro. Then, if both relayed addresses are
+	// recorded, the relay introduction likewise: consumed once (FirstRelay)
+	// or read back; fills RelayIntro when RelayReady. (Only ApplyBatch
+	// consumes the relay introduction; BindAttemptEndpoint records Relayed.)
 	OpBindAttempt
+	// OpOutcome: a side's punch outcome report (Report), checked like a bind
+	// (handle, role, key). Recorded once per side: a repeat is Success with
+	// Duplicate set and keeps the first. It never changes the attempt's
+	// state. Fills Tenant (for metric labels) on Success.
+	OpOutcome
 )
 
 // Op is one batched transition: inputs first, then what the store fills in.
@@ -265,6 +304,7 @@ type Op struct {
 	Kind     OpKind
 	Presence BindPresence // OpPresence
 	Bind     BindAttempt  // OpBindAttempt
+	Report   PunchReport  // OpOutcome
 
 	Result       Result
 	Err          error // *InputError for invalid input; nothing changed
@@ -273,6 +313,11 @@ type Op struct {
 	Intro        Introduction
 	IntroReady   bool
 	FirstIntro   bool
+	RelayIntro   RelayIntroduction
+	RelayReady   bool
+	FirstRelay   bool
+	Duplicate    bool   // OpOutcome: this side had reported before
+	Tenant       Tenant // OpOutcome: the attempt's tenant
 }
 
 // HostResolver is implemented by a store whose AttemptHost can fail because
@@ -295,7 +340,7 @@ type Stats struct {
 	Draining   bool
 	// Pools is indexed by Pool-1 for PoolListings..PoolIdempotency.
 	Pools [NumGlobalPools]PoolStat
-	// InFlight counts attempts whose introduction is not consumed yet.
+	// InFlight counts attempts with neither introduction consumed yet.
 	InFlight int
 }
 

@@ -11,7 +11,9 @@ var (
 	errPublic        = &InputError{Field: "public", Reason: "must be a valid address with a non-zero port"}
 	errLocal         = &InputError{Field: "local", Reason: "must be absent or a valid address with a non-zero port"}
 	errRole          = &InputError{Field: "role", Reason: "must be host or client"}
-	errOpKind        = &InputError{Field: "kind", Reason: "must be OpPresence or OpBindAttempt"}
+	errRelayed       = &InputError{Field: "relayed", Reason: "must be absent or a valid address with a non-zero port"}
+	errPath          = &InputError{Field: "path", Reason: "must be direct, relayed or failed"}
+	errOpKind        = &InputError{Field: "kind", Reason: "must be OpPresence, OpBindAttempt or OpOutcome"}
 	errProtocol      = &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
 	errLimit         = &InputError{Field: "limit", Reason: "must be 1..100"}
 	errRegion        = &InputError{Field: "region", Reason: "must be 1-32 characters of [a-z0-9-]"}

@@ -80,3 +80,6 @@ func ValidateReplay(cmd *ConsumeReplay, replayTTL time.Duration) (time.Duration,
 	}
 	return life, nil
 }
+
+// ValidateReport checks an outcome report's role and path.
+func ValidateReport(r *PunchReport) error { return validateReport(r) }

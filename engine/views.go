@@ -32,6 +32,8 @@ func (s *MemStore) attemptView(ai int32, now time.Duration) AttemptView {
 		ExpiresAt: s.wall(d), TTL: d - now,
 		HostPresence: l.presence,
 		Host:         a.host.view(), Peer: a.peer.view(), Consumed: a.consumed,
+		RelayOnly: a.relayOnly, HostRelayed: a.hostRelay.addrPort(), PeerRelayed: a.peerRelay.addrPort(),
+		RelayConsumed: a.relayConsumed,
 	}
 	if l.fresh {
 		v.HostPresencePublic = l.pres.pub.addrPort()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/turncred"
 )
 
 // Offerer tells a listing's host about a new join attempt over UDP (the
@@ -33,6 +34,11 @@ type Config struct {
 	// WritePrometheus is what /metrics writes; nil: metrics.WritePrometheus(w, true).
 	WritePrometheus func(w io.Writer)
 
+	// Relay issues the TURN credentials of the relay fallback; nil: relay
+	// is off (no "relay" member, relay-only requests get 409
+	// relay_unavailable).
+	Relay *turncred.Issuer
+
 	// PrincipalsFile is the file Principals was loaded from, re-read by
 	// ReloadPrincipals. Empty (a --dev start): reloading is refused with
 	// ErrNotReloadable.
@@ -49,6 +55,7 @@ type API struct {
 	limits    engine.Limits
 	ps        livePrincipals
 	offerer   Offerer
+	relay     *turncred.Issuer
 	mediator  string
 	log       *slog.Logger
 	metrics   *httpMetrics
@@ -80,7 +87,7 @@ func New(cfg Config) (*API, error) {
 	}
 	a := &API{
 		store: cfg.Store, keys: cfg.Keys, limits: cfg.Limits, ps: livePrincipals{file: cfg.PrincipalsFile},
-		offerer: cfg.Offerer, mediator: cfg.MediatorAddr, log: cfg.Logger,
+		offerer: cfg.Offerer, relay: cfg.Relay, mediator: cfg.MediatorAddr, log: cfg.Logger,
 		writeProm:       cfg.WritePrometheus,
 		regions:         newRegionInterner(maxRegionsPerTenant),
 		leaseTTL:        seconds(cfg.Limits.LeaseTTL),

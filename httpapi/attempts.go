@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/turncred"
 	"github.com/valyala/fasthttp"
 )
 
@@ -22,15 +24,19 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)
-	pv, err := decodeJoin(&s.dec, ctx.Request.Body())
+	pv, relayOnly, err := decodeJoin(&s.dec, ctx.Request.Body())
 	if err != nil {
 		a.writeInputError(ctx, err)
+		return
+	}
+	if relayOnly && a.relay == nil {
+		a.writeProblem(ctx, probRelayUnavailable, "relay_only: the relay fallback is not enabled on this server", nil)
 		return
 	}
 	start := time.Now()
 	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
 		Tenant: p.Tenant, Client: p.Subject, IdempotencyKey: key,
-		Listing: engine.ListingID{UUID: lid}, ProtocolVersion: pv,
+		Listing: engine.ListingID{UUID: lid}, ProtocolVersion: pv, RelayOnly: relayOnly,
 	})
 	if err != nil {
 		a.writeStoreError(ctx, err)
@@ -39,6 +45,13 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	a.metrics.outcome(opCreateAttempt, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	if v.RelayOnly && a.relay == nil {
+		// The listing requires relay-only joins (created where relay was
+		// on); the attempt can never connect here: no OFFER, and it expires
+		// unused.
+		a.writeProblem(ctx, probRelayUnavailable, "the listing requires relay-only joins and the relay fallback is not enabled on this server", nil)
 		return
 	}
 	if !r.Replay && a.offerer != nil {
@@ -63,6 +76,12 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		ttl = seconds(v.TTL)
 	}
 	b = appendInt(b, ttl)
+	b = append(b, `,"relay_only":`...)
+	b = strconv.AppendBool(b, v.RelayOnly)
+	if a.relay != nil {
+		b = append(b, ',')
+		b = a.appendRelay(b, v.ID, turncred.SideClient)
+	}
 	b = append(b, '}')
 	s.b = b
 	status := fasthttp.StatusCreated

@@ -9,7 +9,9 @@ import "github.com/rendezvous/rendezvous/engine"
 
 // appendListingDoc appends the immutable members of a browse item, without
 // braces: "region":…,"protocol_version":…,"build_version":…,
-// "display_name":…,"trust_mode":…,"max_players":…,"metadata":{…}.
+// "display_name":…,"trust_mode":…,"max_players":…,"metadata":{…}, and
+// "relay_only_joins":true for a listing that requires relay-only joins
+// (absent otherwise, so every other listing keeps its bytes).
 func appendListingDoc(dst []byte, s *engine.ListingSpec) []byte {
 	dst = appendKey(dst, "region", true)
 	dst = appendString(dst, s.Region)
@@ -33,7 +35,11 @@ func appendListingDoc(dst []byte, s *engine.ListingSpec) []byte {
 		dst = append(dst, ':')
 		dst = appendString(dst, e.Value)
 	}
-	return append(dst, '}')
+	dst = append(dst, '}')
+	if s.RelayOnlyJoins {
+		dst = append(dst, `,"relay_only_joins":true`...)
+	}
+	return dst
 }
 
 // listingDoc returns a new document for s, sized exactly.

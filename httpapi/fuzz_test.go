@@ -67,7 +67,7 @@ func FuzzDecodeJoinRevocation(f *testing.F) {
 	f.Add([]byte(`{"subject":"pub-1","ttl_s":60}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var d decoder
-		if pv, err := decodeJoin(&d, body); err == nil && (pv == 0 || !json.Valid(body)) {
+		if pv, _, err := decodeJoin(&d, body); err == nil && (pv == 0 || !json.Valid(body)) {
 			t.Fatalf("decodeJoin accepted %q", body)
 		}
 		if s, ttl, err := decodeRevocation(&d, body); err == nil && (s.Validate() != nil || ttl < 1 || ttl > 600 || !json.Valid(body)) {

@@ -108,6 +108,10 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.tenantStats(ctx, p)
 	case opAdminReload:
 		a.reloadPrincipals(ctx, p)
+	case opGetAttempt:
+		a.attemptStatus(ctx, p, id)
+	case opHostRelay:
+		a.hostRelay(ctx, p, id)
 	default:
 		panic("BUG: unrouted operation " + opNames[o])
 	}

@@ -115,6 +115,20 @@ func (d *decoder) null() bool {
 	return false
 }
 
+// readBool reads true or false.
+func (d *decoder) readBool(field string) (bool, error) {
+	for _, lit := range [2]string{"false", "true"} {
+		if d.peek() == lit[0] && len(d.b)-d.i >= len(lit) && string(d.b[d.i:d.i+len(lit)]) == lit {
+			d.i += len(lit)
+			return lit == "true", nil
+		}
+	}
+	if d.i >= len(d.b) {
+		return false, syntaxErr(d, "unexpected end of input")
+	}
+	return false, d.typeErr(field, "must be true or false")
+}
+
 // typeErr reports a value of the wrong type for field; it first checks that
 // the value is at least well-formed JSON so a syntax error is named as one.
 func (d *decoder) typeErr(field, reason string) error {

@@ -47,6 +47,10 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 		a.writeInputError(ctx, err)
 		return
 	}
+	if spec.RelayOnlyJoins && a.relay == nil {
+		a.writeProblem(ctx, probRelayUnavailable, "relay_only_joins: the relay fallback is not enabled on this server", nil)
+		return
+	}
 	// The spec outlives the request in the store. Its strings and metadata
 	// slice were freshly allocated by the decoder (the scratch spec is reset
 	// before each decode), so a copy of the struct owns them; the region is

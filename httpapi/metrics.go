@@ -54,6 +54,7 @@ var latencyBuckets = []float64{
 var storeOps = [...]op{
 	opBrowse, opCreateListing, opGetListing, opDeleteListing, opRenewLease,
 	opCreateAttempt, opAdminRevokeListing, opAdminRevokePrincipal,
+	opGetAttempt, opHostRelay,
 }
 
 // statusClasses are the statuses the API answers with; anything else is

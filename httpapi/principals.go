@@ -59,6 +59,20 @@ type Principals struct {
 // Len is the number of principals.
 func (ps *Principals) Len() int { return len(ps.byHash) }
 
+// Tenants returns the tenants of the set's principals, each once, in no
+// particular order (a global principal has none).
+func (ps *Principals) Tenants() []engine.Tenant {
+	seen := map[engine.Tenant]bool{}
+	var out []engine.Tenant
+	for _, p := range ps.bySubject {
+		if !p.Global && !seen[p.Tenant] {
+			seen[p.Tenant] = true
+			out = append(out, p.Tenant)
+		}
+	}
+	return out
+}
+
 // Lookup returns the principal with subject s.
 func (ps *Principals) Lookup(s engine.Subject) (*Principal, bool) {
 	p, ok := ps.bySubject[s]

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 func tokenHash(tok string) string {
@@ -123,5 +125,17 @@ func TestDevPrincipals(t *testing.T) {
 	_, again := DevPrincipals()
 	if again["publisher"] == tokens["publisher"] {
 		t.Fatal("dev tokens repeat across calls")
+	}
+}
+
+// Tenants lists every tenant of the set once, and no global principal's.
+func TestPrincipalsTenants(t *testing.T) {
+	got := map[engine.Tenant]int{}
+	for _, tn := range testPrincipals(t).Tenants() {
+		got[tn]++
+	}
+	want := map[engine.Tenant]int{testTenant: 1, {Game: "other", Env: "dev"}: 1}
+	if len(got) != len(want) || got[testTenant] != 1 || got[engine.Tenant{Game: "other", Env: "dev"}] != 1 {
+		t.Fatalf("Tenants() = %v, want %v", got, want)
 	}
 }

@@ -32,6 +32,7 @@ const (
 	probInternal
 	probNotReloadable
 	probPrincipalsInvalid
+	probRelayUnavailable
 	numProblems
 )
 
@@ -60,6 +61,7 @@ var problems = [numProblems]struct {
 	probInternal:             {500, "internal_error", "Internal error"},
 	probNotReloadable:        {409, "not_reloadable", "The server has no principals file to reload"},
 	probPrincipalsInvalid:    {422, "principals_invalid", "The principals file was refused; the previous principals stay in force"},
+	probRelayUnavailable:     {409, "relay_unavailable", "The relay fallback is not enabled on this server"},
 }
 
 // Retry-After values (seconds) on 429 and 503 answers.

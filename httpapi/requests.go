@@ -24,12 +24,14 @@ const (
 	fCur
 	fMax
 	fMeta
+	fRelayOnlyJoins
 )
 
 var listingFields = []string{"region", "protocol_version", "build_version", "display_name",
-	"visibility", "trust_mode", "current_players", "max_players", "metadata"}
+	"visibility", "trust_mode", "current_players", "max_players", "metadata", "relay_only_joins"}
 
-// Every member but metadata is required (omitted, null and {} metadata are equal).
+// Every member but metadata and relay_only_joins is required (omitted, null
+// and {} metadata are equal; relay_only_joins defaults to false).
 const listingRequired = 1<<fMeta - 1
 
 var (
@@ -65,6 +67,8 @@ func decodeCreateListing(d *decoder, body []byte, spec *engine.ListingSpec) erro
 			spec.MaxPlayers, err = d.readInt(f, 1, engine.MaxPlayers)
 		case fMeta:
 			err = decodeMetadata(d, spec)
+		case fRelayOnlyJoins:
+			spec.RelayOnlyJoins, err = d.readBool(f)
 		}
 		return err
 	})
@@ -164,16 +168,21 @@ func decodeRenew(d *decoder, body []byte, r *renewRequest) error {
 	})
 }
 
-var joinFields = []string{"protocol_version"}
+var joinFields = []string{"protocol_version", "relay_only"}
 
-// decodeJoin reads a join-attempt body {"protocol_version":N}.
-func decodeJoin(d *decoder, body []byte) (uint32, error) {
-	var pv uint64
-	err := d.object(body, joinFields, 1, func(int) (err error) {
-		pv, err = d.readUint(joinFields[0], 1, maxUint32)
+// decodeJoin reads a join-attempt body {"protocol_version":N} with an
+// optional "relay_only":bool.
+func decodeJoin(d *decoder, body []byte) (pv uint32, relayOnly bool, err error) {
+	var v uint64
+	err = d.object(body, joinFields, 1, func(i int) (err error) {
+		if i == 0 {
+			v, err = d.readUint(joinFields[0], 1, maxUint32)
+		} else {
+			relayOnly, err = d.readBool(joinFields[1])
+		}
 		return err
 	})
-	return uint32(pv), err
+	return uint32(v), relayOnly, err
 }
 
 // maxRevocationTTLSeconds is the largest ttl_s of a principal revocation.

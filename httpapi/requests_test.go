@@ -169,12 +169,21 @@ func TestDecodeRenew(t *testing.T) {
 
 func TestDecodeJoinAndRevocation(t *testing.T) {
 	var d decoder
-	if pv, err := decodeJoin(&d, []byte(` {"protocol_version":7} `)); err != nil || pv != 7 {
-		t.Fatalf("decodeJoin: %d, %v", pv, err)
+	if pv, ro, err := decodeJoin(&d, []byte(` {"protocol_version":7} `)); err != nil || pv != 7 || ro {
+		t.Fatalf("decodeJoin: %d, %v, %v", pv, ro, err)
+	}
+	for body, want := range map[string]bool{
+		`{"protocol_version":7,"relay_only":true}`:    true,
+		`{"relay_only":false,"protocol_version":7}`:   false,
+		`{"protocol_version":7, "relay_only" : true}`: true,
+	} {
+		if pv, ro, err := decodeJoin(&d, []byte(body)); err != nil || pv != 7 || ro != want {
+			t.Fatalf("decodeJoin %s: %d, %v, %v", body, pv, ro, err)
+		}
 	}
 	badJoin := func(body, field string) {
 		t.Helper()
-		_, err := decodeJoin(&d, []byte(body))
+		_, _, err := decodeJoin(&d, []byte(body))
 		var ie *engine.InputError
 		if !errors.As(err, &ie) || ie.Field != field {
 			t.Fatalf("decodeJoin %s: got %v, want error for %s", body, err, field)
@@ -185,6 +194,11 @@ func TestDecodeJoinAndRevocation(t *testing.T) {
 	badJoin(`{"protocol_version":"7"}`, "protocol_version")
 	badJoin(`{"protocol_version":7,"x":null}`, "x")
 	badJoin(`{"protocol_version":7}]`, "body")
+	badJoin(`{"protocol_version":7,"relay_only":1}`, "relay_only")
+	badJoin(`{"protocol_version":7,"relay_only":"true"}`, "relay_only")
+	badJoin(`{"protocol_version":7,"relay_only":null}`, "relay_only")
+	badJoin(`{"protocol_version":7,"relay_only":tru}`, "body")
+	badJoin(`{"protocol_version":7,"relay_only":true,"relay_only":true}`, "relay_only")
 
 	s, ttl, err := decodeRevocation(&d, []byte(`{"subject":"pub-1","ttl_s":600}`))
 	if err != nil || s != "pub-1" || ttl != 600 {

@@ -27,6 +27,8 @@ const (
 	opAdminTenantStats
 	opAdminReload
 	opOpenAPI
+	opGetAttempt
+	opHostRelay
 	numOps
 )
 
@@ -36,7 +38,7 @@ var opNames = [numOps]string{
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
 	"admin_tenant_stats",
 	"admin_reload_principals",
-	"openapi",
+	"openapi", "get_join_attempt", "get_host_relay",
 }
 
 // route is a path pattern.
@@ -59,6 +61,8 @@ const (
 	routeTenantStats
 	routeReload
 	routeOpenAPI
+	routeAttempt   // /v1/join-attempts/{attempt_id}
+	routeHostRelay // /v1/listings/{listing_id}/join-attempts/{attempt}/relay
 	numRoutes
 )
 
@@ -70,10 +74,13 @@ func (r route) public() bool {
 const (
 	prefixListing      = "/v1/listings/"
 	prefixAdminListing = "/v1/admin/listings/"
+	prefixAttempt      = "/v1/join-attempts/"
 )
 
 // match finds the route of path and the {listing_id} segment, if any (not
-// yet validated: a malformed ID is a 400, decided after authorization).
+// yet validated: a malformed ID is a 400, decided after authorization). For
+// routeAttempt the segment is the {attempt_id}; for routeHostRelay the
+// {listing_id} (relayAttemptSegment finds the attempt's).
 func match(path []byte) (route, []byte) {
 	switch string(path) {
 	case "/livez":
@@ -111,13 +118,32 @@ func match(path []byte) (route, []byte) {
 			return routeLease, id
 		case string(sub) == "join-attempts":
 			return routeJoin, id
+		case relayAttemptSegment(sub) != nil:
+			return routeHostRelay, id
 		}
 		return routeNone, nil
+	}
+	if id, ok := bytes.CutPrefix(path, []byte(prefixAttempt)); ok && len(id) > 0 && bytes.IndexByte(id, '/') < 0 {
+		return routeAttempt, id
 	}
 	if id, ok := bytes.CutPrefix(path, []byte(prefixAdminListing)); ok && len(id) > 0 && bytes.IndexByte(id, '/') < 0 {
 		return routeAdminListing, id
 	}
 	return routeNone, nil
+}
+
+// relayAttemptSegment returns the {attempt} of the part of a listing path
+// after "{listing_id}/": "join-attempts/{attempt}/relay", or nil.
+func relayAttemptSegment(sub []byte) []byte {
+	rest, ok := bytes.CutPrefix(sub, []byte("join-attempts/"))
+	if !ok {
+		return nil
+	}
+	attempt, ok := bytes.CutSuffix(rest, []byte("/relay"))
+	if !ok || len(attempt) == 0 || bytes.IndexByte(attempt, '/') >= 0 {
+		return nil
+	}
+	return attempt
 }
 
 // methodOp is one method a route answers and the operation it selects.
@@ -146,6 +172,8 @@ var routeMethods = [numRoutes][]methodOp{
 	routeTenantStats:  {{"GET", opAdminTenantStats}},
 	routeReload:       {{"POST", opAdminReload}},
 	routeOpenAPI:      {{"GET", opOpenAPI}},
+	routeAttempt:      {{"GET", opGetAttempt}},
+	routeHostRelay:    {{"GET", opHostRelay}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {
@@ -198,4 +226,6 @@ var opAccess = [numOps]access{
 	opAdminStats:           {roles: Roles(RoleOperator), global: true},
 	opAdminTenantStats:     {roles: Roles(RoleOperator)},
 	opAdminReload:          {roles: Roles(RoleOperator), global: true},
+	opGetAttempt:           {roles: Roles(RoleClient | RolePublisher), tenant: true},
+	opHostRelay:            {roles: Roles(RolePublisher), tenant: true},
 }

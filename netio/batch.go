@@ -16,9 +16,9 @@ const (
 	// writeSlot holds any answer: signed answers are at most 548 bytes and
 	// unsigned ones far smaller (CONTRACT.md §7.5).
 	writeSlot = 576
-	// answersPerRequest: a bind that completes an introduction produces its
-	// response and an INTRODUCE to each side.
-	answersPerRequest = 3
+	// answersPerRequest: a bind that completes both introductions produces
+	// its response, an INTRODUCE and a RELAY-INTRODUCE to each side.
+	answersPerRequest = 5
 	// ctlSlot holds one IP_PKTINFO or IPV6_PKTINFO control message.
 	ctlSlot = 64
 )

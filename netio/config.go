@@ -32,6 +32,9 @@ type Config struct {
 	Portable   bool         // use the portable batch path even on Linux
 	Metrics    *metrics.Set // where to register metrics (github.com/VictoriaMetrics/metrics); nil = a private set
 	Logger     *slog.Logger // nil = slog.Default()
+	// Tenants get their punch outcome series registered at start (at 0); a
+	// tenant first seen in a report gets them then.
+	Tenants []engine.Tenant
 
 	// Overlap reads and authenticates a socket's next batch while the store
 	// commits this one (worth it when a commit is a round trip: the Redis

@@ -22,11 +22,13 @@ type Mediator struct {
 	keys    *engine.Keyring
 	log     *slog.Logger
 	met     *mediatorMetrics
+	punch   *punchMetrics
 	limiter *rateLimiter
 	conns   []batchConn
 	recv    int
 	send    int
 	offers  chan engine.AttemptView
+	marks   chan engine.Handle // offered.go
 	origin  time.Time
 
 	startOnce sync.Once
@@ -51,8 +53,10 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 	m := &Mediator{
 		cfg: cfg, store: store, keys: keys, log: cfg.Logger,
 		met:     newMediatorMetrics(cfg.Metrics),
+		punch:   newPunchMetrics(cfg.Metrics, cfg.Tenants),
 		limiter: newRateLimiter(cfg.ErrorRate, cfg.ErrorBurst),
 		offers:  make(chan engine.AttemptView, offerQueue),
+		marks:   make(chan engine.Handle, offerQueue),
 		origin:  time.Now(),
 		done:    make(chan struct{}),
 	}
@@ -138,7 +142,7 @@ func (m *Mediator) nanotime() int64 { return int64(time.Since(m.origin)) }
 func (m *Mediator) readLoop(c batchConn) {
 	defer m.wg.Done()
 	in := newPackets(batchSize, readSlot)
-	p := newProcessor(m.store, m.keys, m.limiter)
+	p := newProcessor(m.store, m.keys, m.limiter, m.punch, m.marks)
 	for {
 		n, err := c.ReadBatch(in)
 		if err != nil {

@@ -38,10 +38,14 @@ const (
 	methodBindClient
 	methodOffer
 	methodIntroduce
+	methodReportHost   // an outcome report (RDV-OUTCOME) of a host
+	methodReportClient // an outcome report of a client
+	methodRelayIntroduce
 	numMethods
 )
 
-var methodNames = [numMethods]string{"binding", "presence", "bind_host", "bind_client", "offer", "introduce"}
+var methodNames = [numMethods]string{"binding", "presence", "bind_host", "bind_client", "offer", "introduce",
+	"outcome_host", "outcome_client", "relay_introduce"}
 
 // result labels the answer given.
 type result uint8
@@ -98,6 +102,9 @@ var metricHelp = map[string]string{
 	metricCommit:    "Commit latency in seconds: time in one store ApplyBatch of a receive batch.",
 	metricDropped:   "Datagrams that got no answer, by reason.",
 	metricAnswers:   "UDP answers, by method asked and outcome answered.",
+
+	metricPunchOutcomes: "Punch outcomes reported by hosts and clients (the first report of each side of an attempt), by tenant, role and path (direct, relayed, failed).",
+	metricPunchConnect:  "Time from join to connected (or to giving up) reported by hosts and clients, in seconds, by tenant and path.",
 }
 
 // MetricHelp is the HELP text of a metric family this package exports, or

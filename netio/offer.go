@@ -32,6 +32,8 @@ func (m *Mediator) offerLoop() {
 			return
 		case v := <-m.offers:
 			m.sendOffer(buf, &v)
+		case h := <-m.marks:
+			m.mark(h)
 		}
 	}
 }
@@ -64,6 +66,7 @@ func (m *Mediator) sendOffer(buf []byte, v *engine.AttemptView) {
 	}
 	m.met.out.Inc()
 	m.met.answers[methodOffer][resOK].Inc()
+	m.mark(v.Handle)
 }
 
 // connFor picks a socket that can reach dst: the first of dst's family, or a

@@ -19,6 +19,21 @@ type request struct {
 	handle engine.Handle
 	key    engine.Capability // the verified capability, never logged
 	pads   engine.HMACKey    // key's HMAC pad states: verified the request, sign its answers
+	// report: an attempt outcome report (RDV-OUTCOME), not a bind.
+	report bool
+	// relayed: an attempt bind carrying RDV-RELAYED-ADDRESS.
+	relayed bool
+}
+
+// method labels the request's answers.
+func (r *request) method() method {
+	switch {
+	case r.report && r.kind == stun.KindAttemptHost:
+		return methodReportHost
+	case r.report:
+		return methodReportClient
+	}
+	return methodOf(r.kind)
 }
 
 // processor turns one read batch into answers: parse and authenticate each
@@ -31,7 +46,11 @@ type processor struct {
 	hosts   engine.HostResolver // store, if it is one; else nil
 	keys    *engine.Keyring
 	limiter *rateLimiter
-	nowNS   int64 // monotonic nanoseconds, read once per batch
+	punch   *punchMetrics
+	// marks queues the attempts a presence answer names, for the offer
+	// goroutine to mark offered (nil: not marked, in tests without one).
+	marks chan<- engine.Handle
+	nowNS int64 // monotonic nanoseconds, read once per batch
 
 	msg stun.Message
 	mac *engine.HMAC // SHA-256 scratch for derivations, verifies, signatures
@@ -45,10 +64,10 @@ type processor struct {
 	stats    batchStats
 }
 
-func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
+func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter, punch *punchMetrics, marks chan<- engine.Handle) *processor {
 	hosts, _ := store.(engine.HostResolver)
 	return &processor{
-		hosts: hosts,
+		hosts: hosts, punch: punch, marks: marks,
 		store: store, keys: keys, limiter: limiter, mac: engine.NewHMAC(),
 		reqs: make([]request, 0, batchSize),
 		ops:  make([]engine.Op, 0, batchSize),
@@ -144,7 +163,9 @@ func (p *processor) handle(pk *packet) {
 	}
 	req.src, req.local, req.txID, req.size = pk.addr, pk.local, m.TransactionID(), len(pk.buf)
 	kind, h := req.kind, req.handle
-	meth := methodOf(kind)
+	req.report = kind != stun.KindPresence && m.Has(stun.AttrOutcome)
+	req.relayed = false
+	meth := req.method()
 	if len(m.Unknown()) > 0 {
 		p.signedError(req, meth, stun.CodeUnknownAttribute, m.Unknown())
 		return
@@ -170,8 +191,24 @@ func (p *processor) handle(pk *packet) {
 		if kind == stun.KindAttemptHost {
 			role = engine.RoleHost
 		}
+		if req.report {
+			path, millis, ok := m.Outcome()
+			if !ok {
+				p.signedError(req, meth, stun.CodeBadRequest, nil)
+				return
+			}
+			op.Kind = engine.OpOutcome
+			op.Report = engine.PunchReport{Handle: h, Role: role, Key: fp, Path: engine.Path(path), ConnectMillis: millis}
+			break
+		}
+		relayed, ok := m.XORAddress(stun.AttrRelayedAddress)
+		if !ok && m.Has(stun.AttrRelayedAddress) {
+			p.signedError(req, meth, stun.CodeBadRequest, nil)
+			return
+		}
+		req.relayed = ok
 		op.Kind = engine.OpBindAttempt
-		op.Bind = engine.BindAttempt{Handle: h, Role: role, Key: fp, Public: pk.addr, Local: local}
+		op.Bind = engine.BindAttempt{Handle: h, Role: role, Key: fp, Public: pk.addr, Local: local, Relayed: relayed}
 	}
 	p.reqs = p.reqs[:len(p.reqs)+1]
 	p.ops = append(p.ops, op)
@@ -200,7 +237,7 @@ func methodOfName(name []byte) method {
 
 // answer encodes the answer to a committed op.
 func (p *processor) answer(r *request, op *engine.Op) {
-	meth := methodOf(r.kind)
+	meth := r.method()
 	if op.Err != nil {
 		p.signedError(r, meth, stun.CodeBadRequest, nil)
 		return
@@ -223,6 +260,8 @@ func (p *processor) answer(r *request, op *engine.Op) {
 		p.presenceSuccess(r, &op.PresenceView)
 	case engine.OpBindAttempt:
 		p.bindSuccess(r, meth, op)
+	case engine.OpOutcome:
+		p.reportSuccess(r, meth, op)
 	}
 }
 

@@ -21,7 +21,7 @@ func newProcFixture(t testing.TB) *procFixture {
 	f := newFixture(t, Config{Sockets: 1})
 	return &procFixture{
 		fixture: f,
-		proc:    newProcessor(f.store, f.keys, newRateLimiter(10, 20)),
+		proc:    newProcessor(f.store, f.keys, newRateLimiter(10, 20), f.med.punch, f.med.marks),
 		in:      newPackets(batchSize, readSlot),
 		step:    1e6,
 	}
@@ -45,6 +45,28 @@ func buildInto(buf []byte, kind byte, h engine.Handle, key *engine.Capability, s
 	if sq > 0 {
 		b.AddUint64(stun.AttrSequence, sq)
 	}
+	b.AddIntegritySHA256(key[:])
+	b.AddFingerprint()
+	return b.Bytes()
+}
+
+// buildRelayed builds a signed attempt bind carrying RDV-RELAYED-ADDRESS.
+func buildRelayed(buf []byte, kind byte, h engine.Handle, key *engine.Capability, relayed netip.AddrPort, tx [12]byte) []byte {
+	u := stun.Username(kind, h)
+	b := stun.NewBuilder(buf, stun.BindingRequest, tx)
+	b.AddUsername(u[:])
+	b.AddXORAddress(stun.AttrRelayedAddress, relayed)
+	b.AddIntegritySHA256(key[:])
+	b.AddFingerprint()
+	return b.Bytes()
+}
+
+// buildOutcome builds a signed outcome report.
+func buildOutcome(buf []byte, kind byte, h engine.Handle, key *engine.Capability, path byte, millis uint32, tx [12]byte) []byte {
+	u := stun.Username(kind, h)
+	b := stun.NewBuilder(buf, stun.BindingRequest, tx)
+	b.AddUsername(u[:])
+	b.AddOutcome(path, millis)
 	b.AddIntegritySHA256(key[:])
 	b.AddFingerprint()
 	return b.Bytes()
@@ -119,6 +141,44 @@ func TestProcessorZeroAllocs(t *testing.T) {
 		k := pf.keys.AttemptClient(a.Handle)
 		return pf.feed(client, buildInto(buf, 'c', a.Handle, &k, 0, [12]byte{8}))
 	}, 3)
+
+	// Relay: a relay-only attempt whose host bound with its relayed
+	// address; the client's bind with its own completes the relay
+	// introduction (response and two RELAY-INTRODUCE).
+	var relayReady [runs]engine.AttemptView
+	hostRelay := netip.MustParseAddrPort("192.0.2.50:49152")
+	clientRelay := netip.MustParseAddrPort("[2001:db8::50]:49153")
+	for i := range runs {
+		relayReady[i] = pf.relayAttempt(v, true)
+		k := engine.HostAttemptCapability(&pc, relayReady[i].Handle)
+		if out := pf.feed(host, buildRelayed(buf, 'h', relayReady[i].Handle, &k, hostRelay, [12]byte{9})); len(out) != 1 {
+			t.Fatal("host bind with its relayed address")
+		}
+	}
+	n = 0
+	f("client bind completing the relay introduction", func() []packet {
+		a := relayReady[n%runs]
+		n++
+		k := pf.keys.AttemptClient(a.Handle)
+		return pf.feed(client, buildRelayed(buf, 'c', a.Handle, &k, clientRelay, [12]byte{10}))
+	}, 3)
+	f("relayed re-bind with RELAY-INTRODUCE re-send", func() []packet {
+		k := pf.keys.AttemptClient(relayReady[0].Handle)
+		return pf.feed(client, buildRelayed(buf, 'c', relayReady[0].Handle, &k, clientRelay, [12]byte{10}))
+	}, 2)
+	// Outcome reports: each run the first report of a side (counted in its
+	// tenant's series), then a repeat.
+	n = 0
+	f("first outcome report", func() []packet {
+		a := hostOnly[n%runs]
+		n++
+		k := pf.keys.AttemptClient(a.Handle)
+		return pf.feed(client, buildOutcome(buf, 'c', a.Handle, &k, stun.PathRelayed, 1500, [12]byte{11}))
+	}, 1)
+	f("repeated outcome report", func() []packet {
+		k := pf.keys.AttemptClient(hostOnly[0].Handle)
+		return pf.feed(client, buildOutcome(buf, 'c', hostOnly[0].Handle, &k, stun.PathDirect, 90, [12]byte{12}))
+	}, 1)
 
 	bad := pc
 	bad[0] ^= 1

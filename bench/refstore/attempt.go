@@ -73,6 +73,9 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	if err := validateAttempt(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}
+	if cmd.RelayOnly {
+		return engine.AttemptView{}, engine.Result{}, errNoRelay
+	}
 	now, err := s.atomic(ctx)
 	if err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
@@ -139,6 +142,9 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt) (engine.AttemptView, engine.Result, error) {
 	if err := validateBind(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
+	}
+	if cmd.Relayed.IsValid() {
+		return engine.AttemptView{}, engine.Result{}, errNoRelay
 	}
 	if _, err := s.atomic(ctx); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
@@ -263,6 +269,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 		op := &ops[i]
 		op.Result, op.Err, op.PresenceView, op.Attempt, op.Intro = engine.Result{}, nil, engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
 		op.IntroReady, op.FirstIntro = false, false
+		op.RelayIntro, op.RelayReady, op.FirstRelay, op.Duplicate, op.Tenant = engine.RelayIntroduction{}, false, false, false, engine.Tenant{}
 		if i > 0 {
 			s.cleanup(s.clock.Now())
 		}
@@ -272,11 +279,18 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 				op.PresenceView, op.Result = s.bindPresence(&op.Presence, s.clock.Now())
 			}
 		case engine.OpBindAttempt:
-			if op.Err = validateBind(&op.Bind); op.Err == nil {
+			if op.Err = validateBind(&op.Bind); op.Err == nil && op.Bind.Relayed.IsValid() {
+				op.Err = errNoRelay
+			}
+			if op.Err == nil {
 				s.batchBind(op)
 			}
+		case engine.OpOutcome:
+			if op.Err = engine.ValidateReport(&op.Report); op.Err == nil {
+				op.Err = errNoRelay
+			}
 		default:
-			op.Err = inputErr("kind", "must be OpPresence or OpBindAttempt")
+			op.Err = inputErr("kind", "must be OpPresence, OpBindAttempt or OpOutcome")
 		}
 	}
 	return nil

@@ -18,6 +18,9 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	if err := validateCreate(&cmd); err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}
+	if cmd.Spec.RelayOnlyJoins {
+		return engine.ListingView{}, engine.Result{}, errNoRelay
+	}
 	now, err := s.atomic(ctx)
 	if err != nil {
 		return engine.ListingView{}, engine.Result{}, err

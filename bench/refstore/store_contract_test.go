@@ -20,7 +20,7 @@ func newContractRefStore(t *testing.T, l engine.Limits, c *engine.ManualClock, k
 // TestRefStoreContract proves the baseline has the same semantics as
 // MemStore, so the benchmarks compare like with like.
 func TestRefStoreContract(t *testing.T) {
-	storetest.Run(t, newContractRefStore)
+	storetest.Run(t, newContractRefStore, storetest.WithoutRelay())
 }
 
 // FuzzRefStoreOps: go test -run '^$' -fuzz FuzzRefStoreOps -fuzztime 30s -fuzzminimizetime 2s ./bench/refstore/

@@ -68,7 +68,13 @@ func validateBind(cmd *engine.BindAttempt) error {
 	if cmd.Role != engine.RoleHost && cmd.Role != engine.RoleClient {
 		return inputErr("role", "must be host or client")
 	}
-	return validEndpoints(cmd.Public, cmd.Local)
+	if err := validEndpoints(cmd.Public, cmd.Local); err != nil {
+		return err
+	}
+	if cmd.Relayed.IsValid() && cmd.Relayed.Port() == 0 || !cmd.Relayed.IsValid() && cmd.Relayed != (netip.AddrPort{}) {
+		return inputErr("relayed", "must be absent or a valid address with a non-zero port")
+	}
+	return nil
 }
 
 // validatePresence checks the endpoints and the sequence bound; Seq 0 is not

@@ -176,12 +176,16 @@ func TestMetricsFreshServer(t *testing.T) {
 		}
 		return n
 	}
-	// 8 store operations x 9 outcomes; 6 methods x 9 answers; 6 pools.
-	if n := count("rendezvous_http_store_outcomes_total{"); n != 8*9 {
-		t.Errorf("fresh server: %d HTTP store outcome counters, want 72", n)
+	// 10 store operations x 9 outcomes; 9 methods x 9 answers; 6 pools.
+	if n := count("rendezvous_http_store_outcomes_total{"); n != 10*9 {
+		t.Errorf("fresh server: %d HTTP store outcome counters, want 90", n)
 	}
-	if n := count("rendezvous_udp_answers_total{"); n != 6*9 {
-		t.Errorf("fresh server: %d UDP answer counters, want 54", n)
+	if n := count("rendezvous_udp_answers_total{"); n != 9*9 {
+		t.Errorf("fresh server: %d UDP answer counters, want 81", n)
+	}
+	// The --dev tenant's punch outcomes: 2 roles x 3 paths, at 0.
+	if n := count(`rendezvous_punch_outcomes_total{tenant="demo/dev",`); n != 2*3 {
+		t.Errorf("fresh server: %d punch outcome counters of demo/dev, want 6", n)
 	}
 	if n := count("rendezvous_pool_used{"); n != 6 {
 		t.Errorf("fresh server: %d pool gauges, want 6", n)

@@ -93,6 +93,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		Portable:   c.UDPPortable,
 		Metrics:    netSet,
 		Logger:     log.With("component", "netio"),
+		Tenants:    principals.Tenants(), // punch outcome series from the start
 
 		// A Redis commit is a round trip: read the next batch meanwhile.
 		Overlap: c.Store == storeRedis,
@@ -114,6 +115,11 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		s.mediatorAddr = s.udpAddrs[0].String()
 	}
 
+	relay, err := c.Turn.issuer()
+	if err != nil {
+		s.closeMediator()
+		return nil, &settingError{"turn-secret-file", c.sourceOf("turn-secret-file"), err}
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Store:           store,
 		Keys:            keys,
@@ -125,6 +131,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		Metrics:         httpSet,
 		WritePrometheus: expo.write,
 		PrincipalsFile:  c.Principals, // re-read on SIGHUP and by the reload route
+		Relay:           relay,
 	})
 	if err != nil {
 		s.closeMediator()

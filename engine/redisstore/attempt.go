@@ -30,7 +30,7 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		hk, ck := engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
 		m, ok, err := s.call(ctx, "rdv_create_attempt", tenantArg(cmd.Tenant), string(cmd.Client), ik, attemptRequest(&cmd),
 			uuidArg(cmd.Listing.UUID), strconv.FormatUint(uint64(cmd.ProtocolVersion), 10), uuidArg(id.UUID),
-			uuidArg(handle.UUID), uuidArg(pres.UUID), fpArg(&hk), fpArg(&ck))
+			uuidArg(handle.UUID), uuidArg(pres.UUID), fpArg(&hk), fpArg(&ck), flagArg(cmd.RelayOnly))
 		if err != nil {
 			return engine.AttemptView{}, engine.Result{}, err
 		}
@@ -50,13 +50,15 @@ func roleArg(r engine.Role) string {
 }
 
 // BindAttemptEndpoint binds one role's endpoint: the first binding per role
-// wins; the identical one again is a Replay; another is ReplayRejected.
+// wins; the identical one again is a Replay; another is ReplayRejected. A
+// relayed address is recorded by the same rule, apart from the endpoint;
+// only ApplyBatch consumes the relay introduction.
 func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt) (engine.AttemptView, engine.Result, error) {
 	if err := engine.ValidateBind(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}
 	m, ok, err := s.call(ctx, "rdv_bind_attempt", uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key),
-		bindingArg(cmd.Public, cmd.Local))
+		bindingArg(cmd.Public, cmd.Local), endpointArg(cmd.Relayed))
 	if err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}

@@ -41,8 +41,13 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 				buf.args = appendBind(buf.args, &op.Bind)
 				buf.sent, buf.known = append(buf.sent, i), append(buf.known, true)
 			}
+		case engine.OpOutcome:
+			if buf.errs[i] = engine.ValidateReport(&op.Report); buf.errs[i] == nil {
+				buf.args = appendReport(buf.args, &op.Report)
+				buf.sent, buf.known = append(buf.sent, i), append(buf.known, true)
+			}
 		default:
-			buf.errs[i] = &engine.InputError{Field: "kind", Reason: "must be OpPresence or OpBindAttempt"}
+			buf.errs[i] = &engine.InputError{Field: "kind", Reason: "must be OpPresence, OpBindAttempt or OpOutcome"}
 		}
 	}
 	s.listings.mu.RUnlock()
@@ -80,8 +85,8 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 // clearAnswer sets op's result and error, with no view or introduction.
 func clearAnswer(op *engine.Op, r engine.Result, err error) {
 	op.Result, op.Err = r, err
-	op.PresenceView, op.Attempt, op.Intro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}
-	op.IntroReady, op.FirstIntro = false, false
+	op.PresenceView, op.Attempt, op.Intro, op.RelayIntro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}, engine.RelayIntroduction{}
+	op.IntroReady, op.FirstIntro, op.RelayReady, op.FirstRelay, op.Duplicate, op.Tenant = false, false, false, false, false, engine.Tenant{}
 }
 
 // batchBuf holds one ApplyBatch call's packed argument and bookkeeping.
@@ -121,8 +126,12 @@ func appendPresence(b []byte, p *engine.BindPresence, id engine.ListingID, known
 	return id.UUID.AppendText(append(b, 0, 36))
 }
 
-// appendBind packs a bind as apply_batch.lua reads it.
+// appendBind packs a bind as apply_batch.lua reads it: 'b', or 'r' with
+// a relayed address after the binding.
 func appendBind(b []byte, a *engine.BindAttempt) []byte {
+	if a.Relayed.IsValid() {
+		return appendRelayedBind(b, a)
+	}
 	b = append(b, 'b')
 	b = a.Handle.UUID.AppendText(b)
 	b = append(b, a.Key[:]...)
@@ -175,7 +184,11 @@ func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, sent []int
 		if len(binds) == 0 {
 			return false
 		}
-		s.decodeBind(binds[0], op)
+		if op.Kind == engine.OpOutcome {
+			decodeReport(binds[0], op)
+		} else {
+			s.decodeBind(binds[0], op)
+		}
 		binds = binds[1:]
 	}
 	return len(pres) == 0 && len(binds) == 0
@@ -226,12 +239,15 @@ func (s *Store) decodeBind(m rueidis.RedisMessage, op *engine.Op) {
 	r.Replay = replayFlag(rest)
 	op.Result = r
 	op.IntroReady, op.FirstIntro = num(rest[1]) == 1, num(rest[2]) == 1
-	var vok, iok = true, true
+	var vok, iok, rok = true, true, true
 	op.Attempt, vok = s.attemptView(rest[3])
 	if op.IntroReady {
 		op.Intro, iok = introduction(rest[4])
 	}
-	if !vok || !iok {
+	if len(rest) >= 8 {
+		rok = decodeRelayIntro(rest[5:8], op)
+	}
+	if !vok || !iok || !rok {
 		op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
 	}
 }

@@ -68,12 +68,17 @@ func packKey(kind byte, parts ...string) string {
 	return string(b)
 }
 
-// attemptRequest is a join's request fingerprint (hex, as the listing's).
+// attemptRequest is a join's request fingerprint (hex, as the listing's);
+// a relay-only request adds a byte.
 func attemptRequest(cmd *engine.CreateAttempt) string {
-	var b [20]byte
+	var b [21]byte
 	copy(b[:16], cmd.Listing.UUID[:])
 	binary.BigEndian.PutUint32(b[16:], cmd.ProtocolVersion)
-	sum := sha256.Sum256(b[:])
+	n := 20
+	if cmd.RelayOnly {
+		b[20], n = 1, 21
+	}
+	sum := sha256.Sum256(b[:n])
 	return hex.EncodeToString(sum[:])
 }
 
@@ -174,7 +179,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 // attemptView decodes prelude.lua's attemptView.
 func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 	f, err := m.ToArray()
-	if err != nil || len(f) != 12 {
+	if err != nil || len(f) != 16 {
 		return engine.AttemptView{}, false
 	}
 	v := engine.AttemptView{
@@ -183,6 +188,8 @@ func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 		Client: engine.Subject(str(f[4])), ExpiresAt: s.wall(num(f[5])), TTL: s.duration(num(f[6])),
 		HostPresence: engine.Handle{UUID: parseID(str(f[7]))}, HostPresencePublic: parseEndpoint(str(f[8])),
 		Host: parseBinding(str(f[9])), Peer: parseBinding(str(f[10])), Consumed: str(f[11]) == "1",
+		RelayOnly: str(f[12]) == "1", HostRelayed: parseEndpoint(str(f[13])), PeerRelayed: parseEndpoint(str(f[14])),
+		RelayConsumed: str(f[15]) == "1",
 	}
 	return v, true
 }

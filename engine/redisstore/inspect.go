@@ -192,9 +192,10 @@ func (s *Store) CheckInvariants() error {
 			if a["consumed"] == "1" && (a["host"] == "" || a["peer"] == "") {
 				bad("attempt %s consumed without both endpoints", id)
 			}
-			if a["consumed"] != "1" {
+			if a["consumed"] != "1" && a["relayed"] != "1" {
 				inflight++
 			}
+			checkRelay(id, a, bad)
 			c := tenants[a["tenant"]]
 			c[1]++
 			tenants[a["tenant"]] = c
@@ -247,6 +248,7 @@ func (s *Store) CheckInvariants() error {
 	if n, _ := strconv.Atoi(d.hash("meta")["inflight"]); n != inflight {
 		bad("in flight %d, unconsumed attempts %d", n, inflight)
 	}
+	checkTombstones(d, s.lim.MaxAttempts, live, bad)
 	for _, z := range []string{"rexp", "vexp"} {
 		for m, score := range d.members(z) {
 			live(z, m, score)

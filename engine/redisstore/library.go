@@ -33,14 +33,20 @@ func buildLibrary() (string, string) {
 	if err != nil {
 		panic("BUG: " + err.Error())
 	}
-	slices.Sort(names)
-	var body strings.Builder
-	prelude, _ := scriptFS.ReadFile("scripts/prelude.lua")
-	body.Write(prelude)
-	for _, n := range names {
-		if n == "scripts/prelude.lua" {
-			continue
+	// The preludes (shared helpers) first, prelude.lua before the others,
+	// then the transitions: a Lua local is visible only after it.
+	isPrelude := func(n string) bool { return strings.HasPrefix(n, "scripts/prelude") }
+	slices.SortStableFunc(names, func(a, b string) int {
+		if isPrelude(a) != isPrelude(b) {
+			if isPrelude(a) {
+				return -1
+			}
+			return 1
 		}
+		return strings.Compare(a, b)
+	})
+	var body strings.Builder
+	for _, n := range names {
 		b, _ := scriptFS.ReadFile(n)
 		body.WriteString("\n")
 		body.Write(b)

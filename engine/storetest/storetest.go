@@ -32,9 +32,24 @@ import (
 // and deriving capabilities with k. It is called once per (sub)test.
 type Factory func(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store
 
+// Option adjusts the suite to a store's features.
+type Option func(*options)
+
+type options struct{ noRelay bool }
+
+// WithoutRelay is the capability flag of a store without the relay
+// fallback (the reference baseline): the Relay group then only proves that
+// every relay entry point answers *engine.UnsupportedError and changes
+// nothing.
+func WithoutRelay() Option { return func(o *options) { o.noRelay = true } }
+
 // Run runs the whole contract suite against the stores newStore makes. Each
 // case is a subtest, so `-run 'TestX/Idempotency'` selects a group.
-func Run(t *testing.T, newStore Factory) {
+func Run(t *testing.T, newStore Factory, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	groups := []struct {
 		name string
 		run  func(t *testing.T, f Factory)
@@ -58,6 +73,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Cancel", runCancel},
 		{"Race", runRace},
 		{"RandomOps", runRandomOps},
+		{"Relay", func(t *testing.T, f Factory) { runRelay(t, f, o) }},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newStore) })

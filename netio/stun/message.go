@@ -132,7 +132,7 @@ func recognised(t uint16) bool {
 	switch t {
 	case AttrUsername, AttrErrorCode, AttrUnknownAttributes, AttrXORPeerAddress,
 		AttrXORMappedAddress, AttrSequence, AttrLocalAddress, AttrAttempt,
-		AttrLifetime, AttrPeerLocalAddress, AttrRelayedAddress, AttrOutcome:
+		AttrLifetime, AttrPeerLocalAddress, AttrRelayedAddress, AttrOutcome, AttrRelayOnly:
 		return true
 	}
 	return false

@@ -79,6 +79,7 @@ const (
 	AttrPeerLocalAddress uint16 = 0xC005 // XOR-encoded endpoint
 	AttrRelayedAddress   uint16 = 0xC006 // XOR-encoded endpoint: the sender's address on its TURN relay
 	AttrOutcome          uint16 = 0xC007 // 8 bytes: path, 3 zero bytes, u32 milliseconds
+	AttrRelayOnly        uint16 = 0xC008 // empty: the attempt is relay-only (in a bind's success answer)
 )
 
 // Paths an RDV-OUTCOME reports: how a side's connection to its peer ended.

@@ -3,21 +3,27 @@
 -- (struct format, big-endian, strings after a 2-byte length): 'p', handle
 -- (36), presence key (16), seq, public, local, and the listing's ID or ''
 -- (the caller's cache of ph); or 'b', handle (36), key (16), role (1),
--- binding. One argument parsed here costs less than six per op, and lets
+-- binding; or 'r', a 'b' followed by a relayed address; or 'o' (an outcome
+-- report), handle (36), key (16), role (1), path (a byte, 1-3), milliseconds
+-- (4 bytes). One argument parsed here costs less than six per op, and lets
 -- the caller reuse one buffer per batch.
 --
 -- Answers {presence, binds}. presence packs the presence ops' answers in
 -- order: outcome and pool (a byte each) and, when accepted, the listing ID
 -- (36), the number of pending offers (a byte) and their handles (36 each).
--- binds holds the bind ops' answers in order: a bind followed, once both
--- endpoints are bound, by the introduction consumed now or read back:
--- {outcome, pool, replay, ready, first, attempt view, introduction}.
-local function batchBind(handle, key, role, binding)
-  local b = bindAttempt(handle, role, key, binding)
+-- binds holds the bind and outcome ops' answers in order: a bind followed,
+-- once both endpoints are bound (and the attempt is not relay-only), by the
+-- introduction consumed now or read back, then, once both relayed
+-- addresses are known, the relay introduction likewise: {outcome, pool,
+-- replay, ready, first, attempt view, introduction, relay ready, relay
+-- first, relay introduction}; an outcome report {outcome, pool[,
+-- duplicate, tenant]}.
+local function batchBind(handle, key, role, binding, relayed)
+  local b = bindAttempt(handle, role, key, binding, relayed)
   if b[3] == '' then return {b[1], 0} end
   local aid, ready, first, intro = b[3], 0, 0, {}
-  local f = call('HMGET', P .. 'a:' .. aid, 'host', 'peer', 'consumed')
-  if f[1] ~= '' and f[2] ~= '' then
+  local f = call('HMGET', P .. 'a:' .. aid, 'host', 'peer', 'consumed', 'ronly')
+  if f[1] ~= '' and f[2] ~= '' and f[4] ~= '1' then
     ready = 1
     if f[3] ~= '1' then
       consume(aid)
@@ -25,7 +31,8 @@ local function batchBind(handle, key, role, binding)
     end
     intro = introduction(aid)
   end
-  return {b[1], 0, b[2], ready, first, attemptView(aid), intro}
+  local rready, rfirst, rintro = RELAY.introduce(aid)
+  return {b[1], 0, b[2], ready, first, attemptView(aid), intro, rready, rfirst, rintro}
 end
 
 redis.register_function('rdv_apply_batch', function(keys, a)
@@ -43,6 +50,17 @@ redis.register_function('rdv_apply_batch', function(keys, a)
       else
         pres[#pres + 1] = struct.pack('>BB', code, pool)
       end
+    elseif string.byte(s, pos) == 114 then -- 'r'
+      local handle, key, role, binding, relayed
+      handle, key, role, binding, relayed, pos = struct.unpack('>c36c16c1Hc0Hc0', s, pos + 1)
+      binds[#binds + 1] = batchBind(handle, key, role, binding, relayed)
+    elseif string.byte(s, pos) == 111 then -- 'o'
+      local handle, key, role, path, ms
+      handle, key, role, path, ms, pos = struct.unpack('>c36c16c1BI4', s, pos + 1)
+      if (role ~= 'h' and role ~= 'c') or path < 1 or path > 3 then
+        return redis.error_reply('rdv_apply_batch: bad outcome report')
+      end
+      binds[#binds + 1] = RELAY.report(handle, key, role, path, ms)
     else
       local handle, key, role, binding
       handle, key, role, binding, pos = struct.unpack('>c36c16c1Hc0', s, pos + 1)

@@ -26,6 +26,12 @@ local RETRY, BAD_PLAYERS = -1, -2
 local function I(n) return string.format('%.0f', n) end
 local function call(...) return redis.call(...) end
 
+-- RELAY holds the relay fallback's helpers (prelude_relay.lua, loaded after
+-- this file), so the helpers here can call them. END_* are engine.AttemptEnd:
+-- why an attempt record went (its tombstone says).
+local RELAY = {}
+local END_EXPIRED, END_LISTING_REMOVED, END_LEASE_EXPIRED, END_REVOKED, END_DRAINED = 1, 2, 3, 4, 5
+
 -- gtDec reports whether decimal string a > b (uint64 values exceed what a
 -- Lua number holds exactly).
 local function gtDec(a, b)
@@ -111,30 +117,34 @@ local function presenceDue(id)
   end
 end
 
-local function removeAttempt(aid)
-  local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'consumed')
+-- removeAttempt removes an attempt, leaving its tombstone (ended by cause,
+-- END_EXPIRED when nil).
+local function removeAttempt(aid, cause)
+  local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'consumed', 'relayed')
   if not f[1] then
     call('ZREM', P .. 'aexp', aid)
     return
   end
+  RELAY.tombstone(aid, cause or END_EXPIRED)
   call('ZREM', P .. 'la:' .. f[2], aid)
   if call('ZREM', P .. 'lp:' .. f[2], f[1]) == 1 then call('HINCRBY', P .. 'l:' .. f[2], 'np', -1) end
   call('SREM', P .. 'ca:' .. f[4], aid)
   call('ZREM', P .. 'aexp', aid)
   call('HDEL', P .. 'ah', f[1])
   tenantAdd(f[3], 'a', -1)
-  if f[5] ~= '1' then call('HINCRBY', P .. 'meta', 'inflight', -1) end
+  if f[5] ~= '1' and f[6] ~= '1' then call('HINCRBY', P .. 'meta', 'inflight', -1) end
   call('DEL', P .. 'a:' .. aid)
 end
 
--- removeListing removes a listing, its presence and every linked attempt.
-local function removeListing(id)
+-- removeListing removes a listing, its presence and every linked attempt
+-- (ended by cause, END_LISTING_REMOVED when nil).
+local function removeListing(id, cause)
   local f = call('HMGET', P .. 'l:' .. id, 'pres', 'owner', 'tenant')
   if not f[1] then
     call('ZREM', P .. 'lexp', id)
     return
   end
-  for _, aid in ipairs(call('ZRANGE', P .. 'la:' .. id, 0, -1)) do removeAttempt(aid) end
+  for _, aid in ipairs(call('ZRANGE', P .. 'la:' .. id, 0, -1)) do removeAttempt(aid, cause or END_LISTING_REMOVED) end
   if call('ZSCORE', P .. 'pexp', id) then expirePresence(id) end
   call('ZREM', P .. 'lexp', id)
   call('HDEL', P .. 'ph', f[1])
@@ -176,7 +186,7 @@ end
 -- clearActive erases listings, presence, attempts, idempotency and replay
 -- records (revocations stay): the end of drain and MarkUnavailable.
 local function clearActive()
-  drainDue('lexp', '+inf', removeListing)
+  drainDue('lexp', '+inf', function(id) removeListing(id, END_DRAINED) end)
   drainDue('iexp', '+inf', removeIdem)
   call('DEL', P .. 'rexp')
 end
@@ -194,10 +204,11 @@ local function cleanup(presenceOnly)
     call('ZREMRANGEBYSCORE', P .. 'vexp', '-inf', now)
     call('ZREMRANGEBYSCORE', P .. 'rexp', '-inf', now)
     drainDue('iexp', now, removeIdem)
+    drainDue('xexp', now, RELAY.removeTomb)
   end
   drainDue('pexp', now, presenceDue)
   drainDue('aexp', now, removeAttempt)
-  drainDue('lexp', now, removeListing)
+  drainDue('lexp', now, function(id) removeListing(id, END_LEASE_EXPIRED) end)
 end
 
 local function begin(keys, args, presenceOnly)
@@ -226,11 +237,14 @@ local function listingView(id)
 end
 
 -- attemptView: id, handle, listing, tenant, client, deadline, ttl, host
--- presence, host presence public, host binding, client binding, consumed.
+-- presence, host presence public, host binding, client binding, consumed,
+-- relay-only, host relayed, client relayed, relay introduction consumed.
 local function attemptView(aid)
-  local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'dl', 'host', 'peer', 'consumed')
+  local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'dl', 'host', 'peer', 'consumed',
+    'ronly', 'hrel', 'crel', 'relayed')
   local l = call('HMGET', P .. 'l:' .. f[2], 'pres', 'pub')
-  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, l[1] or '', l[2] or '', f[6], f[7], f[8]}
+  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, l[1] or '', l[2] or '', f[6], f[7], f[8],
+    f[9] or '', f[10] or '', f[11] or '', f[12] or ''}
 end
 
 -- idemReplay answers a creation whose idempotency key ik was used before:
@@ -294,29 +308,37 @@ local function bindPresence(handle, key, seq, pub, loc, id)
   return OK, 0, id, pending
 end
 
--- bindAttempt binds one role's endpoint: {outcome, replay, attempt id or ''}.
-local function bindAttempt(handle, role, key, binding)
+-- bindAttempt binds one role's endpoint and, when relayed is not '', its
+-- relayed address (recorded by the same rule, apart from the endpoint):
+-- {outcome, replay, attempt id or ''}.
+local function bindAttempt(handle, role, key, binding, relayed)
   if unavailable() then return {UNAVAILABLE, 0, ''} end
   local aid = call('HGET', P .. 'ah', handle)
   if not aid then return {NOT_FOUND, 0, ''} end
-  local kf, bf = 'ckey', 'peer'
-  if role == 'h' then kf, bf = 'hkey', 'host' end
-  local f = call('HMGET', P .. 'a:' .. aid, kf, bf, 'listing')
+  local kf, bf, rf = 'ckey', 'peer', 'crel'
+  if role == 'h' then kf, bf, rf = 'hkey', 'host', 'hrel' end
+  local f = call('HMGET', P .. 'a:' .. aid, kf, bf, 'listing', rf)
   if f[1] ~= key then return {NOT_FOUND, 0, ''} end
+  relayed = relayed or ''
   if f[2] ~= '' then
-    if f[2] == binding then return {OK, 1, aid} end
-    return {REPLAY_REJECTED, 0, ''}
+    if f[2] ~= binding then return {REPLAY_REJECTED, 0, ''} end
+    if relayed == '' or f[4] == relayed then return {OK, 1, aid} end
+    if f[4] and f[4] ~= '' then return {REPLAY_REJECTED, 0, ''} end
+    call('HSET', P .. 'a:' .. aid, rf, relayed) -- the endpoint repeats; the relayed address is new
+    return {OK, 0, aid}
   end
-  call('HSET', P .. 'a:' .. aid, bf, binding)
+  call('HSET', P .. 'a:' .. aid, bf, binding, rf, relayed)
   if role == 'h' and call('ZREM', P .. 'lp:' .. f[3], handle) == 1 then
     call('HINCRBY', P .. 'l:' .. f[3], 'np', -1)
   end
   return {OK, 0, aid}
 end
 
+-- consume marks the introduction consumed. An attempt is in flight until
+-- either introduction is consumed.
 local function consume(aid)
+  if call('HGET', P .. 'a:' .. aid, 'relayed') ~= '1' then call('HINCRBY', P .. 'meta', 'inflight', -1) end
   call('HSET', P .. 'a:' .. aid, 'consumed', '1')
-  call('HINCRBY', P .. 'meta', 'inflight', -1)
 end
 
 -- revoke inserts (or re-times) revocation member rev and removes the
@@ -337,7 +359,7 @@ local function revoke(tenant, subject, ttl)
   for _, aid in ipairs(call('SMEMBERS', P .. 'ca:' .. subject)) do
     if tenant == '' or call('HGET', P .. 'a:' .. aid, 'tenant') == tenant then as[#as + 1] = aid end
   end
-  for _, id in ipairs(ls) do removeListing(id) end
-  for _, aid in ipairs(as) do removeAttempt(aid) end
+  for _, id in ipairs(ls) do removeListing(id, END_REVOKED) end
+  for _, aid in ipairs(as) do removeAttempt(aid, END_REVOKED) end
   return {OK, 0, #ls + #as}
 end

@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/turncred"
+	"github.com/valyala/fasthttp"
+)
+
+// appendRelay appends the "relay" member: side's TURN credential for the
+// attempt, in the shape of WebRTC's RTCIceServer
+// ("relay":{"urls":[…],"username":…,"credential":…,"ttl_s":N}). The
+// credential is never logged.
+func (a *API) appendRelay(b []byte, id engine.AttemptID, side byte) []byte {
+	c := a.relay.Issue(time.Now(), id.String(), side)
+	b = append(b, `"relay":{"urls":[`...)
+	for i, u := range a.relay.URLs() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, u)
+	}
+	b = append(b, `],"username":`...)
+	b = appendString(b, c.Username)
+	b = append(b, `,"credential":`...)
+	b = appendString(b, c.Credential)
+	b = append(b, `,"ttl_s":`...)
+	b = appendInt(b, seconds(a.relay.TTL()))
+	return append(b, '}')
+}
+
+// hostRelay answers GET /v1/listings/{listing_id}/join-attempts/{attempt}/relay
+// to the listing's owner: the host side's relay credential for one live
+// attempt of the listing, named by its attempt ID or its handle (the host
+// knows the handle from OFFER). Anyone else, an unknown attempt, one of
+// another listing and an ended one get 404; 409 relay_unavailable when
+// relay is off.
+func (a *API) hostRelay(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+	lid, ok := a.parseID(ctx, id, "listing_id")
+	if !ok {
+		return
+	}
+	seg := relayAttemptSegment(ctx.Path()[len(prefixListing)+len(id)+1:])
+	aid, ok := a.parseID(ctx, seg, "attempt_id")
+	if !ok {
+		return
+	}
+	if a.relay == nil {
+		a.writeProblem(ctx, probRelayUnavailable, "", nil)
+		return
+	}
+	start := time.Now()
+	lv, r, err := a.store.GetListing(context.Background(), engine.GetListing{Tenant: p.Tenant, Listing: engine.ListingID{UUID: lid}})
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	if r.OK() && lv.Owner != p.Subject {
+		r = engine.Result{Outcome: engine.NotFound} // another publisher's listing: no existence leak
+	}
+	var st engine.AttemptStatus
+	if r.OK() {
+		q := engine.GetAttempt{Tenant: p.Tenant, Subject: p.Subject, Attempt: engine.AttemptID{UUID: aid}}
+		if st, r, err = a.store.AttemptStatus(context.Background(), q); err != nil {
+			a.writeStoreError(ctx, err)
+			return
+		}
+	}
+	if r.OK() && (st.Listing.UUID != lid || st.State == engine.AttemptExpired || st.State == engine.AttemptFailed) {
+		r = engine.Result{Outcome: engine.NotFound}
+	}
+	a.metrics.outcome(opHostRelay, r.Outcome, start)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	s := acquireBuf()
+	defer releaseBuf(s)
+	b := append(s.b[:0], '{')
+	b = a.appendRelay(b, st.Attempt, turncred.SideHost)
+	b = append(b, `,"relay_only":`...)
+	b = strconv.AppendBool(b, st.RelayOnly)
+	s.b = append(b, '}')
+	sendJSON(ctx, fasthttp.StatusOK, s)
+}
