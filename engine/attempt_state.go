@@ -171,11 +171,15 @@ type PunchOutcome struct {
 // Reported reports whether the side sent its outcome.
 func (o PunchOutcome) Reported() bool { return o.Path != 0 }
 
-// GetAttempt asks for an attempt's status on behalf of Subject of Tenant.
+// GetAttempt asks for an attempt's status on behalf of Subject of Tenant,
+// by its ID or, when Attempt is zero, by its handle (the host knows only
+// the handle). By handle only a live attempt is found: an ended one is
+// NotFound.
 type GetAttempt struct {
 	Tenant  Tenant
 	Subject Subject
 	Attempt AttemptID
+	Handle  Handle
 }
 
 // AttemptStatus is an attempt's state, live or from its tombstone.

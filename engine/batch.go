@@ -102,7 +102,7 @@ func (s *MemStore) applyOp(op *Op, now time.Duration) {
 		if op.Err = validateReport(&op.Report); op.Err != nil {
 			return
 		}
-		op.Result = s.reportOutcome(&op.Report, op)
+		op.Result = s.reportOutcome(&op.Report, op, now)
 	default:
 		op.Err = errOpKind
 	}

@@ -38,9 +38,10 @@ func validateReport(r *PunchReport) error {
 }
 
 // reportOutcome records one side's outcome: the first report per side is
-// kept, a repeat is Duplicate. NotFound for an unknown handle or a wrong
-// key, as a bind.
-func (s *MemStore) reportOutcome(rep *PunchReport, op *Op) Result {
+// kept, a repeat is Duplicate. It fills Tenant and the attempt's view (the
+// answer carries its lifetime, as a bind's). NotFound for an unknown handle
+// or a wrong key, as a bind.
+func (s *MemStore) reportOutcome(rep *PunchReport, op *Op, now time.Duration) Result {
 	if !s.available.Load() {
 		return Result{Outcome: ServiceUnavailable}
 	}
@@ -62,6 +63,7 @@ func (s *MemStore) reportOutcome(rep *PunchReport, op *Op) Result {
 		*out = PunchOutcome{Path: rep.Path, ConnectMillis: rep.ConnectMillis}
 	}
 	op.Tenant = s.tenants.at(a.tenant).t
+	op.Attempt = s.attemptView(ai, now)
 	return Result{}
 }
 
@@ -110,7 +112,11 @@ func (s *MemStore) AttemptStatus(ctx context.Context, q GetAttempt) (AttemptStat
 	if !s.available.Load() {
 		return AttemptStatus{}, Result{Outcome: ServiceUnavailable}, nil
 	}
-	if ai, ok := s.attemptByID.get(q.Attempt.UUID); ok {
+	ai, ok := s.attemptByID.get(q.Attempt.UUID)
+	if q.Attempt.IsZero() {
+		ai, ok = s.attemptByHandle.get(q.Handle.UUID)
+	}
+	if ok {
 		a := s.attempts.at(ai)
 		l := s.listings.at(a.listing)
 		if s.tenants.at(a.tenant).t != q.Tenant ||
@@ -122,7 +128,7 @@ func (s *MemStore) AttemptStatus(ctx context.Context, q GetAttempt) (AttemptStat
 		st.State, st.Reason = p.Live()
 		return st, Result{}, nil
 	}
-	if ti, ok := s.tombByID.get(q.Attempt.UUID); ok {
+	if ti, ok := s.tombByID.get(q.Attempt.UUID); ok && !q.Attempt.IsZero() {
 		t := s.tombs.at(ti)
 		if t.tenant != q.Tenant || (t.client != q.Subject && t.owner != q.Subject) {
 			return AttemptStatus{}, Result{Outcome: NotFound}, nil

@@ -295,7 +295,7 @@ const (
 	// OpOutcome: a side's punch outcome report (Report), checked like a bind
 	// (handle, role, key). Recorded once per side: a repeat is Success with
 	// Duplicate set and keeps the first. It never changes the attempt's
-	// state. Fills Tenant (for metric labels) on Success.
+	// state. Fills Tenant (for metric labels) and Attempt on Success.
 	OpOutcome
 )
 

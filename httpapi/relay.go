@@ -64,7 +64,11 @@ func (a *API) hostRelay(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	var st engine.AttemptStatus
 	if r.OK() {
 		q := engine.GetAttempt{Tenant: p.Tenant, Subject: p.Subject, Attempt: engine.AttemptID{UUID: aid}}
-		if st, r, err = a.store.AttemptStatus(context.Background(), q); err != nil {
+		if st, r, err = a.store.AttemptStatus(context.Background(), q); err == nil && r.Outcome == engine.NotFound {
+			q.Attempt, q.Handle = engine.AttemptID{}, engine.Handle{UUID: aid}
+			st, r, err = a.store.AttemptStatus(context.Background(), q)
+		}
+		if err != nil {
 			a.writeStoreError(ctx, err)
 			return
 		}

@@ -91,7 +91,7 @@ func TestRelayCredentials(t *testing.T) {
 
 	// The host's credential, by attempt ID and by handle, to the owner only.
 	path := "/v1/listings/" + l.id + "/join-attempts/"
-	for _, seg := range []string{id, strings.ToUpper(id)} {
+	for _, seg := range []string{id, r.str("handle"), strings.ToUpper(id)} {
 		hr := h.expect(req{method: "GET", path: path + seg + "/relay", token: tokPub}, 200, "")
 		wantRelay(t, hr.json["relay"], id, 'h')
 		if hr.json["relay_only"] != false {
@@ -134,7 +134,7 @@ func TestRelayOnlyJoins(t *testing.T) {
 		t.Fatalf("relay_only join: %s", r.body)
 	}
 	wantRelay(t, r.json["relay"], r.str("attempt_id"), 'c')
-	hr := h.expect(req{method: "GET", path: "/v1/listings/" + l.id + "/join-attempts/" + r.str("attempt_id") + "/relay", token: tokPub}, 200, "")
+	hr := h.expect(req{method: "GET", path: "/v1/listings/" + l.id + "/join-attempts/" + r.str("handle") + "/relay", token: tokPub}, 200, "")
 	if hr.json["relay_only"] != true {
 		t.Fatalf("host relay of a relay-only attempt: %s", hr.body)
 	}

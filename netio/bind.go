@@ -13,7 +13,7 @@ import (
 // direct path: it gets no INTRODUCE re-sent (one consumed by this very bind
 // still goes to both sides).
 func (p *processor) bindSuccess(r *request, meth method, op *engine.Op) {
-	p.attemptSuccess(r, meth, op, true, op.Attempt.RelayOnly)
+	p.attemptSuccess(r, meth, op, op.Attempt.RelayOnly)
 	if op.IntroReady && (op.FirstIntro || !r.relayed) {
 		p.introduce(r, op)
 	}
@@ -22,27 +22,24 @@ func (p *processor) bindSuccess(r *request, meth method, op *engine.Op) {
 	}
 }
 
-// reportSuccess answers an accepted outcome report like a bind (with
-// RDV-LIFETIME when the store gave the attempt's view) and counts the
-// side's first report in the tenant's outcome series.
+// reportSuccess answers an accepted outcome report like a bind and counts
+// the side's first report in the tenant's outcome series.
 func (p *processor) reportSuccess(r *request, meth method, op *engine.Op) {
-	p.attemptSuccess(r, meth, op, op.Attempt.Handle == op.Report.Handle, false)
+	p.attemptSuccess(r, meth, op, false)
 	if !op.Duplicate {
 		p.punch.record(op.Tenant, op.Report.Role, byte(op.Report.Path), op.Report.ConnectMillis)
 	}
 }
 
 // attemptSuccess encodes the signed success answer to an attempt request.
-func (p *processor) attemptSuccess(r *request, meth method, op *engine.Op, lifetime, relayOnly bool) {
+func (p *processor) attemptSuccess(r *request, meth method, op *engine.Op, relayOnly bool) {
 	s := p.slot(r.src, r.local)
 	if s == nil {
 		return
 	}
 	b := stun.NewBuilder(s.buf, stun.BindingSuccess, r.txID)
 	b.AddXORAddress(stun.AttrXORMappedAddress, r.src)
-	if lifetime {
-		b.AddUint32(stun.AttrLifetime, lifetimeSeconds(op.Attempt.TTL))
-	}
+	b.AddUint32(stun.AttrLifetime, lifetimeSeconds(op.Attempt.TTL))
 	if relayOnly {
 		b.AddBytes(stun.AttrRelayOnly, nil)
 	}

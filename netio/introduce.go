@@ -18,50 +18,47 @@ import (
 func (p *processor) introduce(r *request, op *engine.Op) {
 	in := &op.Intro
 	h := op.Bind.Handle
-	if r.kind == stun.KindAttemptHost || op.FirstIntro {
-		p.introduceOne(r, stun.KindAttemptHost, h, p.sidePads(r, op, stun.KindAttemptHost), in.Host, in.Client)
+	toHost := r.kind == stun.KindAttemptHost || op.FirstIntro
+	toClient := r.kind == stun.KindAttemptClient || op.FirstIntro
+	if toHost {
+		pads := &r.pads
+		if r.kind != stun.KindAttemptHost {
+			pc := p.keys.PresenceWith(p.mac, op.Attempt.HostPresence)
+			key := engine.HostAttemptCapabilityWith(p.mac, &pc, h)
+			pads = p.otherPads(&key)
+		}
+		p.introduceOne(r, stun.KindAttemptHost, h, pads, in.Host, in.Client)
 	}
-	if r.kind == stun.KindAttemptClient || op.FirstIntro {
-		p.introduceOne(r, stun.KindAttemptClient, h, p.sidePads(r, op, stun.KindAttemptClient), in.Client, in.Host)
+	if toClient {
+		pads := &r.pads
+		if r.kind != stun.KindAttemptClient {
+			key := p.keys.AttemptClientWith(p.mac, h)
+			pads = p.otherPads(&key)
+		}
+		p.introduceOne(r, stun.KindAttemptClient, h, pads, in.Client, in.Host)
 	}
 	p.peerPads = engine.HMACKey{}
 }
 
-// sidePads returns the pad states of the capability of side kind of the
-// attempt op bound: the request's own, or the other side's computed into
-// p.peerPads (cleared once the indications are signed).
-func (p *processor) sidePads(r *request, op *engine.Op, kind byte) *engine.HMACKey {
-	if r.kind == kind {
-		return &r.pads
-	}
-	h := op.Bind.Handle
-	var key engine.Capability
-	if kind == stun.KindAttemptHost {
-		pc := p.keys.PresenceWith(p.mac, op.Attempt.HostPresence)
-		key = engine.HostAttemptCapabilityWith(p.mac, &pc, h)
-	} else {
-		key = p.keys.AttemptClientWith(p.mac, h)
-	}
+// otherPads computes the pad states of the other side's capability into
+// p.peerPads (cleared once its INTRODUCE is signed).
+func (p *processor) otherPads(key *engine.Capability) *engine.HMACKey {
 	p.mac.SetKey(&p.peerPads, key[:])
 	return &p.peerPads
-}
-
-// indicationLocal is the source address of an indication to dst: the
-// completing request's destination, unless it is of the other address
-// family (the kernel refuses it), then the kernel's choice.
-func indicationLocal(r *request, dst netip.AddrPort) netip.Addr {
-	local := r.local
-	if local.IsValid() && local.Unmap().Is4() != dst.Addr().Unmap().Is4() {
-		local = netip.Addr{}
-	}
-	return local
 }
 
 func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, pads *engine.HMACKey, to, peer engine.Binding) {
 	if !to.Bound() || !peer.Bound() {
 		return
 	}
-	s := p.slot(to.Public, indicationLocal(r, to.Public))
+	// The completing request's destination cannot be the source of an
+	// INTRODUCE to a peer of the other address family (the kernel refuses
+	// it): let the kernel choose one.
+	local := r.local
+	if local.IsValid() && local.Unmap().Is4() != to.Public.Addr().Unmap().Is4() {
+		local = netip.Addr{}
+	}
+	s := p.slot(to.Public, local)
 	if s == nil {
 		return
 	}

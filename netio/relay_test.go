@@ -44,6 +44,26 @@ func (f *fixture) status(a engine.AttemptView) engine.AttemptStatus {
 	return st
 }
 
+// relayScene is a listing whose host refreshed its presence from its own
+// socket, a client socket, and one attempt with both sides' capabilities.
+type relayScene struct {
+	v            engine.ListingView
+	pc, hk, ck   engine.Capability
+	host, client *peer
+	a            engine.AttemptView
+}
+
+func (f *fixture) relayScene(relayOnly bool) *relayScene {
+	f.t.Helper()
+	s := &relayScene{host: f.peer(), client: f.peer()}
+	s.v, s.pc = f.listing()
+	wantSuccess(f.t, s.host.roundTrip(signedReq('p', s.v.Presence, s.pc[:], seq(1))), s.pc[:], s.host.addr())
+	s.a = f.relayAttempt(s.v, relayOnly)
+	s.hk = engine.HostAttemptCapability(&s.pc, s.a.Handle)
+	s.ck = f.keys.AttemptClient(s.a.Handle)
+	return s
+}
+
 // wantRelayIntroduce checks a RELAY-INTRODUCE: its type, USERNAME kind:h,
 // the peer's relayed address and nothing else, the recipient's signature,
 // and the transaction ID derived from the handle.
@@ -78,12 +98,8 @@ func wantRelayIntroduce(t *testing.T, m *stun.Message, kind byte, h engine.Handl
 // INTRODUCE.
 func TestRelayIntroduceAfterDirect(t *testing.T) {
 	f := newFixture(t, Config{})
-	v, pc := f.listing()
-	host, client := f.peer(), f.peer()
-	wantSuccess(t, host.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), pc[:], host.addr())
-	a := f.relayAttempt(v, false)
-	hk := engine.HostAttemptCapability(&pc, a.Handle)
-	ck := f.keys.AttemptClient(a.Handle)
+	s := f.relayScene(false)
+	host, client, a, hk, ck := s.host, s.client, s.a, s.hk, s.ck
 	hostRelay := netip.MustParseAddrPort("192.0.2.50:49152")
 	clientRelay := netip.MustParseAddrPort("[2001:db8::77]:50001")
 
@@ -140,15 +156,11 @@ func TestRelayIntroduceAfterDirect(t *testing.T) {
 // side receives, in any datagram, the other's public or LAN address.
 func TestRelayOnlyNeverRevealsAddresses(t *testing.T) {
 	f := newFixture(t, Config{})
-	v, pc := f.listing()
-	host, client := f.peer(), f.peer()
-	wantSuccess(t, host.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), pc[:], host.addr())
-	a := f.relayAttempt(v, true)
+	s := f.relayScene(true)
+	host, client, a, hk, ck := s.host, s.client, s.a, s.hk, s.ck
 	if !a.RelayOnly {
 		t.Fatal("the attempt view does not say relay-only")
 	}
-	hk := engine.HostAttemptCapability(&pc, a.Handle)
-	ck := f.keys.AttemptClient(a.Handle)
 	hostLAN := netip.MustParseAddrPort("10.1.1.1:7000")
 	clientLAN := netip.MustParseAddrPort("10.2.2.2:7000")
 	hostRelay := netip.MustParseAddrPort("192.0.2.50:49152")
@@ -276,12 +288,8 @@ func TestOutcomeReports(t *testing.T) {
 		}
 	}
 
-	v, pc := f.listing()
-	host, client := f.peer(), f.peer()
-	wantSuccess(t, host.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), pc[:], host.addr())
-	a := f.relayAttempt(v, false)
-	hk := engine.HostAttemptCapability(&pc, a.Handle)
-	ck := f.keys.AttemptClient(a.Handle)
+	s := f.relayScene(false)
+	host, client, a, hk, ck := s.host, s.client, s.a, s.hk, s.ck
 	wantSuccess(t, host.roundTrip(signedReq('h', a.Handle, hk[:])), hk[:], host.addr())
 	state := f.status(a).State
 
@@ -291,8 +299,8 @@ func TestOutcomeReports(t *testing.T) {
 	}
 	m := host.roundTrip(signedReq('h', a.Handle, hk[:], outcome(stun.PathDirect, 180)))
 	wantSuccess(t, m, hk[:], host.addr())
-	if lt, ok := m.Uint32(stun.AttrLifetime); ok && (lt == 0 || lt > uint32(engine.DefaultLimits().AttemptTTL.Seconds())) {
-		t.Fatalf("report answer RDV-LIFETIME %d", lt)
+	if lt, ok := m.Uint32(stun.AttrLifetime); !ok || lt == 0 || lt > uint32(engine.DefaultLimits().AttemptTTL.Seconds()) {
+		t.Fatalf("report answer RDV-LIFETIME %d %v", lt, ok)
 	}
 	// A repeat (even with another path) succeeds and is not counted.
 	wantSuccess(t, host.roundTrip(signedReq('h', a.Handle, hk[:], outcome(stun.PathFailed, 9000))), hk[:], host.addr())

@@ -115,16 +115,6 @@ func (u *udpPeer) attemptRequest(kind byte, h engine.Handle, key *engine.Capabil
 	return tx
 }
 
-// expectReportAnswer reads the signed success answer to an outcome report.
-func (u *udpPeer) expectReportAnswer(tx [12]byte, key *engine.Capability) {
-	u.t.Helper()
-	m := u.readSigned(stun.BindingSuccess, key)
-	u.checkTx(m, tx)
-	if got, ok := m.XORAddress(stun.AttrXORMappedAddress); !ok || got != u.addr() {
-		u.t.Fatalf("XOR-MAPPED-ADDRESS %v (present %v), want %v", got, ok, u.addr())
-	}
-}
-
 func withLocal(ap netip.AddrPort) func(*stun.Builder) {
 	return func(b *stun.Builder) { b.AddXORAddress(stun.AttrLocalAddress, ap) }
 }
@@ -155,9 +145,13 @@ func (p *proc) waitState(id, token, want string) attemptStatus {
 // then falls back to the relay goes created/offered -> host_bound ->
 // introduced -> relayed, both sides' outcome reports are kept and counted
 // once per side in the tenant's metrics, and every exchange matches the
-// OpenAPI description.
-func TestE2ERelayLifecycle(t *testing.T) {
-	p := startRelayProc(t)
+// OpenAPI description; on both stores.
+func TestE2ERelayLifecycle(t *testing.T) { relayLifecycle(t) }
+
+func TestE2ERelayLifecycleRedis(t *testing.T) { relayLifecycle(t, redisStoreArgs(t)...) }
+
+func relayLifecycle(t *testing.T, storeArgs ...string) {
+	p := startRelayProc(t, storeArgs...)
 	cli, pub := p.tokens["client"], p.tokens["publisher"]
 	h := publishHost(t, p, "relay-host", "relay game")
 	client := newPeer(t, p.mediator)
@@ -173,7 +167,8 @@ func TestE2ERelayLifecycle(t *testing.T) {
 	if st.Reason != "awaiting_host_bind" || st.RelayOnly || st.HostBound || st.ClientBound {
 		t.Fatalf("offered status %+v", st)
 	}
-	// The owner reads the same state and fetches the host's credential.
+	// The owner reads the same state and fetches the host's credential by
+	// the handle the OFFER named.
 	if st := p.attemptStatus(j.AttemptID, pub); st.State != "offered" {
 		t.Fatalf("owner reads %+v", st)
 	}
@@ -181,7 +176,7 @@ func TestE2ERelayLifecycle(t *testing.T) {
 		Relay     *relayCred `json:"relay"`
 		RelayOnly bool       `json:"relay_only"`
 	}
-	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.AttemptID+"/relay", pub, nil).
+	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.Handle+"/relay", pub, nil).
 		expect(t, "host relay", http.StatusOK, &hr)
 	checkCred(t, hr.Relay, j.AttemptID, 'h')
 
@@ -225,9 +220,9 @@ func TestE2ERelayLifecycle(t *testing.T) {
 	// Outcome reports, each sent twice: kept and counted once per side.
 	for i := 0; i < 2; i++ {
 		tx = h.peer.attemptRequest(stun.KindAttemptHost, a, &hostCap, withOutcome(stun.PathRelayed, 1800))
-		h.peer.expectReportAnswer(tx, &hostCap)
+		h.peer.expectResponse(tx, &hostCap)
 		tx = client.attemptRequest(stun.KindAttemptClient, a, &clientCap, withOutcome(stun.PathRelayed, 1750))
-		client.expectReportAnswer(tx, &clientCap)
+		client.expectResponse(tx, &clientCap)
 	}
 	st = p.attemptStatus(j.AttemptID, cli)
 	if st.State != "relayed" || st.HostOutcome == nil || st.HostOutcome.Path != "relayed" || st.HostOutcome.ConnectMS != 1800 ||
@@ -250,8 +245,10 @@ func TestE2ERelayLifecycle(t *testing.T) {
 		}
 	}
 	promtoolCheck(t, "after relay traffic", s.text)
-	if strings.Contains(s.text, j.Relay.Credential) || strings.Contains(s.text, j.Handle) || strings.Contains(s.text, "49160") {
-		t.Fatal("the metrics carry a credential, handle or address")
+	for _, leak := range []string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential, j.Relay.Username, j.Handle, "49160"} {
+		if strings.Contains(s.text, leak) {
+			t.Fatal("the metrics carry the relay secret, a credential, a handle or an address")
+		}
 	}
 	p.assertNoSecrets([]string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential}, []string{j.Token, h.pub.Presence.Token})
 }
@@ -259,9 +256,15 @@ func TestE2ERelayLifecycle(t *testing.T) {
 // TestE2ERelayOnlyRevealsNoAddress: a relay-only join on the real binary.
 // Neither side receives, in any datagram, the other's public or LAN
 // address; both get RDV-RELAY-ONLY on their bind answers, no INTRODUCE, and
-// the relayed addresses through RELAY-INTRODUCE.
-func TestE2ERelayOnlyRevealsNoAddress(t *testing.T) {
-	p := startRelayProc(t)
+// the relayed addresses through RELAY-INTRODUCE. On both stores.
+func TestE2ERelayOnlyRevealsNoAddress(t *testing.T) { relayOnlyRevealsNoAddress(t) }
+
+func TestE2ERelayOnlyRevealsNoAddressRedis(t *testing.T) {
+	relayOnlyRevealsNoAddress(t, redisStoreArgs(t)...)
+}
+
+func relayOnlyRevealsNoAddress(t *testing.T, storeArgs ...string) {
+	p := startRelayProc(t, storeArgs...)
 	h := publishHost(t, p, "relay-only-host", "private game")
 	client := newPeer(t, p.mediator)
 	j := p.relayJoin("relay-only-1", h.pub.ListingID, true)
@@ -298,7 +301,7 @@ func TestE2ERelayOnlyRevealsNoAddress(t *testing.T) {
 	var hr struct {
 		RelayOnly bool `json:"relay_only"`
 	}
-	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.AttemptID+"/relay", p.tokens["publisher"], nil).
+	p.call("GET", "/v1/listings/"+h.pub.ListingID+"/join-attempts/"+j.Handle+"/relay", p.tokens["publisher"], nil).
 		expect(t, "host relay", http.StatusOK, &hr)
 	if !hr.RelayOnly {
 		t.Fatal("the host relay answer does not say relay-only")
@@ -349,9 +352,9 @@ func TestE2ERelayOnlyRevealsNoAddress(t *testing.T) {
 	}
 }
 
-// TestE2EAttemptEnds: an attempt nobody binds expires and its state stays
-// readable; without relay flags there is no relay member and relay-only is
-// refused.
+// TestE2EAttemptEndsAndRelayOff: an attempt nobody binds expires, one
+// whose listing is deleted fails, and both states stay readable; without
+// relay flags there is no relay member and relay-only is refused.
 func TestE2EAttemptEndsAndRelayOff(t *testing.T) {
 	p := startProc(t, "--attempt-ttl", "1s")
 	h := publishHost(t, p, "ends-host", "short game")
@@ -380,5 +383,15 @@ func TestE2EAttemptEndsAndRelayOff(t *testing.T) {
 	}
 	if r := p.call("GET", "/v1/join-attempts/"+engine.NewUUID().String(), p.tokens["client"], nil); r.status != http.StatusNotFound {
 		t.Fatalf("unknown attempt: %d", r.status)
+	}
+
+	// An attempt whose listing is deleted fails, and says why.
+	var k relayJoined
+	p.call("POST", "/v1/listings/"+h.pub.ListingID+"/join-attempts", p.tokens["client"], map[string]any{"protocol_version": 7},
+		"Idempotency-Key", "ends-3").expect(t, "join", http.StatusCreated, &k)
+	p.call("DELETE", "/v1/listings/"+h.pub.ListingID, p.tokens["publisher"], nil,
+		"Lease-Id", h.pub.Lease.LeaseID, "Lease-Token", h.pub.Lease.Token).expect(t, "delete", http.StatusNoContent, nil)
+	if st := p.attemptStatus(k.AttemptID, p.tokens["client"]); st.State != "failed" || st.Reason != "listing_removed" {
+		t.Fatalf("after the listing's deletion: %+v", st)
 	}
 }

@@ -127,19 +127,26 @@ func appendPresence(b []byte, p *engine.BindPresence, id engine.ListingID, known
 }
 
 // appendBind packs a bind as apply_batch.lua reads it: 'b', or 'r' with
-// a relayed address after the binding.
+// the relayed address after the binding.
 func appendBind(b []byte, a *engine.BindAttempt) []byte {
-	if a.Relayed.IsValid() {
-		return appendRelayedBind(b, a)
+	relayed := a.Relayed.IsValid()
+	if relayed {
+		b = append(b, 'r')
+	} else {
+		b = append(b, 'b')
 	}
-	b = append(b, 'b')
 	b = a.Handle.UUID.AppendText(b)
 	b = append(b, a.Key[:]...)
 	b = append(b, roleArg(a.Role)...)
 	at := len(b)
 	b = appendEndpoint(append(b, 0, 0), a.Public)
 	b = append(b, '|')
-	return sized(appendEndpoint(b, a.Local), at)
+	b = sized(appendEndpoint(b, a.Local), at)
+	if relayed {
+		at = len(b)
+		b = sized(appendEndpoint(append(b, 0, 0), a.Relayed), at)
+	}
+	return b
 }
 
 // sized writes the length of what follows the two bytes at b[at:].
@@ -185,7 +192,7 @@ func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, sent []int
 			return false
 		}
 		if op.Kind == engine.OpOutcome {
-			decodeReport(binds[0], op)
+			s.decodeReport(binds[0], op)
 		} else {
 			s.decodeBind(binds[0], op)
 		}

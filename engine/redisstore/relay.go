@@ -43,7 +43,17 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 	if err := engine.ValidateGetAttempt(&q); err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}
-	m, ok, err := s.call(ctx, "rdv_attempt_status", tenantArg(q.Tenant), string(q.Subject), uuidArg(q.Attempt.UUID))
+	id, handle := uuidArg(q.Attempt.UUID), ""
+	if q.Attempt.IsZero() {
+		if !s.attemptHandleTagged(q.Handle) {
+			if err := ctx.Err(); err != nil {
+				return engine.AttemptStatus{}, engine.Result{}, err
+			}
+			return engine.AttemptStatus{}, engine.Result{Outcome: engine.NotFound}, nil // made up: no call needed to know
+		}
+		id, handle = "", uuidArg(q.Handle.UUID)
+	}
+	m, ok, err := s.call(ctx, "rdv_attempt_status", tenantArg(q.Tenant), string(q.Subject), id, handle)
 	if err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}
@@ -51,9 +61,10 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 	if !r.OK() {
 		return engine.AttemptStatus{}, r, nil
 	}
-	if len(rest) != 6 {
+	if len(rest) != 7 {
 		return engine.AttemptStatus{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
+	attempt, rest := engine.AttemptID{UUID: parseID(str(rest[0]))}, rest[1:]
 	p, pok := parseProgress(str(rest[2]))
 	end, eerr := strconv.Atoi(str(rest[3]))
 	host, hok := parseOutcome(str(rest[4]))
@@ -62,7 +73,7 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 		return engine.AttemptStatus{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	st := engine.AttemptStatus{
-		Attempt: q.Attempt, Listing: engine.ListingID{UUID: parseID(str(rest[0]))},
+		Attempt: attempt, Listing: engine.ListingID{UUID: parseID(str(rest[0]))},
 		RelayOnly: p.RelayOnly, ExpiresAt: s.wall(num(rest[1])),
 		HostBound: p.HostBound, ClientBound: p.ClientBound, HostRelayed: p.HostRelayed, ClientRelayed: p.ClientRelayed,
 		HostOutcome: host, ClientOutcome: client,

@@ -10,21 +10,6 @@ import (
 // The relay fallback's batch ops, packed and decoded as apply_batch.lua
 // reads and answers them.
 
-// appendRelayedBind packs a bind carrying a relayed address: 'r', then a
-// 'b' op's fields, then the relayed address.
-func appendRelayedBind(b []byte, a *engine.BindAttempt) []byte {
-	b = append(b, 'r')
-	b = a.Handle.UUID.AppendText(b)
-	b = append(b, a.Key[:]...)
-	b = append(b, roleArg(a.Role)...)
-	at := len(b)
-	b = appendEndpoint(append(b, 0, 0), a.Public)
-	b = append(b, '|')
-	b = sized(appendEndpoint(b, a.Local), at)
-	at = len(b)
-	return sized(appendEndpoint(append(b, 0, 0), a.Relayed), at)
-}
-
 // appendReport packs an outcome report: 'o', handle, key, role, path (a
 // byte), milliseconds (4 bytes).
 func appendReport(b []byte, r *engine.PunchReport) []byte {
@@ -37,14 +22,18 @@ func appendReport(b []byte, r *engine.PunchReport) []byte {
 }
 
 // decodeReport reads an outcome report's answer {outcome, pool[, duplicate,
-// tenant]}.
-func decodeReport(m rueidis.RedisMessage, op *engine.Op) {
+// tenant, attempt view]}.
+func (s *Store) decodeReport(m rueidis.RedisMessage, op *engine.Op) {
 	_, r, rest := reply(m, true)
 	op.Result = r
 	if !r.OK() {
 		return
 	}
-	if len(rest) < 2 {
+	var ok bool
+	if len(rest) == 3 {
+		op.Attempt, ok = s.attemptView(rest[2])
+	}
+	if !ok {
 		op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
 		return
 	}

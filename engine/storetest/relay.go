@@ -164,13 +164,25 @@ func runRelayStatusAuth(t *testing.T, f Factory) {
 		{Tenant: otherTenant, Subject: "publisher-1", Attempt: a.ID},                             // its owner, in another tenant
 		{Tenant: tenant, Subject: "client-1", Attempt: engine.AttemptID{UUID: engine.NewUUID()}}, // unknown
 		{Tenant: tenant, Subject: "client-1", Attempt: engine.AttemptID{UUID: a.Handle.UUID}},    // a handle is not an ID
+		{Tenant: tenant, Subject: "publisher-2", Handle: a.Handle},                               // by handle, another publisher
+		{Tenant: otherTenant, Subject: "publisher-1", Handle: a.Handle},                          // by handle, another tenant
+		{Tenant: tenant, Subject: "publisher-1", Handle: engine.Handle{UUID: a.ID.UUID}},         // an ID is not a handle
+		{Tenant: tenant, Subject: "publisher-1"},                                                 // neither
 	} {
 		e.unchanged("status asked by a stranger", func() {
 			_, r, err := e.s.AttemptStatus(e.ctx, q)
 			e.want("AttemptStatus by "+string(q.Subject), r, err, engine.NotFound)
 		})
 	}
-	e.wantStatus(a, "publisher-1", engine.AttemptCreated, engine.ReasonAwaitingOffer)
+	st := e.wantStatus(a, "publisher-1", engine.AttemptCreated, engine.ReasonAwaitingOffer)
+	// The host knows only the handle: by handle, the same answer, naming the ID.
+	for _, s := range []engine.Subject{"publisher-1", "client-1"} {
+		hst, r, err := e.s.AttemptStatus(e.ctx, engine.GetAttempt{Tenant: tenant, Subject: s, Handle: a.Handle})
+		e.want("AttemptStatus by handle", r, err, engine.Success)
+		if hst != st {
+			t.Fatalf("by handle %+v, by ID %+v", hst, st)
+		}
+	}
 }
 
 func runRelayCandidates(t *testing.T, f Factory) {
@@ -335,6 +347,9 @@ func runRelayOutcomes(t *testing.T, f Factory) {
 	op := e.apply(reportOp(e.reportCmd(a, engine.RoleClient, engine.PathRelayed, 1500)))
 	if !op.Result.OK() || op.Duplicate || op.Tenant != tenant {
 		t.Fatalf("first report: %v duplicate=%v tenant=%v", op.Result, op.Duplicate, op.Tenant)
+	}
+	if op.Attempt.ID != a.ID || op.Attempt.Handle != a.Handle || op.Attempt.TTL <= 0 || op.Attempt.TTL > e.l.AttemptTTL {
+		t.Fatalf("report answer's attempt view: %v %v ttl %v", op.Attempt.ID, op.Attempt.Handle, op.Attempt.TTL)
 	}
 	st := e.wantStatus(a, "publisher-1", before.State, before.Reason)
 	if st.ClientOutcome != (engine.PunchOutcome{Path: engine.PathRelayed, ConnectMillis: 1500}) || st.HostOutcome.Reported() {

@@ -19,7 +19,16 @@ func (e *env) wantGone(a engine.AttemptView, owner engine.Subject) {
 				e.t.Fatalf("status of a gone attempt = %v, want not_found", r.Outcome)
 			}
 		}
+		e.wantEndedByHandle(a, owner)
 	})
+}
+
+// wantEndedByHandle requires a lookup of ended attempt a by its handle to
+// be NotFound: only live attempts are found by handle.
+func (e *env) wantEndedByHandle(a engine.AttemptView, owner engine.Subject) {
+	e.t.Helper()
+	_, r, err := e.s.AttemptStatus(e.ctx, engine.GetAttempt{Tenant: a.Tenant, Subject: owner, Handle: a.Handle})
+	e.want("AttemptStatus of an ended attempt by handle", r, err, engine.NotFound)
 }
 
 func runRelayTombstones(t *testing.T, f Factory) {
@@ -39,6 +48,7 @@ func runRelayTombstones(t *testing.T, f Factory) {
 		t.Fatalf("expired status lost its facts: %+v", st)
 	}
 	e.wantStatus(done, "publisher-1", engine.AttemptExpired, engine.ReasonRelayed)
+	e.wantEndedByHandle(done, "publisher-1")
 	e.wantUsed(engine.PoolAttempts, 0)
 	e.unchanged("report for an expired attempt", func() {
 		if op := e.apply(reportOp(e.reportCmd(waiting, engine.RoleHost, engine.PathFailed, 1))); op.Result.Outcome != engine.NotFound {

@@ -57,9 +57,6 @@ redis.register_function('rdv_apply_batch', function(keys, a)
     elseif string.byte(s, pos) == 111 then -- 'o'
       local handle, key, role, path, ms
       handle, key, role, path, ms, pos = struct.unpack('>c36c16c1BI4', s, pos + 1)
-      if (role ~= 'h' and role ~= 'c') or path < 1 or path > 3 then
-        return redis.error_reply('rdv_apply_batch: bad outcome report')
-      end
       binds[#binds + 1] = RELAY.report(handle, key, role, path, ms)
     else
       local handle, key, role, binding

@@ -72,9 +72,13 @@ RELAY.introduce = function(aid)
 end
 
 -- report records one side's outcome (path 1-3, ms): the first per side is
--- kept. {outcome, 0[, duplicate, tenant]}. NotFound for an unknown handle
--- or a wrong key, as a bind.
+-- kept. {outcome, 0[, duplicate, tenant, attempt view]} (the answer carries
+-- the attempt's lifetime, as a bind's). NotFound for an unknown handle
+-- or a wrong key, as a bind. The Go side sends only valid roles and paths;
+-- another is refused here before any write, as NotFound, so a malformed op
+-- fails alone and the batch's other ops keep their answers.
 RELAY.report = function(handle, key, role, path, ms)
+  if (role ~= 'h' and role ~= 'c') or path < 1 or path > 3 then return {NOT_FOUND, 0} end
   if unavailable() then return {UNAVAILABLE, 0} end
   local aid = call('HGET', P .. 'ah', handle)
   if not aid then return {NOT_FOUND, 0} end
@@ -82,9 +86,12 @@ RELAY.report = function(handle, key, role, path, ms)
   if role == 'h' then kf, of = 'hkey', 'hout' end
   local f = call('HMGET', P .. 'a:' .. aid, kf, of, 'tenant')
   if f[1] ~= key then return {NOT_FOUND, 0} end
-  if f[2] and f[2] ~= '' then return {OK, 0, 1, f[3]} end
-  call('HSET', P .. 'a:' .. aid, of, I(path) .. ':' .. I(ms))
-  return {OK, 0, 0, f[3]}
+  local dup = 1
+  if not f[2] or f[2] == '' then
+    call('HSET', P .. 'a:' .. aid, of, I(path) .. ':' .. I(ms))
+    dup = 0
+  end
+  return {OK, 0, dup, f[3], attemptView(aid)}
 end
 
 -- progress is a live attempt's progress flags.
