@@ -10,10 +10,6 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// attrRelayOnly is RDV-RELAY-ONLY (empty value): in the signed answer to an
-// attempt bind, it says the attempt is relay-only, so no INTRODUCE will come.
-const attrRelayOnly uint16 = 0xC008
-
 // bindBackoff paces bind retransmissions while waiting for INTRODUCE.
 var bindBackoff = Backoff{Min: 250 * time.Millisecond, Max: 2 * time.Second}
 

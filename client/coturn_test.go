@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // coturn is one Debian coturn turnserver started by a test with
@@ -84,9 +87,10 @@ func launchCoturn(bin string, prefix []string, ip netip.Addr, port uint16, secre
 		return nil, fmt.Errorf("cannot start turnserver: %v", err)
 	}
 	go func() { c.cmd.Wait(); close(c.exited) }() // the status is of no interest: it is stopped
-	// coturn logs this once every listener is open.
+	// coturn logs this once every listener is open; on loopback, a STUN
+	// Binding answered proves the UDP listener too.
 	deadline := time.Now().Add(hangGuard)
-	for !strings.Contains(c.log.String(), "Total General servers") {
+	for !strings.Contains(c.log.String(), "Total General servers") || (len(prefix) == 0 && !stunAnswers(c.addr)) {
 		select {
 		case <-c.exited:
 			return c, fmt.Errorf("turnserver exited:\n%s", c.log.String())
@@ -97,6 +101,25 @@ func launchCoturn(bin string, prefix []string, ip netip.Addr, port uint16, secre
 		}
 	}
 	return c, nil
+}
+
+// stunAnswers reports whether a STUN Binding to addr is answered within
+// 100 ms.
+func stunAnswers(addr netip.AddrPort) bool {
+	conn, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	var buf [64]byte
+	b := stun.NewBuilder(buf[:0], stun.BindingRequest, newTxID())
+	b.AddFingerprint()
+	if _, err := conn.WriteToUDPAddrPort(b.Bytes(), addr); err != nil {
+		return false
+	}
+	conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	_, _, err = conn.ReadFromUDPAddrPort(buf[:])
+	return err == nil
 }
 
 // stop ends coturn: SIGTERM, then SIGKILL if it lingers.
@@ -135,11 +158,23 @@ func freeUDPPort(t *testing.T) uint16 {
 	return p
 }
 
+// freeLoopbackUDPPort picks a port below the kernel's ephemeral range
+// (32768 and up on Linux) that is free for UDP and TCP (coturn listens on
+// both), so no socket the kernel numbers itself takes it before coturn does.
 func freeLoopbackUDPPort() (uint16, error) {
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return 0, err
+	for range 100 {
+		p := uint16(20000 + mrand.IntN(10000))
+		u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(p)})
+		if err != nil {
+			continue
+		}
+		l, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(p)})
+		u.Close()
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p, nil
 	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).AddrPort().Port(), nil
+	return 0, fmt.Errorf("no free loopback port in 20000..29999")
 }

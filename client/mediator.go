@@ -137,7 +137,7 @@ func (s *Socket) handleAnswer(m *stun.Message) {
 	}
 	a.mapped, _ = m.XORAddress(stun.AttrXORMappedAddress)
 	a.lifetime, _ = m.Uint32(stun.AttrLifetime)
-	a.relayOnly = m.Has(attrRelayOnly)
+	a.relayOnly = m.Has(stun.AttrRelayOnly)
 	for h := range m.Attempts() {
 		if a.nattempts == len(a.attempts) {
 			break
