@@ -3,9 +3,13 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,6 +30,47 @@ func startRelayServer(t *testing.T, serverSecret string) (*testServer, *coturn) 
 	srv := startServer(t, nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
 		"--turn-uri", "turn:"+tc.addr.String()+"?transport=udp", "--turn-secret-file", f)
 	return srv, tc
+}
+
+// outcomes reads the server's punch outcome counters of the dev tenant:
+// "role/path" → reports counted.
+func outcomes(t *testing.T, srv *testServer) map[string]int {
+	t.Helper()
+	resp, err := http.Get(srv.http + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	re := regexp.MustCompile(`(?m)^rendezvous_punch_outcomes_total\{tenant="demo/dev",role="(\w+)",path="(\w+)"\} (\d+)$`)
+	for _, m := range re.FindAllStringSubmatch(string(body), -1) {
+		n, _ := strconv.Atoi(m[3])
+		out[m[1]+"/"+m[2]] = n
+	}
+	return out
+}
+
+// wantOutcomes checks that each side reported path exactly once and nothing
+// else was counted.
+func wantOutcomes(t *testing.T, srv *testServer, path string) {
+	t.Helper()
+	got := outcomes(t, srv)
+	for k, n := range got {
+		want := 0
+		if k == "host/"+path || k == "client/"+path {
+			want = 1
+		}
+		if n != want {
+			t.Errorf("outcome %s counted %d times, want %d (all: %v)", k, n, want, got)
+		}
+	}
+	if got["host/"+path] != 1 || got["client/"+path] != 1 {
+		t.Errorf("outcomes %v: want host/%s and client/%s once each", got, path, path)
+	}
 }
 
 // relayFlow publishes on hc, joins from jc (relay-only if asked) and
@@ -80,6 +125,12 @@ func TestRelayFallbackLoopback(t *testing.T) {
 	}
 	exchange(t, ctx, j.Socket(), pub.Socket(), jp.Peer, "through the relay from the joiner")
 	exchange(t, ctx, pub.Socket(), j.Socket(), hp.Peer, "through the relay from the host")
+	// Each side reported its relayed outcome once; a second Punch on the
+	// same introduction reports nothing more.
+	if _, err := pub.Punch(ctx, hin, PunchConfig{Timeout: 200 * time.Millisecond}); err == nil {
+		t.Log("a second punch found a path too") // the outcome count is what matters
+	}
+	wantOutcomes(t, srv, "relayed")
 }
 
 // TestRelayOnlyLoopback: a relay-only join connects through the relay
@@ -110,6 +161,7 @@ func TestRelayOnlyLoopback(t *testing.T) {
 		t.Fatalf("paths: host %+v, joiner %+v; want relayed", hp, jp)
 	}
 	exchange(t, ctx, j.Socket(), pub.Socket(), jp.Peer, "private hello")
+	wantOutcomes(t, srv, "relayed")
 	if n := directProbes.Load(); n != 0 {
 		t.Fatalf("%d punch probes left the peers' own sockets on a relay-only attempt", n)
 	}
@@ -130,4 +182,5 @@ func TestRelayRefusedLoopback(t *testing.T) {
 			t.Errorf("%s: %v, want ErrRelayRefused with TURN 401", side, err)
 		}
 	}
+	wantOutcomes(t, srv, "failed")
 }
