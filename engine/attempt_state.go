@@ -30,9 +30,12 @@ var attemptStateNames = [numAttemptStates]string{
 }
 
 // String is the wire name.
-func (s AttemptState) String() string {
-	if s < numAttemptStates {
-		return attemptStateNames[s]
+func (s AttemptState) String() string { return nameOf(attemptStateNames[:], s) }
+
+// nameOf is names[v], or "unknown" past the end.
+func nameOf[T ~uint8](names []string, v T) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
 	return "unknown"
 }
@@ -64,12 +67,7 @@ var attemptReasonNames = [numAttemptReasons]string{
 }
 
 // String is the wire code.
-func (r AttemptReason) String() string {
-	if r < numAttemptReasons {
-		return attemptReasonNames[r]
-	}
-	return "unknown"
-}
+func (r AttemptReason) String() string { return nameOf(attemptReasonNames[:], r) }
 
 // AttemptEnd is why an attempt record went: EndExpired when its lifetime
 // ended (state expired), else the cause of its early removal (state
@@ -155,12 +153,7 @@ const (
 var pathNames = [numPaths]string{"", "direct", "relayed", "failed"}
 
 // String is the wire and metric label name.
-func (p Path) String() string {
-	if p < numPaths {
-		return pathNames[p]
-	}
-	return "unknown"
-}
+func (p Path) String() string { return nameOf(pathNames[:], p) }
 
 // PunchOutcome is one side's reported outcome; Path 0 means not reported.
 type PunchOutcome struct {

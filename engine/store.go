@@ -13,8 +13,8 @@ import (
 // Errors: a transition returns a non-nil error only for invalid input
 // (*InputError), a cancelled context (ctx.Err()) or, from a store without
 // the relay features (the reference baseline), *UnsupportedError; in every
-// case it changed nothing. Cancellation is checked before taking the commit lock and again
-// after acquiring it.
+// case it changed nothing. Cancellation is checked before taking the commit
+// lock and again after acquiring it.
 //
 // All methods are safe for concurrent use. Views are values: they never alias
 // mutable store state (ListingView.Spec points at the immutable spec).

@@ -21,6 +21,12 @@ func FuzzProcessor(f *testing.F) {
 	f.Add(append([]byte(nil), buildInto(buf, 'c', v.Presence, &pc, 0, [12]byte{2})...))
 	pb := stun.NewBuilder(make([]byte, 0, 64), stun.BindingRequest, [12]byte{3})
 	f.Add(append([]byte(nil), pb.Bytes()...))
+	// A relay-only attempt's relayed bind and outcome report.
+	pf.feed(src, buildInto(buf, 'p', v.Presence, &pc, 1, [12]byte{1}))
+	a := pf.relayAttempt(v, true)
+	ck := pf.keys.AttemptClient(a.Handle)
+	f.Add(append([]byte(nil), buildRelayed(buf, 'c', a.Handle, &ck, netip.MustParseAddrPort("192.0.2.9:50000"), [12]byte{4})...))
+	f.Add(append([]byte(nil), buildOutcome(buf, 'c', a.Handle, &ck, stun.PathRelayed, 900, [12]byte{5})...))
 	pf.proc.limiter = newRateLimiter(1e9, 1<<20) // answer every unsigned error, so its size is checked
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > readSlot {

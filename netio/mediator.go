@@ -22,13 +22,11 @@ type Mediator struct {
 	keys    *engine.Keyring
 	log     *slog.Logger
 	met     *mediatorMetrics
-	punch   *punchMetrics
 	limiter *rateLimiter
 	conns   []batchConn
 	recv    int
 	send    int
 	offers  chan engine.AttemptView
-	marks   chan engine.Handle // offered.go
 	origin  time.Time
 
 	startOnce sync.Once
@@ -37,6 +35,9 @@ type Mediator struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 	closeErr  error
+
+	punch *punchMetrics      // punch_metrics.go
+	marks chan engine.Handle // offered.go
 }
 
 // NewMediator validates cfg and binds every socket; it does not start
@@ -53,13 +54,13 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 	m := &Mediator{
 		cfg: cfg, store: store, keys: keys, log: cfg.Logger,
 		met:     newMediatorMetrics(cfg.Metrics),
-		punch:   newPunchMetrics(cfg.Metrics, cfg.Tenants),
 		limiter: newRateLimiter(cfg.ErrorRate, cfg.ErrorBurst),
 		offers:  make(chan engine.AttemptView, offerQueue),
-		marks:   make(chan engine.Handle, offerQueue),
 		origin:  time.Now(),
 		done:    make(chan struct{}),
 	}
+	m.punch = newPunchMetrics(cfg.Metrics, cfg.Tenants)
+	m.marks = make(chan engine.Handle, offerQueue)
 	for i, ap := range addrs {
 		conns, recv, send, err := listen(ap, cfg.Sockets, &cfg)
 		if err != nil {
@@ -83,7 +84,7 @@ func (m *Mediator) Start() {
 		if m.closed.Load() {
 			return
 		}
-		m.wg.Add(len(m.conns) + 1)
+		m.wg.Add(len(m.conns) + 2)
 		for _, c := range m.conns {
 			if m.cfg.Overlap {
 				go m.overlapLoop(c)
@@ -92,6 +93,7 @@ func (m *Mediator) Start() {
 			}
 		}
 		go m.offerLoop()
+		go m.markLoop()
 		path := "recvmmsg"
 		if m.cfg.Portable || !rawAvailable {
 			path = "portable"
@@ -135,6 +137,14 @@ func (m *Mediator) Close() error {
 	return m.closeErr
 }
 
+// newProcessor makes a reader's processor, counting punch outcomes and
+// queueing offered marks as m does.
+func (m *Mediator) newProcessor() *processor {
+	p := newProcessor(m.store, m.keys, m.limiter)
+	p.punch, p.marks = m.punch, m.marks
+	return p
+}
+
 // nanotime is the monotonic clock of the rate limiter.
 func (m *Mediator) nanotime() int64 { return int64(time.Since(m.origin)) }
 
@@ -142,7 +152,7 @@ func (m *Mediator) nanotime() int64 { return int64(time.Since(m.origin)) }
 func (m *Mediator) readLoop(c batchConn) {
 	defer m.wg.Done()
 	in := newPackets(batchSize, readSlot)
-	p := newProcessor(m.store, m.keys, m.limiter, m.punch, m.marks)
+	p := m.newProcessor()
 	for {
 		n, err := c.ReadBatch(in)
 		if err != nil {

@@ -95,6 +95,9 @@ const (
 )
 
 var metricHelp = map[string]string{
+	metricPunchOutcomes: "Punch outcomes reported by hosts and clients (the first report of each side of an attempt), by tenant, role and path (direct, relayed, failed).",
+	metricPunchConnect:  "Time from join to connected (or to giving up) reported by hosts and clients, in seconds, by tenant and path.",
+
 	metricIn:        "UDP datagrams received by the mediator.",
 	metricOut:       "UDP datagrams sent by the mediator.",
 	metricBatches:   "Receive batches (recvmmsg calls or portable batch reads) that returned datagrams.",
@@ -102,9 +105,6 @@ var metricHelp = map[string]string{
 	metricCommit:    "Commit latency in seconds: time in one store ApplyBatch of a receive batch.",
 	metricDropped:   "Datagrams that got no answer, by reason.",
 	metricAnswers:   "UDP answers, by method asked and outcome answered.",
-
-	metricPunchOutcomes: "Punch outcomes reported by hosts and clients (the first report of each side of an attempt), by tenant, role and path (direct, relayed, failed).",
-	metricPunchConnect:  "Time from join to connected (or to giving up) reported by hosts and clients, in seconds, by tenant and path.",
 }
 
 // MetricHelp is the HELP text of a metric family this package exports, or

@@ -32,8 +32,6 @@ func (m *Mediator) offerLoop() {
 			return
 		case v := <-m.offers:
 			m.sendOffer(buf, &v)
-		case h := <-m.marks:
-			m.mark(h)
 		}
 	}
 }
@@ -66,7 +64,7 @@ func (m *Mediator) sendOffer(buf []byte, v *engine.AttemptView) {
 	}
 	m.met.out.Inc()
 	m.met.answers[methodOffer][resOK].Inc()
-	m.mark(v.Handle)
+	queueMark(m.marks, v.Handle)
 }
 
 // connFor picks a socket that can reach dst: the first of dst's family, or a

@@ -19,7 +19,7 @@ func (m *Mediator) overlapLoop(c batchConn) {
 	var slots [2]slot
 	free, ready := make(chan int, len(slots)), make(chan int, len(slots))
 	for k := range slots {
-		slots[k] = slot{in: newPackets(batchSize, readSlot), p: newProcessor(m.store, m.keys, m.limiter, m.punch, m.marks)}
+		slots[k] = slot{in: newPackets(batchSize, readSlot), p: m.newProcessor()}
 		free <- k
 	}
 	committed := make(chan struct{})

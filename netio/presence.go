@@ -18,7 +18,7 @@ func (p *processor) presenceSuccess(r *request, v *engine.PresenceView) {
 	b.AddUint32(stun.AttrLifetime, lifetimeSeconds(v.TTL))
 	for i := 0; i < v.NPending && i < len(v.Pending); i++ {
 		b.AddAttempt(v.Pending[i])
-		p.markOffered(v.Pending[i])
+		queueMark(p.marks, v.Pending[i])
 	}
 	b.AddIntegrityWith(p.mac, &r.pads)
 	b.AddFingerprint()

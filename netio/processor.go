@@ -46,11 +46,7 @@ type processor struct {
 	hosts   engine.HostResolver // store, if it is one; else nil
 	keys    *engine.Keyring
 	limiter *rateLimiter
-	punch   *punchMetrics
-	// marks queues the attempts a presence answer names, for the offer
-	// goroutine to mark offered (nil: not marked, in tests without one).
-	marks chan<- engine.Handle
-	nowNS int64 // monotonic nanoseconds, read once per batch
+	nowNS   int64 // monotonic nanoseconds, read once per batch
 
 	msg stun.Message
 	mac *engine.HMAC // SHA-256 scratch for derivations, verifies, signatures
@@ -62,12 +58,17 @@ type processor struct {
 	out      []packet    // batchSize × answersPerRequest write slots
 	nout     int
 	stats    batchStats
+
+	punch *punchMetrics // the tenants' punch outcome series
+	// marks queues the attempts a presence answer names, for markLoop to
+	// mark offered (nil: not marked).
+	marks chan<- engine.Handle
 }
 
-func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter, punch *punchMetrics, marks chan<- engine.Handle) *processor {
+func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
 	hosts, _ := store.(engine.HostResolver)
 	return &processor{
-		hosts: hosts, punch: punch, marks: marks,
+		hosts: hosts,
 		store: store, keys: keys, limiter: limiter, mac: engine.NewHMAC(),
 		reqs: make([]request, 0, batchSize),
 		ops:  make([]engine.Op, 0, batchSize),

@@ -19,12 +19,14 @@ type procFixture struct {
 
 func newProcFixture(t testing.TB) *procFixture {
 	f := newFixture(t, Config{Sockets: 1})
-	return &procFixture{
+	pf := &procFixture{
 		fixture: f,
-		proc:    newProcessor(f.store, f.keys, newRateLimiter(10, 20), f.med.punch, f.med.marks),
+		proc:    newProcessor(f.store, f.keys, newRateLimiter(10, 20)),
 		in:      newPackets(batchSize, readSlot),
 		step:    1e6,
 	}
+	pf.proc.punch, pf.proc.marks = f.med.punch, f.med.marks
+	return pf
 }
 
 // feed runs one batch of datagrams from src and returns the answers.

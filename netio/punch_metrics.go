@@ -57,10 +57,16 @@ type punchMetrics struct {
 	mu       sync.Mutex
 	byTenant atomic.Pointer[map[engine.Tenant]*tenantPunch]
 	other    *tenantPunch
+	limit    int // tenants with their own series, at most
 }
 
 func newPunchMetrics(set *metrics.Set, tenants []engine.Tenant) *punchMetrics {
-	pm := &punchMetrics{set: set}
+	return newBoundedPunchMetrics(set, tenants, maxPunchTenants)
+}
+
+// newBoundedPunchMetrics is newPunchMetrics with another tenant bound.
+func newBoundedPunchMetrics(set *metrics.Set, tenants []engine.Tenant, limit int) *punchMetrics {
+	pm := &punchMetrics{set: set, limit: limit}
 	pm.other = pm.register(otherTenant)
 	m := map[engine.Tenant]*tenantPunch{}
 	pm.byTenant.Store(&m)
@@ -91,7 +97,7 @@ func (pm *punchMetrics) add(tenants ...engine.Tenant) {
 	next := make(map[engine.Tenant]*tenantPunch, len(cur)+len(tenants))
 	maps.Copy(next, cur)
 	for _, t := range tenants {
-		if _, ok := next[t]; !ok && len(next) < maxPunchTenants {
+		if _, ok := next[t]; !ok && len(next) < pm.limit {
 			next[t] = pm.register(t.Game + "/" + t.Env)
 		}
 	}

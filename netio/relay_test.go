@@ -353,7 +353,7 @@ func TestOfferMarksOffered(t *testing.T) {
 	if m, _ := host.recv(); m.Type() != stun.OfferIndication {
 		t.Fatalf("host got %#x, want OFFER", m.Type())
 	}
-	// MarkOffered follows the send on the offer goroutine: wait for it,
+	// MarkOffered follows the send on the mark goroutine: wait for it,
 	// bounded.
 	waitFor(t, func() bool { return f.status(a).State == engine.AttemptOffered })
 

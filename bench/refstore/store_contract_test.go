@@ -25,5 +25,5 @@ func TestRefStoreContract(t *testing.T) {
 
 // FuzzRefStoreOps: go test -run '^$' -fuzz FuzzRefStoreOps -fuzztime 30s -fuzzminimizetime 2s ./bench/refstore/
 func FuzzRefStoreOps(f *testing.F) {
-	storetest.Fuzz(f, newContractRefStore)
+	storetest.Fuzz(f, newContractRefStore, storetest.WithoutRelay())
 }

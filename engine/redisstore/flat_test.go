@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
@@ -172,6 +173,28 @@ func opWork(t *testing.T, n int) map[string]map[string]int {
 			t.Fatalf("ApplyBatch: %v first=%v", err, ops[1].FirstIntro)
 		}
 	})
+	b, r, err := s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: tenant, Client: "client", IdempotencyKey: "j2", Listing: mid.ID, ProtocolVersion: 1, RelayOnly: true})
+	if err != nil || !r.OK() {
+		t.Fatalf("CreateJoinAttempt: %v %v", r.Outcome, err)
+	}
+	measure("ApplyBatch(relayed binds of both sides, outcome report)", func() {
+		pc := k.Presence(mid.Presence)
+		hc, cc := engine.HostAttemptCapability(&pc, b.Handle), k.AttemptClient(b.Handle)
+		hk := engine.FingerprintOf(&hc)
+		ops := []engine.Op{
+			{Kind: engine.OpBindAttempt, Bind: engine.BindAttempt{Handle: b.Handle, Role: engine.RoleHost, Key: hk, Public: netipAP("203.0.113.10:4000"), Relayed: netipAP("192.0.2.50:6002")}},
+			{Kind: engine.OpBindAttempt, Bind: engine.BindAttempt{Handle: b.Handle, Role: engine.RoleClient, Key: engine.FingerprintOf(&cc), Public: netipAP("198.51.100.20:5000"), Relayed: netipAP("192.0.2.50:6001")}},
+			{Kind: engine.OpOutcome, Report: engine.PunchReport{Handle: b.Handle, Role: engine.RoleHost, Key: hk, Path: engine.PathRelayed, ConnectMillis: 700}},
+		}
+		if err := s.ApplyBatch(ctx, ops); err != nil || !ops[1].FirstRelay || !ops[2].Result.OK() {
+			t.Fatalf("ApplyBatch: %v first relay=%v", err, ops[1].FirstRelay)
+		}
+	})
+	measure("AttemptStatus", func() {
+		if st, r, err := s.AttemptStatus(ctx, engine.GetAttempt{Tenant: tenant, Subject: "client", Attempt: b.ID}); err != nil || !r.OK() || st.State != engine.AttemptRelayed {
+			t.Fatalf("AttemptStatus: %v %v %v", st.State, r.Outcome, err)
+		}
+	})
 	measure("ConsumeReplay", func() {
 		if r, err := s.ConsumeReplay(ctx, engine.ConsumeReplay{Namespace: "n", Key: "k", Lifetime: time.Second}); err != nil || !r.OK() {
 			t.Fatalf("ConsumeReplay: %v %v", r.Outcome, err)
@@ -189,6 +212,16 @@ func opWork(t *testing.T, n int) map[string]map[string]int {
 		}
 	})
 	return work
+}
+
+// functionCalls is how many FCALLs the server has run.
+func functionCalls(t *testing.T, c rueidis.Client) int {
+	t.Helper()
+	info, err := c.Do(context.Background(), c.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return commandCounts(t, info)["fcall"]
 }
 
 // commandCounts parses INFO commandstats into calls per command, leaving

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"net/netip"
 	"slices"
 	"time"
@@ -24,6 +25,9 @@ type model struct {
 	drainAt     time.Duration
 	unavailable bool
 	order       int
+
+	relay bool        // the store has the relay fallback (model_relay.go)
+	tombs []*mAttempt // ended attempts whose tombstone the model holds
 }
 
 type mListing struct {
@@ -46,6 +50,7 @@ type mAttempt struct {
 	host, peer engine.Binding
 	consumed   bool
 	order      int
+	relay      mRelay // model_relay.go
 }
 
 type mIdem struct {
@@ -65,7 +70,7 @@ func (m *model) expire() {
 	m.now = m.e.c.Now()
 	if m.draining && m.now >= m.drainAt {
 		for _, l := range m.listings {
-			m.kill(l)
+			m.kill(l, engine.EndDrained, m.drainAt)
 		}
 		clear(m.idem)
 		clear(m.replay)
@@ -87,22 +92,29 @@ func (m *model) expire() {
 	}
 	for _, a := range m.attempts {
 		if a.alive && a.at <= m.now {
-			a.alive = false
+			m.end(a, engine.EndExpired, a.at)
 		}
 	}
+	// Leases end in deadline order, as a store's schedule has them.
+	var lapsed []*mListing
 	for _, l := range m.listings {
 		if l.alive && l.leaseAt <= m.now {
-			m.kill(l)
+			lapsed = append(lapsed, l)
 		}
+	}
+	slices.SortStableFunc(lapsed, func(a, b *mListing) int { return cmp.Compare(a.leaseAt, b.leaseAt) })
+	for _, l := range lapsed {
+		m.kill(l, engine.EndLeaseExpired, l.leaseAt)
 	}
 }
 
-// kill removes a listing with its presence and every attempt on it.
-func (m *model) kill(l *mListing) {
+// kill removes a listing with its presence and every attempt on it, ended
+// by cause at the given time.
+func (m *model) kill(l *mListing, cause engine.AttemptEnd, at time.Duration) {
 	l.alive = false
 	for _, a := range m.attempts {
-		if a.l == l {
-			a.alive = false
+		if a.l == l && a.alive {
+			m.end(a, cause, at)
 		}
 	}
 }
@@ -121,7 +133,7 @@ func (m *model) counts() (listings, presence, attempts, inflight int) {
 	for _, a := range m.attempts {
 		if a.alive {
 			attempts++
-			if !a.consumed {
+			if !a.consumed && !a.relay.relayed {
 				inflight++
 			}
 		}
@@ -234,6 +246,7 @@ func (m *model) verify() {
 		if ok != a.alive || (ok && h != a.l.v.Presence) {
 			t.Fatalf("attempt #%d: AttemptHost ok=%v, model alive=%v", a.order, ok, a.alive)
 		}
+		m.verifyStatus(a)
 	}
 	nl, np, na, nf := m.counts()
 	st := e.s.Stats()

@@ -138,7 +138,7 @@ func (m *model) opDelete(in *stream) {
 			return true
 		}
 		m.expect("DeleteListing", r, err, engine.Success)
-		m.kill(l)
+		m.kill(l, engine.EndListingRemoved, m.now)
 		return false
 	})
 }
@@ -207,7 +207,7 @@ func (m *model) opRevokeListing(in *stream) {
 			return true
 		}
 		m.expect("RevokeListing", r, err, engine.Success)
-		m.kill(l)
+		m.kill(l, engine.EndRevoked, m.now)
 		return false
 	})
 }
@@ -235,12 +235,16 @@ func (m *model) opRevokePrincipal(in *stream) {
 		for _, a := range m.attempts {
 			if a.alive && a.a.Client == s {
 				want++
-				a.alive = false
 			}
 		}
 		for _, l := range m.listings {
 			if l.alive && l.v.Owner == s {
-				m.kill(l)
+				m.kill(l, engine.EndRevoked, m.now)
+			}
+		}
+		for _, a := range m.attempts {
+			if a.alive && a.a.Client == s {
+				m.end(a, engine.EndRevoked, m.now)
 			}
 		}
 		if n != want {

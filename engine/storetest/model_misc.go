@@ -118,7 +118,11 @@ func (m *model) opBatch(in *stream) {
 			if a == nil {
 				continue
 			}
-			ops = append(ops, m.bindOp(in, a))
+			if m.relay && in.n(4) == 0 {
+				ops = append(ops, m.reportOp(in, a))
+			} else {
+				ops = append(ops, m.bindOp(in, a))
+			}
 			ls, as = append(ls, nil), append(as, a)
 		}
 	}
@@ -126,9 +130,12 @@ func (m *model) opBatch(in *stream) {
 		m.e.t.Fatalf("ApplyBatch: %v", err)
 	}
 	for i := range ops {
-		if ls[i] != nil {
+		switch {
+		case ls[i] != nil:
 			m.checkPresence(&ops[i], ls[i])
-		} else {
+		case ops[i].Kind == engine.OpOutcome:
+			m.checkReport(&ops[i], as[i])
+		default:
 			m.checkBind(&ops[i], as[i], true)
 		}
 	}

@@ -62,6 +62,10 @@ func (m *model) step(in *stream) {
 		switch in.n(16) {
 		case 0:
 			m.opDrain()
+		case 2, 3:
+			if m.relay {
+				m.opMarkOffered(in)
+			}
 		case 1:
 			if in.n(16) == 0 { // rare: it ends the sequence
 				m.e.s.MarkUnavailable()

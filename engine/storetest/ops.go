@@ -23,7 +23,7 @@ func opsLimits(l *engine.Limits) {
 }
 
 // runRandomOps runs seeded random sequences through RunOps.
-func runRandomOps(t *testing.T, f Factory) {
+func runRandomOps(t *testing.T, f Factory, o options) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 0x5eed))
@@ -31,14 +31,18 @@ func runRandomOps(t *testing.T, f Factory) {
 			for i := range data {
 				data[i] = byte(r.Uint32())
 			}
-			RunOps(t, f, data)
+			runOps(t, f, data, o)
 		})
 	}
 }
 
 // Fuzz registers seed inputs and runs RunOps on every fuzz input; call it
 // from a FuzzXxx function: `func FuzzStoreOps(f *testing.F) { storetest.Fuzz(f, factory) }`.
-func Fuzz(f *testing.F, newStore Factory) {
+func Fuzz(f *testing.F, newStore Factory, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 5, 1, 2, 8, 0, 0, 0, 10, 0, 0, 10, 1, 0, 12, 0})
 	f.Add([]byte{0, 1, 1, 5, 0, 0, 16, 8, 5, 0, 1, 16, 6, 3, 0, 4, 0})
@@ -51,17 +55,27 @@ func Fuzz(f *testing.F, newStore Factory) {
 		}
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { RunOps(t, newStore, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { runOps(t, newStore, data, o) })
 }
 
 // RunOps decodes data into a sequence of at most MaxOpsSteps store
 // operations and clock advances, applies them to a fresh store (with small
 // ceilings) and to a model of the contract, and after every step checks the
 // store's invariants (Inspector), its Stats, every known listing and attempt
+// (and, with the relay fallback, every attempt's status, live or ended)
 // against the model, and that every rejected call changed nothing.
-func RunOps(t *testing.T, f Factory, data []byte) {
+func RunOps(t *testing.T, f Factory, data []byte, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	runOps(t, f, data, o)
+}
+
+func runOps(t *testing.T, f Factory, data []byte, o options) {
 	e := newEnv(t, f, opsLimits)
 	m := newModel(e)
+	m.relay = !o.noRelay
 	in := &stream{b: data}
 	for step := 0; step < MaxOpsSteps && !in.done() && !m.unavailable; step++ {
 		m.step(in)

@@ -16,6 +16,12 @@
 // and says so at the assertion (for example, which of two full pools a
 // shed creation names, or whether Seq 0 is a Conflict or an InputError).
 //
+// The Relay group and the randomized model cover the relay fallback
+// (relay-only joins, relayed candidates, the relay introduction, outcome
+// reports, attempt status and tombstones); a store without it (the
+// reference baseline) runs with WithoutRelay and must refuse each entry
+// point with *engine.UnsupportedError.
+//
 // The suite is deterministic except for the race cases (goroutines
 // contending on the store; their assertions hold for every interleaving)
 // and makes no timing assertions. Run it with -race.
@@ -72,7 +78,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 		{"Input", runInput},
 		{"Cancel", runCancel},
 		{"Race", runRace},
-		{"RandomOps", runRandomOps},
+		{"RandomOps", func(t *testing.T, f Factory) { runRandomOps(t, f, o) }},
 		{"Relay", func(t *testing.T, f Factory) { runRelay(t, f, o) }},
 	}
 	for _, g := range groups {
