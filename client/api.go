@@ -19,6 +19,8 @@ type ListingSpec struct {
 	CurrentPlayers  int               `json:"current_players"`
 	MaxPlayers      int               `json:"max_players"`
 	Metadata        map[string]string `json:"metadata,omitempty"`
+	// RelayOnlyJoins makes every join attempt of the listing relay-only.
+	RelayOnlyJoins bool `json:"relay_only_joins,omitempty"`
 }
 
 // Validate checks the contract's limits locally, so a bad spec is refused
@@ -60,6 +62,7 @@ type Listing struct {
 	Metadata        map[string]string `json:"metadata"`
 	LeaseExpiresAt  time.Time         `json:"lease_expires_at"`
 	Visibility      string            `json:"visibility,omitempty"` // get-by-ID only
+	RelayOnlyJoins  bool              `json:"relay_only_joins,omitempty"`
 }
 
 // Lease is a listing's lease as the owner sees it. Token is the lease
@@ -96,6 +99,12 @@ type Attempt struct {
 	Handle    Handle
 	Token     Capability // the client's attempt capability
 	Mediator  string
+	// RelayOnly: the attempt never reveals either side's addresses to the
+	// other (the client asked, or the listing requires it).
+	RelayOnly bool
+	// Relay is the client side's TURN relay, nil when the server has
+	// relaying off.
+	Relay     *Relay
 	ExpiresAt time.Time
 	TTL       time.Duration
 	Replayed  bool
@@ -111,12 +120,22 @@ type Whoami struct {
 
 // Introduction is what the mediator tells each side about the other: the
 // attempt it belongs to and the peer's endpoints. Local is invalid when the
-// peer did not report its LAN address.
+// peer did not report its LAN address. For a relay-only attempt Public and
+// Local stay invalid (the mediator never reveals them) and Punch connects
+// through the relay; Relayed is the peer's address on its TURN relay once a
+// relay introduction arrived.
 type Introduction struct {
 	Attempt Handle
 	Public  netip.AddrPort
 	Local   netip.AddrPort
+	Relayed netip.AddrPort
+	// side is what this side keeps for the relay fallback and its outcome
+	// report; nil for an Introduction the caller built itself.
+	side *attemptSide
 }
+
+// RelayOnly reports that the attempt connects through the relay only.
+func (in Introduction) RelayOnly() bool { return in.side != nil && in.side.relayOnly }
 
 // Candidates returns the endpoints worth probing, public first, without
 // duplicates or invalid ones.

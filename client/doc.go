@@ -4,10 +4,14 @@
 // for listings, leases and join attempts, and the STUN-framed UDP mediator for
 // presence, binding and introduction. A host uses a Publisher, a peer uses a
 // Joiner; both end with the other side's endpoints, which Punch turns into a
-// working direct path.
+// working direct path, or, when none can be punched (or the attempt is
+// relay-only, revealing no address), a path through the TURN relay the server
+// granted (RFC 8656, with github.com/pion/turn).
 //
 // One UDP socket per role carries everything: mediator traffic, the hole punch
-// and the application's datagrams after it. That way the NAT mapping the
+// and the application's datagrams after it (a relayed path adds the TURN
+// allocation's own socket, which Socket.WriteTo and ReadFrom use for that
+// peer). That way the NAT mapping the
 // mediator observed is the very mapping the other peer is told to use. The
 // Socket type owns that socket and demultiplexes what arrives on it.
 //
@@ -19,6 +23,6 @@
 // it.
 //
 // Secrets (lease tokens, presence and attempt capabilities) are held as
-// Capability values, which print as "[REDACTED]"; nothing in this package
-// logs or formats them.
+// Capability values, relay passwords as RelayCredential values; both print
+// as "[REDACTED]", and nothing in this package logs or formats them.
 package client

@@ -111,6 +111,7 @@ var codeSentinels = map[string]error{
 	"unsupported_media_type": ErrInvalidRequest,
 	"unauthorized":           ErrUnauthorized,
 	"forbidden":              ErrForbidden,
+	"relay_unavailable":      ErrRelayUnavailable,
 }
 
 // Is maps the problem code to the matching sentinel.

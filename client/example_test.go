@@ -63,7 +63,7 @@ func Example_join() {
 			}
 			path, err := pub.Punch(ctx, in, client.PunchConfig{})
 			if errors.Is(err, client.ErrPunchFailed) {
-				continue // no direct path (a symmetric NAT): relay or give up
+				continue // neither a direct path nor the relay worked
 			}
 			buf := make([]byte, 1500)
 			n, from, err := pub.Socket().ReadFrom(ctx, buf)
@@ -104,6 +104,75 @@ func Example_join() {
 		break
 	}
 	// Output: welcome, player one
+}
+
+func Example_relay() {
+	ctx := context.Background()
+	// The host requires relay-only joins: no player learns its address.
+	hostAPI, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_HOST_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pub, err := client.Publish(ctx, client.PublisherConfig{API: hostAPI, Spec: client.ListingSpec{
+		Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3", DisplayName: "Private room",
+		Visibility: "public", TrustMode: "player_hosted", CurrentPlayers: 1, MaxPlayers: 4,
+		RelayOnlyJoins: true}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pub.Close(ctx)
+	go func() {
+		for {
+			in, err := pub.Accept(ctx) // in.RelayOnly(): no joiner address
+			if err != nil {
+				return
+			}
+			path, err := pub.Punch(ctx, in, client.PunchConfig{}) // through the relay
+			if err != nil {
+				continue // errors.Is(err, client.ErrRelayRefused), ...
+			}
+			buf := make([]byte, 1500)
+			n, from, err := pub.Socket().ReadFrom(ctx, buf)
+			if err == nil && from == path.Peer {
+				pub.Socket().WriteTo(append([]byte("relayed welcome, "), buf[:n]...), from)
+			}
+		}
+	}()
+
+	// The player side is the same as for a direct join.
+	api, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_PLAYER_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: 7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer j.Close()
+	for l, err := range j.Browse(ctx, "eu-central") {
+		if err != nil {
+			log.Fatal(err)
+		}
+		if l.DisplayName != "Private room" {
+			continue
+		}
+		in, path, err := j.JoinAndPunch(ctx, l.ListingID, client.PunchConfig{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("host address known:", in.Public.IsValid(), "relayed:", path.Relayed)
+		j.Socket().WriteTo([]byte("player two"), path.Peer) // sent through the relay
+		buf := make([]byte, 1500)
+		n, _, err := j.Socket().ReadFrom(ctx, buf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(string(buf[:n]))
+		break
+	}
+	// Output:
+	// host address known: false relayed: true
+	// relayed welcome, player two
 }
 
 func Example_errors() {

@@ -22,6 +22,9 @@ type JoinerConfig struct {
 	ListenAddr string // default "0.0.0.0:0"
 	// LocalAddr overrides the LAN endpoint reported as RDV-LOCAL-ADDRESS.
 	LocalAddr netip.AddrPort
+	// RelayOnly makes every join relay-only: neither side learns the
+	// other's public or LAN address, and Punch connects through the relay.
+	RelayOnly bool
 }
 
 // Joiner browses listings and joins one: it creates a join attempt (with an
@@ -73,9 +76,13 @@ func (j *Joiner) Socket() *Socket {
 
 // Join asks to be introduced to the host of listing and returns the host's
 // endpoints. It ends with ErrIntroduceTimeout if the host never binds before
-// the attempt expires, or a typed contract error.
+// the attempt expires, or a typed contract error. For a relay-only attempt
+// (JoinerConfig.RelayOnly, or a listing that requires it) it returns an
+// Introduction without addresses (RelayOnly reports true) as soon as the
+// attempt exists: Punch then connects through the relay.
 func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, error) {
-	at, err := j.api.CreateJoinAttempt(ctx, NewIdempotencyKey(), listing, j.cfg.ProtocolVersion)
+	start := time.Now()
+	at, err := j.api.CreateJoinAttemptWith(ctx, NewIdempotencyKey(), listing, AttemptRequest{ProtocolVersion: j.cfg.ProtocolVersion, RelayOnly: j.cfg.RelayOnly})
 	if err != nil {
 		return Introduction{}, err
 	}
@@ -83,11 +90,32 @@ func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, err
 	if err != nil {
 		return Introduction{}, err
 	}
-	local := j.cfg.LocalAddr
-	if !local.IsValid() {
-		local = localEndpoint(j.conn, s.Mediator())
+	side := &attemptSide{kind: stun.KindAttemptClient, h: at.Handle.engine(), key: *at.Token.engine(),
+		deadline: time.Now().Add(at.TTL), start: start, relayOnly: at.RelayOnly}
+	if r := at.Relay; r != nil {
+		side.relay = func(context.Context) (*Relay, error) { return r, nil }
 	}
-	return s.bind(ctx, stun.KindAttemptClient, at.Handle.engine(), *at.Token.engine(), local, time.Now().Add(at.TTL))
+	in := Introduction{Attempt: at.Handle, side: side}
+	if at.RelayOnly {
+		if side.relay == nil {
+			return Introduction{}, &ProtocolError{Op: "create join attempt", Reason: "a relay-only attempt without a relay object"}
+		}
+		return in, nil // the LAN address is never sent: nobody may learn it
+	}
+	side.local = j.cfg.LocalAddr
+	if !side.local.IsValid() {
+		side.local = localEndpoint(j.conn, s.Mediator())
+	}
+	b, err := s.bind(ctx, side.kind, side.h, side.key, side.local, netip.AddrPort{}, side.deadline)
+	if err != nil {
+		return Introduction{}, err
+	}
+	if b.relayOnly { // the listing requires relay-only joins
+		side.relayOnly, side.local = true, netip.AddrPort{}
+		return in, nil
+	}
+	b.intro.side = side
+	return b.intro, nil
 }
 
 // JoinAndPunch joins and then punches toward the host.

@@ -32,12 +32,14 @@ type (
 		Presence  wirePresence `json:"presence"`
 	}
 	wireAttempt struct {
-		AttemptID string    `json:"attempt_id"`
-		Handle    string    `json:"handle"`
-		Token     string    `json:"token"`
-		Mediator  string    `json:"mediator"`
-		ExpiresAt time.Time `json:"expires_at"`
-		TTL       int64     `json:"ttl_s"`
+		AttemptID string     `json:"attempt_id"`
+		Handle    string     `json:"handle"`
+		Token     string     `json:"token"`
+		Mediator  string     `json:"mediator"`
+		ExpiresAt time.Time  `json:"expires_at"`
+		TTL       int64      `json:"ttl_s"`
+		RelayOnly bool       `json:"relay_only"`
+		Relay     *wireRelay `json:"relay"`
 	}
 	wireRenewed struct {
 		Version   uint64    `json:"version"`
@@ -204,22 +206,37 @@ func (a *API) Browse(ctx context.Context, q BrowseQuery) iter.Seq2[Listing, erro
 // CreateJoinAttempt asks to be introduced to the listing's host. Pass the
 // same idempotencyKey on every retry of one logical join.
 func (a *API) CreateJoinAttempt(ctx context.Context, idempotencyKey string, listing ListingID, protocolVersion uint32) (*Attempt, error) {
+	return a.CreateJoinAttemptWith(ctx, idempotencyKey, listing, AttemptRequest{ProtocolVersion: protocolVersion})
+}
+
+// AttemptRequest is the body of a join attempt.
+type AttemptRequest struct {
+	ProtocolVersion uint32
+	// RelayOnly asks that neither side learn the other's addresses: both
+	// connect through the relay. Refused with ErrRelayUnavailable (problem
+	// relay_unavailable) when the server has relaying off.
+	RelayOnly bool
+}
+
+// CreateJoinAttemptWith is CreateJoinAttempt with the request's options.
+func (a *API) CreateJoinAttemptWith(ctx context.Context, idempotencyKey string, listing ListingID, req AttemptRequest) (*Attempt, error) {
 	if err := engine.ValidateIdempotencyKey(idempotencyKey); err != nil {
 		return nil, checked(err)
 	}
-	if protocolVersion == 0 {
+	if req.ProtocolVersion == 0 {
 		return nil, &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
 	}
 	body := struct {
 		ProtocolVersion uint32 `json:"protocol_version"`
-	}{protocolVersion}
+		RelayOnly       bool   `json:"relay_only,omitempty"`
+	}{req.ProtocolVersion, req.RelayOnly}
 	var w wireAttempt
 	c := &call{op: "create join attempt", method: "POST", path: "/v1/listings/" + listing.String() + "/join-attempts",
 		header: map[string]string{"Idempotency-Key": idempotencyKey}, body: &body, out: &w}
 	if err := a.do(ctx, c); err != nil {
 		return nil, err
 	}
-	out := &Attempt{Mediator: w.Mediator, ExpiresAt: w.ExpiresAt, TTL: time.Duration(w.TTL) * time.Second, Replayed: c.replay}
+	out := &Attempt{Mediator: w.Mediator, ExpiresAt: w.ExpiresAt, TTL: time.Duration(w.TTL) * time.Second, Replayed: c.replay, RelayOnly: w.RelayOnly}
 	var ok3 bool
 	id, err1 := parseUUID("attempt_id", w.AttemptID)
 	handle, err2 := parseUUID("handle", w.Handle)
@@ -228,10 +245,35 @@ func (a *API) CreateJoinAttempt(ctx context.Context, idempotencyKey string, list
 	if err1 != nil || err2 != nil || !ok3 || w.Mediator == "" {
 		return nil, &ProtocolError{Op: c.op, Reason: "missing or malformed identifiers"}
 	}
+	relay, err := w.Relay.relay(c.op)
+	if err != nil {
+		return nil, err
+	}
+	out.Relay = relay
 	if out.TTL <= 0 {
 		out.TTL = engine.DefaultAttemptTTL
 	}
 	return out, nil
+}
+
+// HostRelay returns the host side's TURN relay for an attempt of the
+// caller's listing, named by the attempt handle the host was offered (the
+// host never learns attempt IDs). ErrRelayUnavailable when the server has
+// relaying off; ErrNotFound for an attempt that is not of this listing,
+// ended, or a listing the caller does not own.
+func (a *API) HostRelay(ctx context.Context, listing ListingID, attempt Handle) (*Relay, error) {
+	var w struct {
+		Relay *wireRelay `json:"relay"`
+	}
+	c := &call{op: "get host relay", method: "GET", path: "/v1/listings/" + listing.String() + "/join-attempts/" + attempt.String() + "/relay", out: &w}
+	if err := a.do(ctx, c); err != nil {
+		return nil, err
+	}
+	r, err := w.Relay.relay(c.op)
+	if err == nil && r == nil {
+		err = &ProtocolError{Op: c.op, Reason: "no relay object"}
+	}
+	return r, err
 }
 
 // Whoami returns the authenticated principal.

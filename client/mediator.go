@@ -29,6 +29,9 @@ type answer struct {
 	lifetime  uint32
 	attempts  [engine.PendingOffersMax]engine.Handle
 	nattempts int
+	// relayOnly: the answer to an attempt bind says the attempt is
+	// relay-only, so no INTRODUCE will come (RDV-RELAY-ONLY).
+	relayOnly bool
 }
 
 func (a *answer) err(op string) error {
@@ -38,11 +41,13 @@ func (a *answer) err(op string) error {
 	return &MediatorError{Op: op, Code: a.code, Reason: string(a.reason[:a.nreason])}
 }
 
-// introSlot waits for the INTRODUCE of one attempt, verified with key.
+// introSlot waits for the INTRODUCE (ch) or RELAY-INTRODUCE (relay: the
+// peer's relayed address) of one attempt, verified with key.
 type introSlot struct {
-	kind byte
-	key  engine.Capability
-	ch   chan Introduction
+	kind  byte
+	key   engine.Capability
+	ch    chan Introduction
+	relay chan netip.AddrPort
 }
 
 func newTxID() (id [12]byte) {
@@ -114,6 +119,8 @@ func (s *Socket) handleSTUN(b []byte) {
 			s.handleOffer(m)
 		case stun.MethodIntroduce:
 			s.handleIntroduce(m)
+		case stun.MethodRelayIntroduce:
+			s.handleRelayIntroduce(m)
 		}
 	}
 }
@@ -130,6 +137,7 @@ func (s *Socket) handleAnswer(m *stun.Message) {
 	}
 	a.mapped, _ = m.XORAddress(stun.AttrXORMappedAddress)
 	a.lifetime, _ = m.Uint32(stun.AttrLifetime)
+	a.relayOnly = m.Has(stun.AttrRelayOnly)
 	for h := range m.Attempts() {
 		if a.nattempts == len(a.attempts) {
 			break
@@ -180,19 +188,29 @@ func (s *Socket) handleOffer(m *stun.Message) {
 	}
 }
 
-func (s *Socket) handleIntroduce(m *stun.Message) {
+// introSlotFor returns the waiting slot an indication is addressed to, if
+// its USERNAME names one and it verifies with that slot's key.
+func (s *Socket) introSlotFor(m *stun.Message) (engine.Handle, *introSlot) {
 	u, ok := m.Username()
 	if !ok {
-		return
+		return engine.Handle{}, nil
 	}
 	kind, h, ok := stun.ParseUsername(u)
 	if !ok {
-		return
+		return h, nil
 	}
 	s.mu.Lock()
 	slot := s.intros[h]
 	s.mu.Unlock()
 	if slot == nil || slot.kind != kind || !m.CheckIntegrity(slot.key[:]) {
+		return h, nil
+	}
+	return h, slot
+}
+
+func (s *Socket) handleIntroduce(m *stun.Message) {
+	h, slot := s.introSlotFor(m)
+	if slot == nil {
 		return
 	}
 	pub, ok := m.XORAddress(stun.AttrXORPeerAddress)
@@ -207,8 +225,25 @@ func (s *Socket) handleIntroduce(m *stun.Message) {
 	}
 }
 
+// handleRelayIntroduce takes the peer's relayed address from a verified
+// RELAY-INTRODUCE.
+func (s *Socket) handleRelayIntroduce(m *stun.Message) {
+	_, slot := s.introSlotFor(m)
+	if slot == nil {
+		return
+	}
+	peer, ok := m.XORAddress(stun.AttrXORPeerAddress)
+	if !ok {
+		return
+	}
+	select {
+	case slot.relay <- peer:
+	default: // a re-sent RELAY-INTRODUCE changes nothing
+	}
+}
+
 func (s *Socket) registerIntro(h engine.Handle, kind byte, key engine.Capability) *introSlot {
-	slot := &introSlot{kind: kind, key: key, ch: make(chan Introduction, 1)}
+	slot := &introSlot{kind: kind, key: key, ch: make(chan Introduction, 1), relay: make(chan netip.AddrPort, 1)}
 	s.mu.Lock()
 	s.intros[h] = slot
 	s.mu.Unlock()

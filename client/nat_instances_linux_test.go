@@ -27,8 +27,7 @@ import (
 func TestNATHolePunchTwoInstances(t *testing.T) {
 	requireNetns(t)
 	redistest.SkipIfMissing(t)
-	l := newLab(t, false)
-	l.in("pub", "ip", "addr", "add", "10.99.0.2/32", "dev", "lo")
+	l := newLab(t, 'i', false, false) // pub carries 10.99.0.2 (instance B) already
 	// Per NAT and instance, STUN datagrams each way (the servers run in
 	// pub: its input and output hooks see them), added to newLab's counter
 	// table.

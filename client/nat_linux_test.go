@@ -37,19 +37,25 @@ func TestNATHolePunch(t *testing.T) {
 	t.Run("symmetric", func(t *testing.T) { natCase(t, true) })
 }
 
+// requireNetns skips the NAT tests where they cannot run, except in CI
+// (CI=true), which installs what they need and must never skip them.
 func requireNetns(t *testing.T) {
 	t.Helper()
+	skip := t.Skipf
+	if os.Getenv("CI") != "" {
+		skip = t.Fatalf
+	}
 	if os.Geteuid() != 0 {
-		t.Skip("the NAT hole-punch test needs root (it creates network namespaces); CI runs it as root")
+		skip("the NAT hole-punch test needs root (it creates network namespaces); CI runs it as root")
 	}
 	for _, tool := range []string{"ip", "nft"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the NAT hole-punch test needs %s (apt-get install iproute2 nftables; .ci/run does)", tool)
+			skip("the NAT hole-punch test needs %s (apt-get install iproute2 nftables; .ci/run does)", tool)
 		}
 	}
 	probe := fmt.Sprintf("rdvprobe%d", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		t.Skipf("root, but cannot create a network namespace (a container without CAP_SYS_ADMIN and CAP_NET_ADMIN?): %v: %s", err, out)
+		skip("root, but cannot create a network namespace (a container without CAP_SYS_ADMIN and CAP_NET_ADMIN?): %v: %s", err, out)
 	}
 	if out, err := exec.Command("ip", "netns", "del", probe).CombinedOutput(); err != nil {
 		t.Fatalf("cannot delete the probe namespace %s: %v: %s", probe, err, out)
@@ -102,9 +108,12 @@ func (l *lab) link(a, ifa, addrA, b, ifb, addrB string) {
 	l.in(b, "ip", "link", "set", "dev", ifb, "up")
 }
 
-func newLab(t *testing.T, symmetric bool) *lab {
+// newLab builds the namespaces; tag tells labs of one run apart, random1
+// and random2 make nat1 / nat2 fully-random (symmetric). pub also carries
+// 10.99.0.2, where the relay tests run coturn.
+func newLab(t *testing.T, tag byte, random1, random2 bool) *lab {
 	t.Helper()
-	l := &lab{t: t, prefix: fmt.Sprintf("rdv%d%c-", os.Getpid()%100000, "es"[b2i(symmetric)])}
+	l := &lab{t: t, prefix: fmt.Sprintf("rdv%d%c-", os.Getpid()%100000, tag)}
 	names := []string{"pub", "nat1", "nat2", "host", "join"}
 	t.Cleanup(func() {
 		for _, n := range names {
@@ -120,6 +129,7 @@ func newLab(t *testing.T, symmetric bool) *lab {
 	l.link("pub", "p1", "10.99.1.1/24", "nat1", "wan0", "10.99.1.2/24")
 	l.link("pub", "p2", "10.99.2.1/24", "nat2", "wan0", "10.99.2.2/24")
 	l.in("pub", "ip", "addr", "add", "10.99.0.1/32", "dev", "lo")
+	l.in("pub", "ip", "addr", "add", "10.99.0.2/32", "dev", "lo")
 	l.in("pub", "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	// The LANs.
 	l.link("nat1", "lan0", "192.168.1.1/24", "host", "eth0", "192.168.1.2/24")
@@ -130,7 +140,7 @@ func newLab(t *testing.T, symmetric bool) *lab {
 		l.in(n, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 		l.in(n, "ip", "route", "add", "default", "via", fmt.Sprintf("10.99.%d.1", i+1))
 		mode := "masquerade" // port-preserving when it can: endpoint-independent mapping
-		if symmetric && n == "nat2" {
+		if (random1 && n == "nat1") || (random2 && n == "nat2") {
 			mode = "masquerade fully-random" // a new random port per destination
 		}
 		l.nft(n, `table ip nat {
@@ -148,14 +158,25 @@ table ip filter {
 `)
 	}
 	// Counters in pub: non-STUN datagrams addressed to the server (must stay
-	// 0), and UDP forwarded directly between the NATs (the punched path).
+	// 0), UDP forwarded directly between the NATs (the punched path), UDP
+	// addressed to the relay, and the INTRODUCE (0x02F2) and RELAY-INTRODUCE
+	// (0x02F3) indications the server sent.
 	l.nft("pub", `table ip rdvcount {
 	counter to_server_nonstun {}
 	counter direct_1to2 {}
 	counter direct_2to1 {}
+	counter to_relay {}
+	counter introduce_sent {}
+	counter relay_introduce_sent {}
 	chain server_in {
 		type filter hook input priority 0; policy accept;
 		ip daddr 10.99.0.1 udp dport 3478 @th,96,32 != 0x2112a442 counter name to_server_nonstun
+		ip daddr 10.99.0.2 meta l4proto udp counter name to_relay
+	}
+	chain server_out {
+		type filter hook output priority 0; policy accept;
+		ip saddr 10.99.0.1 udp sport 3478 @th,64,16 0x02f2 counter name introduce_sent
+		ip saddr 10.99.0.1 udp sport 3478 @th,64,16 0x02f3 counter name relay_introduce_sent
 	}
 	chain transit {
 		type filter hook forward priority 0; policy accept;
@@ -188,7 +209,7 @@ func (l *lab) counter(name string) int {
 }
 
 func natCase(t *testing.T, symmetric bool) {
-	l := newLab(t, symmetric)
+	l := newLab(t, "es"[b2i(symmetric)], false, symmetric)
 	srv := startServer(t, []string{"ip", "netns", "exec", l.ns("pub")},
 		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
 	server := "http://10.99.0.1:8080"

@@ -28,13 +28,17 @@ func appendPresence(buf []byte, txID [12]byte, h engine.Handle, key *engine.Capa
 	return b.Bytes()
 }
 
-// appendBind encodes an attempt bind (CONTRACT.md §4.3) for kind 'h' or 'c'.
-func appendBind(buf []byte, txID [12]byte, kind byte, h engine.Handle, key *engine.Capability, local netip.AddrPort) []byte {
+// appendBind encodes an attempt bind (CONTRACT.md §4.3) for kind 'h' or
+// 'c', with the side's relayed address on its TURN relay when it has one.
+func appendBind(buf []byte, txID [12]byte, kind byte, h engine.Handle, key *engine.Capability, local, relayed netip.AddrPort) []byte {
 	b := stun.NewBuilder(buf, stun.BindingRequest, txID)
 	u := stun.Username(kind, h)
 	b.AddUsername(u[:])
 	if local.IsValid() {
 		b.AddXORAddress(stun.AttrLocalAddress, local)
+	}
+	if relayed.IsValid() {
+		b.AddXORAddress(stun.AttrRelayedAddress, relayed)
 	}
 	b.AddIntegritySHA256(key[:])
 	b.AddFingerprint()

@@ -39,8 +39,10 @@ func putProbe(b *[probeSize]byte, typ, role byte, h engine.Handle, nonce [8]byte
 
 // handleProbe answers probes for an active punch and records acks. Probes
 // for unknown attempts are ignored, so the socket never reflects traffic for
-// strangers. Zero allocations.
-func (s *Socket) handleProbe(b []byte, from netip.AddrPort) {
+// strangers. The ack is built in ack (owned by the calling reader) and sent
+// back through w, the way the probe came. Zero allocations on the direct
+// path.
+func (s *Socket) handleProbe(b []byte, from netip.AddrPort, ack *[probeSize]byte, w datagramWriter) {
 	var h engine.Handle
 	copy(h.UUID[:], b[8:24])
 	var nonce [8]byte
@@ -54,10 +56,9 @@ func (s *Socket) handleProbe(b []byte, from netip.AddrPort) {
 	}
 	switch typ {
 	case probeType:
-		// ack is owned by the reader goroutine, the only caller.
-		putProbe(&s.ack, ackType, ps.role, h, nonce)
+		putProbe(ack, ackType, ps.role, h, nonce)
 		// A lost ack is recovered by the prober's next probe.
-		_, _ = s.conn.WriteToUDPAddrPort(s.ack[:], from)
+		_, _ = w.WriteToUDPAddrPort(ack[:], from)
 		select {
 		case ps.probed <- from:
 		default:

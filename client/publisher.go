@@ -251,7 +251,9 @@ func (p *Publisher) Err() error {
 }
 
 // Accept returns the next introduced joiner. Punch toward it right away
-// (p.Punch). It fails with Err once the Publisher stopped.
+// (p.Punch). For a relay-only attempt the Introduction carries no address
+// (RelayOnly reports true) and Punch connects through the relay. It fails
+// with Err once the Publisher stopped.
 func (p *Publisher) Accept(ctx context.Context) (Introduction, error) {
 	select {
 	case in := <-p.accepted:
@@ -266,7 +268,8 @@ func (p *Publisher) Accept(ctx context.Context) (Introduction, error) {
 	}
 }
 
-// Punch hole-punches toward an introduced joiner on the publisher's socket.
+// Punch hole-punches toward an introduced joiner on the publisher's socket,
+// falling back to the relay (see the package-level Punch).
 func (p *Publisher) Punch(ctx context.Context, in Introduction, cfg PunchConfig) (Path, error) {
 	return Punch(ctx, p.sock, in, RoleHost, cfg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
@@ -193,12 +194,21 @@ func (p *Publisher) renewLease(ctx context.Context) error {
 // introduction for Accept.
 func (p *Publisher) bindAttempt(ctx context.Context, ps *presenceState, h engine.Handle, deadline time.Time) {
 	defer p.binds.Done()
-	key := engine.HostAttemptCapability(&ps.key, h)
-	in, err := p.sock.bind(ctx, stun.KindAttemptHost, h, key, ps.local, deadline)
+	side := &attemptSide{kind: stun.KindAttemptHost, h: h, key: engine.HostAttemptCapability(&ps.key, h),
+		local: ps.local, deadline: deadline, start: time.Now()}
+	listing := p.ListingID()
+	side.relay = func(ctx context.Context) (*Relay, error) { return p.api.HostRelay(ctx, listing, Handle(h.UUID)) }
+	b, err := p.sock.bind(ctx, side.kind, side.h, side.key, side.local, netip.AddrPort{}, deadline)
 	if err != nil {
 		p.log.Info("attempt bind ended without introduction", "attempt", h.String(), "err", err.Error())
 		return
 	}
+	in := b.intro
+	if b.relayOnly {
+		side.relayOnly = true
+		in = Introduction{Attempt: Handle(h.UUID)}
+	}
+	in.side = side
 	select {
 	case p.accepted <- in:
 	default:

@@ -3,12 +3,14 @@ package client
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // Role says which side of an attempt a peer is.
@@ -35,10 +37,16 @@ const (
 
 // Path is the result of a successful punch.
 type Path struct {
-	// Peer is where the peer's ack came from: send application datagrams here.
+	// Peer is where the peer's ack came from: send application datagrams
+	// here (Socket.WriteTo). On a relayed path it is the peer's relayed
+	// address on its TURN relay, and Socket.WriteTo sends through the relay.
 	Peer netip.AddrPort
-	// Elapsed is how long the punch took.
+	// Elapsed is how long the punch took (on a relayed path: the failed
+	// direct punch, if one ran, and the relay's allocation, introduction and
+	// probing).
 	Elapsed time.Duration
+	// Relayed reports that the path goes through a TURN relay.
+	Relayed bool
 }
 
 // PunchError is the typed failure of a punch; it matches ErrPunchFailed.
@@ -46,10 +54,15 @@ type PunchError struct {
 	Candidates []netip.AddrPort
 	Timeout    time.Duration
 	Probed     bool // the peer's probes reached us, ours never got an ack
+	Relayed    bool // the candidates were relayed addresses, probed through the relay
 }
 
 func (e *PunchError) Error() string {
-	s := fmt.Sprintf("rendezvous: hole punch failed: no confirmed path to %v within %v", e.Candidates, e.Timeout)
+	via := ""
+	if e.Relayed {
+		via = " through the relay"
+	}
+	s := fmt.Sprintf("rendezvous: hole punch failed: no confirmed path%s to %v within %v", via, e.Candidates, e.Timeout)
 	if e.Probed {
 		s += " (the peer's probes arrived, our acks or probes did not get through)"
 	}
@@ -66,11 +79,21 @@ type punchSession struct {
 	probed chan netip.AddrPort
 }
 
-// Punch runs a simultaneous-open hole punch on s toward the peer of intro:
-// it probes every candidate (public, then local, then peer-reflexive sources
-// its own probes reveal) each Interval, answers the peer's probes, and returns
-// the first path on which its own nonce came back. It fails with a
-// *PunchError (ErrPunchFailed) after Timeout, or with ctx's error.
+// Punch connects s to the peer of intro. It runs a simultaneous-open hole
+// punch: it probes every candidate (public, then local, then peer-reflexive
+// sources its own probes reveal) each Interval, answers the peer's probes,
+// and returns the first path on which its own nonce came back. It fails with
+// a *PunchError (ErrPunchFailed) after Timeout, or with ctx's error.
+//
+// For an introduction from Joiner.Join or Publisher.Accept, Punch also falls
+// back to the TURN relay the server granted: after a failed direct punch
+// (within one more Timeout), or at once for a relay-only attempt, it
+// allocates on the relay, sends its relayed address to the mediator, waits
+// for the peer's (RELAY-INTRODUCE) and probes through the relay; the Path
+// then says Relayed. A relay that refuses the credentials fails with
+// ErrRelayRefused (joined with ErrPunchFailed after a failed direct punch).
+// Each side reports its outcome (direct, relayed or failed, with the time
+// since it joined) to the mediator once.
 //
 // Both sides must call Punch at about the same time (each right after its
 // introduction); after success s keeps answering the peer's probes for twice
@@ -79,31 +102,75 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 	if role != RoleHost && role != RoleClient {
 		return Path{}, &InputError{Field: "role", Reason: "must be RoleHost or RoleClient"}
 	}
+	timeout := cmp0(cfg.Timeout, defaultPunchTimeout)
+	interval := cmp0(cfg.Interval, defaultPunchInterval)
+	side := intro.side
+	h := intro.Attempt.engine()
+	if intro.RelayOnly() {
+		p, err := relayPunch(ctx, s, side, role, timeout, interval)
+		s.reportPunch(ctx, side, p, err)
+		return p, err
+	}
 	cands := intro.Candidates()
 	if len(cands) == 0 || intro.Attempt.IsZero() {
 		return Path{}, &InputError{Field: "introduction", Reason: "needs an attempt and at least one peer endpoint"}
 	}
-	timeout := cmp0(cfg.Timeout, defaultPunchTimeout)
-	interval := cmp0(cfg.Interval, defaultPunchInterval)
+	p, err := probePath(ctx, s, h, role, cands, s.conn, timeout, interval, nil)
+	var pe *PunchError
+	if errors.As(err, &pe) && side != nil && side.relay != nil {
+		var rerr error
+		if p, rerr = relayPunch(ctx, s, side, role, timeout, interval); rerr == nil {
+			err = nil
+			p.Elapsed += pe.Timeout // the direct punch's time counts too
+		} else {
+			err = fmt.Errorf("%w; relay fallback failed: %w", err, rerr)
+		}
+	}
+	s.reportPunch(ctx, side, p, err)
+	return p, err
+}
+
+// reportPunch reports the outcome of a punch that ended with a path or
+// failed on its own (not cancelled by the caller, not a closed socket).
+func (s *Socket) reportPunch(ctx context.Context, side *attemptSide, p Path, err error) {
+	switch {
+	case err == nil && p.Relayed:
+		s.reportOutcome(ctx, side, stun.PathRelayed)
+	case err == nil:
+		s.reportOutcome(ctx, side, stun.PathDirect)
+	case ctx.Err() == nil && !errors.Is(err, ErrClosed):
+		s.reportOutcome(ctx, side, stun.PathFailed)
+	}
+}
+
+// probePath probes cands through w until an ack confirms one of them. first,
+// if set, sends the first probe instead of w (a relay installs its
+// permission for the peer with it).
+func probePath(ctx context.Context, s *Socket, h engine.Handle, role Role, cands []netip.AddrPort, w datagramWriter, timeout, interval time.Duration, first func(probe []byte) error) (Path, error) {
 	ps := &punchSession{role: byte(role), acked: make(chan netip.AddrPort, 1), probed: make(chan netip.AddrPort, 4)}
 	_, _ = rand.Read(ps.nonce[:]) // never fails since Go 1.24: it crashes the process instead
-	h := intro.Attempt.engine()
 	if err := s.addPunch(h, ps); err != nil {
 		return Path{}, err
 	}
 	start := time.Now()
 	end := time.NewTimer(timeout)
 	defer end.Stop()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
 	var probe [probeSize]byte
 	putProbe(&probe, probeType, byte(role), h, ps.nonce)
+	if first != nil {
+		if err := first(probe[:]); err != nil {
+			s.removePunch(h, ps)
+			return Path{}, err
+		}
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
 	probed := false
 	send := func() {
 		for _, c := range cands {
 			// A send error (unreachable LAN candidate) only means that
 			// candidate does not work; the others are still tried.
-			_, _ = s.conn.WriteToUDPAddrPort(probe[:], c)
+			_, _ = w.WriteToUDPAddrPort(probe[:], c)
 		}
 	}
 	send()
@@ -116,7 +183,7 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 			probed = true
 			if !slices.Contains(cands, p) && len(cands) < maxCandidates {
 				cands = append(cands, p) // peer-reflexive: probe it right away
-				_, _ = s.conn.WriteToUDPAddrPort(probe[:], p)
+				_, _ = w.WriteToUDPAddrPort(probe[:], p)
 			}
 		case <-tick.C:
 			send()

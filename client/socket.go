@@ -34,6 +34,10 @@ type Socket struct {
 	waiters [maxWaiters]waiter
 	intros  map[engine.Handle]*introSlot
 	punches map[engine.Handle]*punchSession
+	// relays maps a peer's relayed address to the allocation that reaches
+	// it; nrelays is its size, read without the lock on every send.
+	relays  map[netip.AddrPort]*relayAllocation
+	nrelays atomic.Int32
 	// presence verifies OFFERs (zero handle: none expected).
 	presence    engine.Handle
 	presenceKey engine.Capability
@@ -71,6 +75,7 @@ func NewSocket(conn PacketConn, mediator netip.AddrPort) *Socket {
 		exited:  make(chan struct{}),
 		intros:  make(map[engine.Handle]*introSlot),
 		punches: make(map[engine.Handle]*punchSession),
+		relays:  make(map[netip.AddrPort]*relayAllocation),
 		offers:  make(chan engine.Handle, offerBacklog),
 		free:    make(chan *appSlot, appQueue),
 		ready:   make(chan *appSlot, appQueue),
@@ -109,6 +114,7 @@ func (s *Socket) Close() error {
 	s.once.Do(func() {
 		err = s.conn.Close()
 		close(s.done)
+		s.closeRelays()
 	})
 	return err
 }
@@ -123,6 +129,7 @@ func (s *Socket) release() {
 		_ = s.conn.SetReadDeadline(time.Unix(1, 0)) // an error: the socket is closed, the reader returns anyway
 		<-s.exited
 		_ = s.conn.SetReadDeadline(time.Time{})
+		s.closeRelays()
 	})
 }
 
@@ -166,7 +173,7 @@ func isTemporary(err error) bool {
 func (s *Socket) dispatch(b []byte, from netip.AddrPort) {
 	switch {
 	case isProbe(b):
-		s.handleProbe(b, from)
+		s.handleProbe(b, from, &s.ack, s.conn)
 	case from == *s.mediator.Load() && len(b) >= stun.HeaderSize && b[0]&0xC0 == 0:
 		s.handleSTUN(b)
 	default:
@@ -201,8 +208,13 @@ func (s *Socket) ReadFrom(ctx context.Context, b []byte) (int, netip.AddrPort, e
 	}
 }
 
-// WriteTo sends an application datagram to addr.
+// WriteTo sends an application datagram to addr: through the relay when
+// addr is the peer of a relayed path (Path.Peer of a relayed Punch), else
+// directly.
 func (s *Socket) WriteTo(b []byte, addr netip.AddrPort) (int, error) {
+	if a := s.relayTo(addr); a != nil {
+		return a.WriteToUDPAddrPort(b, addr)
+	}
 	return s.conn.WriteToUDPAddrPort(b, addr)
 }
 

@@ -90,13 +90,20 @@ func ceilingProof(t *testing.T, storeArgs ...string) {
 	// A short drain window only makes the shutdown after the test quick. The
 	// proof fills every pool from one tenant and four clients, so each quota
 	// is set to its whole pool explicitly (the defaults keep a tenant to half).
+	// Relaying is on (the server only mints credentials; no relay is
+	// needed) and half the joins are relay-only: shedding stays exact.
+	secret := filepath.Join(dir, "turn-secret")
+	if err := os.WriteFile(secret, []byte("ceiling-proof-turn-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	srv, httpAddr := startServer(t, server, append([]string{"--principals", principals, "--drain-window", "1s",
+		"--turn-uri", "turn:127.0.0.1:3478?transport=udp", "--turn-secret-file", secret,
 		"--tenant-listing-quota", "25000", "--tenant-attempt-quota", "10000",
 		"--subject-attempt-quota", "10000", "--tenant-idempotency-quota", "35000"}, storeArgs...)...)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(load, "--mode", "shed", "--http", httpAddr, "--tokens", tokens, "--overload", "2",
 		"--duration", "8s", "--shed-p99", "0", "--min-offered", "0", "--progress", "2s", "--timeout", "20s",
-		"--server-pid", strconv.Itoa(srv.Process.Pid), "--out", out)
+		"--server-pid", strconv.Itoa(srv.Process.Pid), "--relay-only", "0.5", "--out", out)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("rendezvous-load --mode shed failed (%v):\n%s", err, tail(string(b), 60))
@@ -118,11 +125,15 @@ func ceilingProof(t *testing.T, storeArgs ...string) {
 	f(s.Lost == 0 && s.LostSampled == 0 && s.LostEnumerated == 0 && s.Enumerated == 25000 && s.Sampled > 0, "admitted listings lost: %+v", s)
 	f(s.AcceptedFailed == 0, "accepted work failed: %+v", s)
 	f(s.ShedP99ms > 0, "shed p99 not reported")
+	rl := res.Relay
+	f(rl != nil && rl.Admitted == 5000 && rl.WithCredentials == rl.Admitted && rl.AnyWithCredentials == 10000,
+		"relay-only attempts or credentials missing: %+v", rl)
 	f(res.Fill.UsageAtFull != nil && res.Fill.UsageAtFull.RSSBytes > 0, "server RSS not reported")
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Fatalf("no report.html: %v", err)
 	}
-	t.Logf("fill %.1fs, RSS %.1f MiB, %d/%d typed shed, shed p99 %.3f ms", res.Fill.TotalSeconds, res.Fill.RSSMiB, s.TypedShed, s.OfferedOverCeiling, s.ShedP99ms)
+	t.Logf("fill %.1fs, RSS %.1f MiB, %d/%d typed shed, shed p99 %.3f ms; %d of %d admitted relay-only attempts got credentials",
+		res.Fill.TotalSeconds, res.Fill.RSSMiB, s.TypedShed, s.OfferedOverCeiling, s.ShedP99ms, rl.WithCredentials, rl.Admitted)
 }
 
 // TestExitCodes runs the binary's entry point on bad usage and on an

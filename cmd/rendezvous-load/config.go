@@ -53,6 +53,7 @@ type Config struct {
 	OwnerQuota    int           `yaml:"owner-quota"`
 	PresenceEvery time.Duration `yaml:"presence-every"`
 	AttemptTTL    time.Duration `yaml:"attempt-ttl"`
+	RelayOnly     float64       `yaml:"relay-only"`
 	RenewEvery    time.Duration `yaml:"renew-every"`
 
 	Overload     float64       `yaml:"overload"`
@@ -224,6 +225,7 @@ func parseConfig(args []string, output io.Writer) (*Config, error) {
 	fs.StringVar(&cfg.Region, "region", cfg.Region, "region of created listings")
 	fs.IntVar(&cfg.OwnerQuota, "owner-quota", cfg.OwnerQuota, "listings per publisher the server allows (--owner-listing-quota)")
 	fs.DurationVar(&cfg.AttemptTTL, "attempt-ttl", cfg.AttemptTTL, "shed mode: the server's --attempt-ttl; the overload ends before the first filled attempt could expire")
+	fs.Float64Var(&cfg.RelayOnly, "relay-only", cfg.RelayOnly, "fraction of join attempts created relay-only (0..1; the server must have relaying on); the run reports how many got relay credentials")
 	fs.DurationVar(&cfg.PresenceEvery, "presence-every", cfg.PresenceEvery, "presence refresh interval per listing")
 	fs.DurationVar(&cfg.RenewEvery, "renew-every", cfg.RenewEvery, "lease renewal interval per listing")
 	fs.Float64Var(&cfg.Overload, "overload", cfg.Overload, "shed mode: offered work as a multiple of each ceiling (2 = as much again)")
@@ -346,6 +348,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{"attempt-ttl", "must be 5s..30s (shed mode needs time to overload before attempts expire)"}
 	case c.RenewEvery < time.Second || c.RenewEvery > 60*time.Second:
 		return &ConfigError{"renew-every", "must be 1s..60s (a lease lives 60s)"}
+	case c.RelayOnly < 0 || c.RelayOnly > 1:
+		return &ConfigError{"relay-only", "must be 0..1 (the fraction of joins created relay-only)"}
 	case c.Overload < 1 || c.Overload > 100:
 		return &ConfigError{"overload", "must be 1..100"}
 	case c.ShedP99 < 0:

@@ -42,6 +42,8 @@ func TestParseConfigErrors(t *testing.T) {
 	f("out", tok, "--out=")
 	f("min-offered", tok, "--min-offered=1.5")
 	f("attempt-ttl", tok, "--attempt-ttl=31s")
+	f("relay-only", tok, "--relay-only=1.5")
+	f("relay-only", tok, "--relay-only=-0.1")
 }
 
 func TestParseRates(t *testing.T) {

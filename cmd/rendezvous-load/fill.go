@@ -187,8 +187,12 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 	if intended.IsZero() {
 		intended = sent
 	}
-	at, err := r.api.clients[c].CreateJoinAttempt(r.ctx, r.idemKey("join"), h.ID, r.cfg.ProtoVer)
+	relayOnly := r.relayOnlyNext()
+	at, err := r.api.clients[c].CreateJoinAttemptWith(r.ctx, r.idemKey("join"), h.ID, client.AttemptRequest{ProtocolVersion: r.cfg.ProtoVer, RelayOnly: relayOnly})
 	code := classify(err)
+	if code == CodeOK {
+		r.noteJoin(relayOnly, at)
+	}
 	rec := r.rec.Load()
 	rec.Observe(KindJoin, code, time.Since(intended))
 	rec.ObserveService(KindJoin, code, time.Since(sent))

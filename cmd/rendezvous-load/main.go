@@ -121,6 +121,9 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	default:
 		err = runLoad(ctx, r, res)
 	}
+	if err == nil {
+		r.relayCheck(res)
+	}
 	interrupted := ctx.Err() != nil
 	// The cleanup runs after an interrupt too; a further SIGINT or SIGTERM
 	// cuts it short.

@@ -153,6 +153,7 @@ type Result struct {
 	Cleanup   *CleanupSummary `json:"cleanup,omitempty"`
 	Soak      *SoakSummary    `json:"soak,omitempty"`
 	CPUSteps  []CPUStep       `json:"cpu_steps,omitempty"`
+	Relay     *RelaySummary   `json:"relay,omitempty"`
 	Checks    []Check         `json:"checks"`
 	Passed    bool            `json:"passed"`
 	Verdict   string          `json:"verdict"`

@@ -91,6 +91,7 @@ type Run struct {
 	presOver, presOverShed atomic.Uint64
 
 	introduces atomic.Uint64 // INTRODUCE indications received
+	relay      relayCounts   // relay-only attempts and credentials (--relay-only)
 	keyCounter atomic.Uint64 // idempotency key sequence
 }
 

@@ -70,7 +70,7 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 			}
 			return exitCode(stderr, "host", err)
 		}
-		sess.printf("joiner introduced: public %v local %v\n", in.Public, in.Local)
+		sess.printf("joiner introduced: %s\n", describeIntro(in))
 		go func() {
 			path, err := pub.Punch(ctx, in, client.PunchConfig{Timeout: c.punchTimeout})
 			if err != nil {
@@ -78,7 +78,7 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 				return
 			}
 			sess.addPeer(path.Peer, "joiner "+path.Peer.String())
-			sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(10*time.Microsecond))
+			sess.printf("%s\n", describePath(path))
 		}()
 	}
 }

@@ -21,6 +21,7 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	fs.Var(&says, "say", "a line to send after the punch (repeatable; without it, stdin lines are sent)")
 	replies := fs.Int("replies", 0, "with --say: wait for this many lines from the host before exiting")
 	wait := fs.Duration("wait", 10*time.Second, "with --say: how long to wait for the replies")
+	relayOnly := fs.Bool("relay-only", false, "connect through the server's TURN relay only: neither side learns the other's address")
 	if code, ok := c.parseArgs("join", fs, args, getenv, stderr); !ok {
 		return code
 	}
@@ -32,7 +33,7 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return exitCode(stderr, "join", err)
 	}
-	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: uint32(c.protocol), ListenAddr: c.listen})
+	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: uint32(c.protocol), ListenAddr: c.listen, RelayOnly: *relayOnly})
 	if err != nil {
 		return exitCode(stderr, "join", err)
 	}
@@ -45,14 +46,14 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return exitCode(stderr, "join", err)
 	}
-	fmt.Fprintf(stdout, "introduced to host: public %v local %v\n", in.Public, in.Local)
+	fmt.Fprintf(stdout, "introduced to host: %s\n", describeIntro(in))
 	path, err := client.Punch(ctx, j.Socket(), in, client.RoleClient, client.PunchConfig{Timeout: c.punchTimeout})
 	if err != nil {
 		return exitCode(stderr, "punch", err)
 	}
 	sess := newSession(j.Socket(), stdout, false)
 	sess.addPeer(path.Peer, "host")
-	sess.printf("punched: direct path to %v in %v\n", path.Peer, path.Elapsed.Round(10*time.Microsecond))
+	sess.printf("%s\n", describePath(path))
 	go sess.loop(ctx)
 	if len(says) > 0 {
 		return joinSay(ctx, sess, path, says, *replies, *wait, stderr)

@@ -1,7 +1,9 @@
 // Command rendezvous-peer is a small host and joiner built on the client SDK:
 // a host publishes a listing and waits for joiners; a joiner finds it, is
-// introduced by the mediator, hole-punches a direct UDP path and exchanges
-// chat lines with the host over it. See docs/walkthrough.md.
+// introduced by the mediator, hole-punches a direct UDP path (or falls back
+// to the TURN relay the server grants; --relay-only always relays, so
+// neither side learns the other's address) and exchanges chat lines with the
+// host over it. See docs/walkthrough.md.
 //
 //	rendezvous-peer host --server http://127.0.0.1:8080 --name "My game"
 //	rendezvous-peer join --server http://127.0.0.1:8080 --first --say hello
@@ -31,6 +33,7 @@ const (
 	exitPunch      = 3 // no direct path (client.ErrPunchFailed)
 	exitNoIntro    = 4 // the mediator never introduced the other side
 	exitNoListings = 5 // --first found nothing to join
+	exitRelay      = 6 // the relay refused the credentials or none was usable (client.ErrRelayRefused, ErrRelayUnavailable)
 )
 
 func main() {
@@ -75,8 +78,12 @@ Every flag also reads RDV_<FLAG> (upper case, - as _); the flag wins.
 func exitCode(stderr io.Writer, what string, err error) int {
 	fmt.Fprintf(stderr, "rendezvous-peer: %s: %v\n", what, err)
 	switch {
+	case errors.Is(err, client.ErrRelayRefused):
+		return exitRelay
 	case errors.Is(err, client.ErrPunchFailed):
 		return exitPunch
+	case errors.Is(err, client.ErrRelayUnavailable):
+		return exitRelay
 	case errors.Is(err, client.ErrIntroduceTimeout):
 		return exitNoIntro
 	}

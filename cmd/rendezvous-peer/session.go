@@ -150,3 +150,20 @@ func (s *session) say(ctx context.Context, peer netip.AddrPort, text string) err
 	s.printf("could not deliver a line to %v: %v\n", peer, errNoAck)
 	return errNoAck
 }
+
+// describeIntro says what the mediator revealed of the peer: its endpoints,
+// or for a relay-only attempt nothing (the relay connects them).
+func describeIntro(in client.Introduction) string {
+	if in.RelayOnly() {
+		return "relay-only (no peer address revealed)"
+	}
+	return fmt.Sprintf("public %v local %v", in.Public, in.Local)
+}
+
+// describePath says how the peers are connected.
+func describePath(p client.Path) string {
+	if p.Relayed {
+		return fmt.Sprintf("connected: relayed path through the TURN relay to the peer's relayed address %v in %v", p.Peer, p.Elapsed.Round(10*time.Microsecond))
+	}
+	return fmt.Sprintf("punched: direct path to %v in %v", p.Peer, p.Elapsed.Round(10*time.Microsecond))
+}
