@@ -121,9 +121,10 @@ func TestIntroduceToASideBoundElsewhereIsForwarded(t *testing.T) {
 
 // TestPushPayloadRoundTripsAndRefusesWhatNoInstanceSends: every push
 // reads back as written (IPv4 and IPv6, with and without a peer's local
-// address); a payload of another version, an unknown kind, a push without
-// a destination, an INTRODUCE without a peer, a zoned address, or any
-// truncation or extension of a valid one is refused.
+// address, and RELAY-INTRODUCEs); a payload of another version, an unknown
+// kind, a push without a destination, an INTRODUCE without a peer, a
+// RELAY-INTRODUCE without a relayed address or with a LAN one, a zoned
+// address, or any truncation or extension of a valid one is refused.
 func TestPushPayloadRoundTripsAndRefusesWhatNoInstanceSends(t *testing.T) {
 	h, pres := engine.Handle{UUID: engine.NewUUID()}, engine.Handle{UUID: engine.NewUUID()}
 	v4, v6 := netip.MustParseAddrPort("203.0.113.10:40000"), netip.MustParseAddrPort("[2001:db8::7]:3000")
@@ -133,6 +134,8 @@ func TestPushPayloadRoundTripsAndRefusesWhatNoInstanceSends(t *testing.T) {
 		{kind: pushOffer, handle: h, presence: pres, lifetime: 1, dst: v6},
 		{kind: stun.KindAttemptHost, handle: h, presence: pres, dst: v4, peer: engine.Binding{Public: v6, Local: lan}},
 		{kind: stun.KindAttemptClient, handle: h, presence: pres, dst: v6, peer: engine.Binding{Public: v4}},
+		{kind: pushRelayHost, handle: h, presence: pres, dst: v4, peer: engine.Binding{Public: v6}},
+		{kind: pushRelayClient, handle: h, presence: pres, dst: v6, peer: engine.Binding{Public: v4}},
 	}
 	for _, p := range good {
 		b := p.appendPayload(nil)
@@ -154,13 +157,16 @@ func TestPushPayloadRoundTripsAndRefusesWhatNoInstanceSends(t *testing.T) {
 	}
 	zoned := netip.MustParseAddrPort("[fe80::1%eth0]:3000")
 	for name, p := range map[string]push{
-		"unknown kind":            {kind: 'x', handle: h, dst: v4},
-		"presence kind":           {kind: stun.KindPresence, handle: h, dst: v4},
-		"offer without a dst":     {kind: pushOffer, handle: h},
-		"introduce without peer":  {kind: stun.KindAttemptClient, handle: h, dst: v4},
-		"zoned destination":       {kind: pushOffer, handle: h, dst: zoned},
-		"zoned peer local":        {kind: stun.KindAttemptHost, handle: h, dst: v4, peer: engine.Binding{Public: v6, Local: zoned}},
-		"introduce without a dst": {kind: stun.KindAttemptHost, handle: h, peer: engine.Binding{Public: v6}},
+		"unknown kind":             {kind: 'x', handle: h, dst: v4},
+		"presence kind":            {kind: stun.KindPresence, handle: h, dst: v4},
+		"offer without a dst":      {kind: pushOffer, handle: h},
+		"introduce without peer":   {kind: stun.KindAttemptClient, handle: h, dst: v4},
+		"zoned destination":        {kind: pushOffer, handle: h, dst: zoned},
+		"zoned peer local":         {kind: stun.KindAttemptHost, handle: h, dst: v4, peer: engine.Binding{Public: v6, Local: zoned}},
+		"introduce without a dst":  {kind: stun.KindAttemptHost, handle: h, peer: engine.Binding{Public: v6}},
+		"relay without a relayed":  {kind: pushRelayClient, handle: h, dst: v4},
+		"relay with a LAN address": {kind: pushRelayHost, handle: h, dst: v4, peer: engine.Binding{Public: v6, Local: lan}},
+		"relay without a dst":      {kind: pushRelayHost, handle: h, peer: engine.Binding{Public: v6}},
 	} {
 		var back push
 		if back.parsePayload(string(p.appendPayload(nil))) {

@@ -9,20 +9,37 @@ import (
 )
 
 // push is a datagram the mediator sends unasked (an OFFER, or an
-// INTRODUCE to the side whose bind did not complete the attempt) described
-// by what any instance needs to build it: no capability, since each is
-// derived again from the shared keyring by the instance that signs it.
+// INTRODUCE or RELAY-INTRODUCE to the side whose bind did not complete the
+// attempt) described by what any instance needs to build it: no
+// capability, since each is derived again from the shared keyring by the
+// instance that signs it.
 type push struct {
-	kind     byte           // pushOffer, or the INTRODUCE recipient's kind (stun.KindAttemptHost, stun.KindAttemptClient)
+	kind     byte           // pushOffer, pushRelayHost, pushRelayClient, or the INTRODUCE recipient's kind (stun.KindAttemptHost, stun.KindAttemptClient)
 	handle   engine.Handle  // the attempt
 	presence engine.Handle  // the host's presence handle: signs the OFFER, derives the host's attempt capability
 	lifetime uint32         // OFFER: RDV-LIFETIME, seconds
 	dst      netip.AddrPort // the recipient's public endpoint
-	peer     engine.Binding // INTRODUCE: the other side's endpoints
+	peer     engine.Binding // INTRODUCE: the other side's endpoints; RELAY-INTRODUCE: Public is the other side's relayed address
 }
 
-// pushOffer is push.kind of an OFFER (the other kinds are USERNAME kinds).
-const pushOffer = 'o'
+// Push kinds other than the INTRODUCE ones (which are USERNAME kinds).
+const (
+	pushOffer       = 'o'
+	pushRelayHost   = 'H' // RELAY-INTRODUCE to the host
+	pushRelayClient = 'C' // RELAY-INTRODUCE to the client
+)
+
+// recipient returns the USERNAME kind of an INTRODUCE or RELAY-INTRODUCE
+// push's recipient, and whether it is a RELAY-INTRODUCE.
+func (p *push) recipient() (kind byte, relay bool) {
+	switch p.kind {
+	case pushRelayHost:
+		return stun.KindAttemptHost, true
+	case pushRelayClient:
+		return stun.KindAttemptClient, true
+	}
+	return p.kind, false
+}
 
 // The payload that carries a push through a Forwarder: a version byte, the
 // kind, the two handles (16 bytes each), the lifetime (4, big-endian), then
@@ -57,7 +74,8 @@ func appendPushAddr(b []byte, ap netip.AddrPort) []byte {
 
 // parsePayload reads a payload appendPayload made; false for anything
 // else (another version, a kind no instance sends, a push without a
-// destination, or an INTRODUCE without a peer).
+// destination, an INTRODUCE without a peer, or a RELAY-INTRODUCE without
+// the peer's relayed address or with a LAN address).
 func (p *push) parsePayload(s string) bool {
 	const fixed = 2 + 16 + 16 + 4
 	if len(s) < fixed || s[0] != pushVersion {
@@ -79,6 +97,8 @@ func (p *push) parsePayload(s string) bool {
 		return len(s) == 0 && p.dst.IsValid()
 	case stun.KindAttemptHost, stun.KindAttemptClient:
 		return len(s) == 0 && p.dst.IsValid() && p.peer.Public.IsValid()
+	case pushRelayHost, pushRelayClient:
+		return len(s) == 0 && p.dst.IsValid() && p.peer.Public.IsValid() && !p.peer.Local.IsValid()
 	}
 	return false
 }
@@ -104,15 +124,22 @@ func encodePush(buf []byte, keys *engine.Keyring, p *push) []byte {
 	if p.kind == pushOffer {
 		return encodeOffer(buf, keys, p.presence, p.handle, p.lifetime)
 	}
+	kind, relay := p.recipient()
 	var key engine.Capability
-	if p.kind == stun.KindAttemptHost {
+	if kind == stun.KindAttemptHost {
 		pc := keys.Presence(p.presence)
 		key = engine.HostAttemptCapability(&pc, p.handle)
 	} else {
 		key = keys.AttemptClient(p.handle)
 	}
-	b := stun.NewBuilder(buf, stun.IntroduceIndication, indicationTxID(p.kind, p.handle))
-	addIntroduceBody(&b, p.kind, p.handle, p.peer)
+	var b stun.Builder
+	if relay {
+		b = stun.NewBuilder(buf, stun.RelayIntroduceIndication, relayIndicationTxID(kind, p.handle))
+		addRelayIntroduceBody(&b, kind, p.handle, p.peer.Public)
+	} else {
+		b = stun.NewBuilder(buf, stun.IntroduceIndication, indicationTxID(kind, p.handle))
+		addIntroduceBody(&b, kind, p.handle, p.peer)
+	}
 	b.AddIntegritySHA256(key[:])
 	b.AddFingerprint()
 	clear(key[:])
@@ -125,6 +152,8 @@ func (m *Mediator) sendPush(buf []byte, p *push) {
 	meth := methodIntroduce
 	if p.kind == pushOffer {
 		meth = methodOffer
+	} else if _, relay := p.recipient(); relay {
+		meth = methodRelayIntroduce
 	}
 	c := m.connFor(p.dst)
 	if c == nil || !p.dst.IsValid() {
