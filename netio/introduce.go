@@ -23,21 +23,10 @@ func (p *processor) introduce(r *request, op *engine.Op) {
 	toHost := r.kind == stun.KindAttemptHost || op.FirstIntro
 	toClient := r.kind == stun.KindAttemptClient || op.FirstIntro
 	if toHost && !p.forwarded(r, op, stun.KindAttemptHost, op.Attempt.HostInstance, in.Host, in.Client) {
-		pads := &r.pads
-		if r.kind != stun.KindAttemptHost {
-			pc := p.keys.PresenceWith(p.mac, op.Attempt.HostPresence)
-			key := engine.HostAttemptCapabilityWith(p.mac, &pc, h)
-			pads = p.otherPads(&key)
-		}
-		p.introduceOne(r, stun.KindAttemptHost, h, pads, in.Host, in.Client)
+		p.introduceOne(r, stun.KindAttemptHost, h, p.sidePads(r, op, stun.KindAttemptHost), in.Host, in.Client)
 	}
 	if toClient && !p.forwarded(r, op, stun.KindAttemptClient, op.Attempt.PeerInstance, in.Client, in.Host) {
-		pads := &r.pads
-		if r.kind != stun.KindAttemptClient {
-			key := p.keys.AttemptClientWith(p.mac, h)
-			pads = p.otherPads(&key)
-		}
-		p.introduceOne(r, stun.KindAttemptClient, h, pads, in.Client, in.Host)
+		p.introduceOne(r, stun.KindAttemptClient, h, p.sidePads(r, op, stun.KindAttemptClient), in.Client, in.Host)
 	}
 	p.peerPads = engine.HMACKey{}
 }
@@ -58,9 +47,21 @@ func (p *processor) forwarded(r *request, op *engine.Op, kind byte, at engine.UU
 	return true
 }
 
-// otherPads computes the pad states of the other side's capability into
-// p.peerPads (cleared once its INTRODUCE is signed).
-func (p *processor) otherPads(key *engine.Capability) *engine.HMACKey {
+// sidePads returns the pad states of the capability of side kind of the
+// attempt op bound, to sign that side's INTRODUCE or RELAY-INTRODUCE: the
+// request's own, or the other side's derived from the keyring into
+// p.peerPads (the caller clears them once the indications are signed).
+func (p *processor) sidePads(r *request, op *engine.Op, kind byte) *engine.HMACKey {
+	if r.kind == kind {
+		return &r.pads
+	}
+	var key engine.Capability
+	if kind == stun.KindAttemptHost {
+		pc := p.keys.PresenceWith(p.mac, op.Attempt.HostPresence)
+		key = engine.HostAttemptCapabilityWith(p.mac, &pc, op.Bind.Handle)
+	} else {
+		key = p.keys.AttemptClientWith(p.mac, op.Bind.Handle)
+	}
 	p.mac.SetKey(&p.peerPads, key[:])
 	return &p.peerPads
 }

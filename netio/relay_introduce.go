@@ -51,23 +51,6 @@ func (p *processor) relayIntroduceSide(r *request, op *engine.Op, kind byte, at 
 	p.relayIntroduceOne(r, kind, op.Bind.Handle, p.sidePads(r, op, kind), to, peerRelayed)
 }
 
-// sidePads returns the pad states of the capability of side kind of the
-// attempt op bound: the request's own, or the other side's computed into
-// p.peerPads (cleared once the indications are signed).
-func (p *processor) sidePads(r *request, op *engine.Op, kind byte) *engine.HMACKey {
-	if r.kind == kind {
-		return &r.pads
-	}
-	h := op.Bind.Handle
-	if kind == stun.KindAttemptHost {
-		pc := p.keys.PresenceWith(p.mac, op.Attempt.HostPresence)
-		key := engine.HostAttemptCapabilityWith(p.mac, &pc, h)
-		return p.otherPads(&key)
-	}
-	key := p.keys.AttemptClientWith(p.mac, h)
-	return p.otherPads(&key)
-}
-
 func (p *processor) relayIntroduceOne(r *request, kind byte, h engine.Handle, pads *engine.HMACKey, to, peerRelayed netip.AddrPort) {
 	// The completing request's destination cannot be the source of a
 	// datagram to a peer of the other address family: the kernel chooses.
