@@ -134,6 +134,15 @@ type Introduction struct {
 	side *attemptSide
 }
 
+// AttemptID returns the attempt's ID to the client that joined (for
+// API.AttemptStatus); zero on the host side, which never learns it.
+func (in Introduction) AttemptID() AttemptID {
+	if in.side == nil {
+		return AttemptID{}
+	}
+	return in.side.id
+}
+
 // RelayOnly reports that the attempt connects through the relay only.
 func (in Introduction) RelayOnly() bool { return in.side != nil && in.side.relayOnly }
 

@@ -14,7 +14,8 @@ import (
 // enough to bind again with a relayed address (the relay fallback) and to
 // report its outcome once.
 type attemptSide struct {
-	kind     byte // stun.KindAttemptHost or stun.KindAttemptClient
+	kind     byte      // stun.KindAttemptHost or stun.KindAttemptClient
+	id       AttemptID // the client side's attempt ID (API.AttemptStatus); zero on the host side, which never learns it
 	h        engine.Handle
 	key      engine.Capability
 	local    netip.AddrPort

@@ -168,11 +168,18 @@ func Example_relay() {
 			log.Fatal(err)
 		}
 		fmt.Println(string(buf[:n]))
+		// The attempt's state, as the server keeps it (for a stuck join too).
+		st, err := api.AttemptStatus(ctx, in.AttemptID())
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("attempt:", st.State, st.Reason, "my outcome:", st.ClientOutcome.Path)
 		break
 	}
 	// Output:
 	// host address known: false relayed: true
 	// relayed welcome, player two
+	// attempt: relayed relayed my outcome: relayed
 }
 
 func Example_errors() {

@@ -90,7 +90,7 @@ func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, err
 	if err != nil {
 		return Introduction{}, err
 	}
-	side := &attemptSide{kind: stun.KindAttemptClient, h: at.Handle.engine(), key: *at.Token.engine(),
+	side := &attemptSide{kind: stun.KindAttemptClient, id: at.AttemptID, h: at.Handle.engine(), key: *at.Token.engine(),
 		deadline: time.Now().Add(at.TTL), start: start, relayOnly: at.RelayOnly}
 	if r := at.Relay; r != nil {
 		side.relay = func(context.Context) (*Relay, error) { return r, nil }
