@@ -30,6 +30,13 @@ import (
 //     refuses the credentials: both sides fail with the typed
 //     ErrRelayRefused (TURN 401, an answer, not a timeout); the joiner
 //     exits 6.
+//   - expired-credential: the server grants credentials for the minimum
+//     --turn-ttl (10 s) and the joiner punches directly for 12 s between
+//     NATs that defeat it, so its credential has expired when it falls
+//     back: the relay refuses it (TURN 401) and the joiner fails with
+//     ErrRelayRefused (exit 6) at the end of its punch timeout; the host
+//     (2 s, a fresh credential) fails typed at the end of its own when no
+//     relayed address comes.
 func TestNATRelay(t *testing.T) {
 	requireNetns(t)
 	requireCoturn(t)
@@ -120,6 +127,16 @@ func TestNATRelay(t *testing.T) {
 		}
 		host.waitLine(t, regexp.MustCompile(`^punch to joiner failed: .*error 401`))
 	})
+	t.Run("expired-credential", func(t *testing.T) {
+		t.Parallel()
+		r := startRelayLab(t, 'x', true, "", "--turn-ttl", "10s")
+		host, join, code := r.chat(t, "--punch-timeout", "12s")
+		errOut := join.stderr.String()
+		if code != 6 || !strings.Contains(errOut, "relay refused the credentials") || !strings.Contains(errOut, "error 401") {
+			t.Fatalf("the joiner exited %d, want 6 with the relay's 401 refusal of its expired credential:\n%s\n%s", code, join.stdout.String(), errOut)
+		}
+		host.waitLine(t, regexp.MustCompile(`^punch to joiner failed: `))
+	})
 }
 
 // relayLab is a lab with coturn on 10.99.0.2 and the server granting
@@ -131,8 +148,8 @@ type relayLab struct {
 
 // startRelayLab builds the namespaces (both NATs fully-random when
 // symmetric) and starts coturn and the server; serverSecret, if set, is a
-// secret other than coturn's.
-func startRelayLab(t *testing.T, tag byte, symmetric bool, serverSecret string) *relayLab {
+// secret other than coturn's; serverArgs are more server flags.
+func startRelayLab(t *testing.T, tag byte, symmetric bool, serverSecret string, serverArgs ...string) *relayLab {
 	l := newLab(t, tag, symmetric, symmetric)
 	const relaySecret = "nat-relay-test-secret"
 	startCoturn(t, l.exec("pub"), netip.MustParseAddr("10.99.0.2"), 3478, relaySecret)
@@ -140,8 +157,8 @@ func startRelayLab(t *testing.T, tag byte, symmetric bool, serverSecret string) 
 	if err := os.WriteFile(secretFile, []byte(cmp.Or(serverSecret, relaySecret)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, l.exec("pub"), "--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478",
-		"--turn-uri", "turn:10.99.0.2:3478?transport=udp", "--turn-secret-file", secretFile)
+	srv := startServer(t, l.exec("pub"), append([]string{"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478",
+		"--turn-uri", "turn:10.99.0.2:3478?transport=udp", "--turn-secret-file", secretFile}, serverArgs...)...)
 	return &relayLab{lab: l, srv: srv}
 }
 
