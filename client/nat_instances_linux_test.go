@@ -76,13 +76,19 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 	l.joinAcrossInstances(servers[joinVia], joinVia, id, host, 0)
 
 	promoted := redis.failover()
-	// Until each instance's client has moved to the promoted primary, the
-	// old one refuses its writes (it lost its replicas: NOREPLICAS) and
-	// the instance answers typed service_unavailable, which a client
-	// retries. The bound is liveness, Sentinel's failover-timeout + 2 s.
+	// Each instance moves its forwarding subscription to the promoted
+	// primary once its client follows it (a forward published there
+	// before that is lost, and the OFFER waits for the host's next
+	// presence refresh). Until an instance's client has moved, the old
+	// primary refuses its writes (it lost its replicas: NOREPLICAS) and the
+	// instance answers typed service_unavailable, which a client retries.
+	// The bound is liveness, Sentinel's failover-timeout + 2 s.
+	redis.waitForwardingOn(promoted.port, len(instanceAddrs))
+	following := time.Now()
 	unavailable := l.joinAcrossInstances(servers[joinVia], joinVia, id, host, nsFailoverTimeout+2*time.Second)
-	t.Logf("promoted primary named by every sentinel %v after SENTINEL FAILOVER; %d joins answered service_unavailable, then the next punched (%v after the promotion)",
-		promoted.named.Sub(promoted.asked).Round(time.Millisecond), unavailable, time.Since(promoted.named).Round(time.Millisecond))
+	t.Logf("promoted primary named by every sentinel %v after SENTINEL FAILOVER, both instances listening on it %v later; %d joins answered service_unavailable, then the next punched (%v after the promotion)",
+		promoted.named.Sub(promoted.asked).Round(time.Millisecond), following.Sub(promoted.named).Round(time.Millisecond),
+		unavailable, time.Since(promoted.named).Round(time.Millisecond))
 }
 
 // joinAcrossInstances runs a joiner whose HTTP goes to srv (on address via,

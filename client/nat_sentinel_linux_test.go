@@ -228,3 +228,16 @@ func (s *nsSentinel) failover() promotion {
 	p.named = time.Now()
 	return p
 }
+
+// waitForwardingOn waits until n instances listen for forwarded datagrams
+// on the node on port (each subscribes to its own channel, "…fwd:<ID>").
+func (s *nsSentinel) waitForwardingOn(port, n int) {
+	s.l.t.Helper()
+	s.l.waitFor(fmt.Sprintf("%d forwarding subscriptions on %d", n, port), func() error {
+		out := s.cli(port, "PUBSUB", "CHANNELS", "*fwd:*")
+		if got := len(strings.Fields(out)); got != n {
+			return fmt.Errorf("%d subscribed: %q", got, out)
+		}
+		return nil
+	})
+}
