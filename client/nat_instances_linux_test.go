@@ -4,7 +4,6 @@ package client
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,18 +14,22 @@ import (
 )
 
 // TestNATHolePunchTwoInstances is the endpoint-independent case of
-// TestNATHolePunch with two instances on one Redis in the "internet": A on
-// 10.99.0.1, B on 10.99.0.2. The host publishes through B; its presence
-// goes to the mediator its listing names (B, unless routing picks A), the
-// only instance its NAT keeps a mapping toward. The joiner's HTTP goes to
-// the other instance, which creates the attempt: the OFFER must come from
-// the host's instance (forwarded through Redis), and every push must leave
-// from an instance the recipient's NAT sent to. The two peers punch through
-// and chat directly, and no instance ever sends to a NAT that did not send
-// to it (its datagrams would be dropped there).
+// TestNATHolePunch with two instances in the "internet", A on 10.99.0.1 and
+// B on 10.99.0.2, on a Sentinel-managed Redis there (a primary, two
+// replicas, three sentinels: --redis-sentinel, --redis-master). The host
+// publishes through B; its presence goes to the mediator its listing names
+// (B, unless routing picks A), the only instance its NAT keeps a mapping
+// toward. The joiner's HTTP goes to the other instance, which creates the
+// attempt: the OFFER must come from the host's instance (forwarded through
+// Redis), and every push must leave from an instance the recipient's NAT
+// sent to. The two peers punch through and chat directly, and no instance
+// ever sends to a NAT that did not send to it (its datagrams would be
+// dropped there). Then Sentinel promotes a replica, and a second joiner
+// punches through to the same host the same way: both instances, their
+// forwarding and the host's presence follow the promoted primary.
 func TestNATHolePunchTwoInstances(t *testing.T) {
 	requireNetns(t)
-	redistest.SkipIfMissing(t)
+	requireSentinelBinaries(t)
 	l := newLab(t, 'i', false, false) // pub carries 10.99.0.2 (instance B) already
 	// Per NAT and instance, STUN datagrams each way (the servers run in
 	// pub: its input and output hooks see them), added to newLab's counter
@@ -43,12 +46,13 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 		}
 	}
 	l.nft("pub", rules+in+"\t}\n"+out+"\t}\n}\n")
-	redisAddr := l.startRedis("pub")
+	redis, sentinels := l.startSentinelRedis("pub")
 	key := filepath.Join(t.TempDir(), "capability.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	shared := []string{"--store", "redis", "--redis-addr", redisAddr, "--redis-name", "nat", "--capability-key-file", key}
+	shared := []string{"--store", "redis", "--redis-sentinel", strings.Join(sentinels, ","),
+		"--redis-master", redistest.MasterName, "--redis-name", "nat", "--capability-key-file", key}
 	servers := map[string]*testServer{}
 	for _, i := range instanceAddrs {
 		servers[i] = startServer(t, l.exec("pub"), append([]string{"--http-addr", i + ":8080", "--udp-addr", i + ":3478"}, shared...)...)
@@ -69,12 +73,52 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 	if hostInst == "" || joinVia == "" {
 		t.Fatalf("the host's NAT sent to %q and not to %q: want exactly one instance", hostInst, joinVia)
 	}
-	join := startPeer(t, l.exec("join"), servers[joinVia].tokens["client"], "join", "--server", "http://"+joinVia+":8080",
-		"--listing", id, "--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
-	code := join.wait(t)
-	out2, errOut := join.stdout.String(), join.stderr.String()
-	if code != 0 {
-		t.Fatalf("the joiner exited %d:\n%s\n%s\nhost:\n%s", code, out2, errOut, host.stdout.String())
+	l.joinAcrossInstances(servers[joinVia], joinVia, id, host, 0)
+
+	promoted := redis.failover()
+	// Each instance moves its forwarding subscription to the promoted
+	// primary once its client follows it (a forward published there
+	// before that is lost, and the OFFER waits for the host's next
+	// presence refresh). Until an instance's client has moved, the old
+	// primary refuses its writes (it lost its replicas: NOREPLICAS) and the
+	// instance answers typed service_unavailable, which a client retries.
+	// The bound is liveness, Sentinel's failover-timeout + 2 s.
+	redis.waitForwardingOn(promoted.port, len(instanceAddrs))
+	following := time.Now()
+	unavailable := l.joinAcrossInstances(servers[joinVia], joinVia, id, host, nsFailoverTimeout+2*time.Second)
+	t.Logf("promoted primary named by every sentinel %v after SENTINEL FAILOVER, both instances listening on it %v later; %d joins answered service_unavailable, then the next punched (%v after the promotion)",
+		promoted.named.Sub(promoted.asked).Round(time.Millisecond), following.Sub(promoted.named).Round(time.Millisecond),
+		unavailable, time.Since(promoted.named).Round(time.Millisecond))
+}
+
+// joinAcrossInstances runs a joiner whose HTTP goes to srv (on address via,
+// not the host's instance) and checks that it punched through to host and
+// chatted over the direct path, that no instance sent to a NAT that never
+// sent to it, and that no peer traffic went through the servers. A joiner
+// answered typed service_unavailable (by the HTTP API or the mediator) is
+// run again, for at most retryFor; it returns how many were.
+func (l *lab) joinAcrossInstances(srv *testServer, via, id string, host *peerProc, retryFor time.Duration) (unavailable int) {
+	t := l.t
+	t.Helper()
+	direct := l.counter("direct_1to2") + l.counter("direct_2to1")
+	deadline := time.Now().Add(retryFor)
+	var out2 string
+	for {
+		join := startPeer(t, l.exec("join"), srv.tokens["client"], "join", "--server", "http://"+via+":8080",
+			"--listing", id, "--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
+		code := join.wait(t)
+		out2 = join.stdout.String()
+		errOut := join.stderr.String()
+		if code == 0 {
+			break
+		}
+		if unavailableRe.MatchString(errOut) && time.Now().Before(deadline) {
+			unavailable++
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		t.Fatalf("the joiner exited %d (after %d answered service_unavailable):\n%s\n%s\nhost:\n%s",
+			code, unavailable, out2, errOut, host.stdout.String())
 	}
 	for _, want := range []string{"introduced to host: public 10.99.1.2:", "punched: direct path to 10.99.1.2:", "host says: echo: world"} {
 		if !strings.Contains(out2, want) {
@@ -82,7 +126,7 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 		}
 	}
 	host.waitLine(t, regexp.MustCompile(`^joiner 10\.99\.2\.2:\d+ says: world$`))
-	if n := l.counter("direct_1to2") + l.counter("direct_2to1"); n == 0 {
+	if n := l.counter("direct_1to2") + l.counter("direct_2to1"); n == direct {
 		t.Fatal("no direct traffic forwarded between the NATs")
 	}
 	for _, n := range natWANs {
@@ -96,7 +140,12 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 	if n := l.counter("to_server_nonstun") + l.counter("to_b_nonstun"); n != 0 {
 		t.Fatalf("the servers received %d non-STUN datagrams: peer traffic went through them", n)
 	}
+	return unavailable
 }
+
+// unavailableRe matches a joiner's typed service_unavailable, from the HTTP
+// API or the mediator (a STUN 503 to its bind).
+var unavailableRe = regexp.MustCompile(`HTTP 503 service_unavailable|mediator error 503 `)
 
 // The two NATs' WAN addresses and the two instances' addresses in pub.
 var (
@@ -108,32 +157,4 @@ var (
 // inst ("in") or back ("out").
 func natCounter(wan, inst, dir string) string {
 	return "n" + strings.ReplaceAll(wan, ".", "_") + "_i" + strings.ReplaceAll(inst, ".", "_") + "_" + dir
-}
-
-// startRedis runs redis-server inside namespace ns on its own loopback
-// (127.0.0.1:6379, free in a new namespace) and waits, at most hangGuard,
-// until it answers PING there. It is killed at cleanup.
-func (l *lab) startRedis(ns string) string {
-	l.t.Helper()
-	const addr = "127.0.0.1:6379"
-	cmd := exec.Command("ip", "netns", "exec", l.ns(ns), "redis-server", "--port", "6379", "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		l.t.Fatalf("cannot start redis-server in %s: %v", ns, err)
-	}
-	l.t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(hangGuard)
-	for {
-		out, _ := exec.Command("ip", "netns", "exec", l.ns(ns), "redis-cli", "-h", "127.0.0.1", "-p", "6379", "ping").Output()
-		if strings.TrimSpace(string(out)) == "PONG" {
-			return addr
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("redis-server in %s did not answer PING within %v", ns, hangGuard)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

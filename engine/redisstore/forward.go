@@ -21,6 +21,23 @@ import (
 // resubscribeWait paces subscription attempts after a lost connection.
 const resubscribeWait = 100 * time.Millisecond
 
+// primaryCheckEvery is how often a subscription checks that the store's
+// client still sends to the node it subscribed on. Under Sentinel the
+// client follows a promotion by itself (about every second), but a
+// dedicated connection stays on the old primary, which, when it is still
+// up, keeps it subscribed until Sentinel demotes it (up to its 10 s INFO
+// period later): forwards published on the new primary meanwhile are lost.
+const primaryCheckEvery = 250 * time.Millisecond
+
+// sendsTo is the address the store's client sends commands to now: the
+// primary it follows under Sentinel, the one server otherwise.
+func (s *Store) sendsTo() string {
+	for addr := range s.c.Nodes() {
+		return addr
+	}
+	return ""
+}
+
 func (s *Store) forwardChannel(id engine.UUID) string { return s.prefix + "fwd:" + id.String() }
 
 // Forward publishes payload on instance to's channel; delivered reports
@@ -46,9 +63,10 @@ func (s *Store) ReceiveForwards(ctx context.Context, deliver func(payload string
 	}
 }
 
-// receiveOnce holds one subscription until ctx ends or its connection
-// fails.
+// receiveOnce holds one subscription until ctx ends, its connection fails
+// or the store's client follows another primary.
 func (s *Store) receiveOnce(ctx context.Context, deliver func(payload string), subscribed func()) {
+	node := s.sendsTo() // before Dedicate: a switch in between only costs one more subscription
 	c, release := s.c.Dedicate()
 	defer release()
 	lost := c.SetPubSubHooks(rueidis.PubSubHooks{OnMessage: func(m rueidis.PubSubMessage) { deliver(m.Message) }})
@@ -59,8 +77,18 @@ func (s *Store) receiveOnce(ctx context.Context, deliver func(payload string), s
 		return
 	}
 	subscribed()
-	select {
-	case <-ctx.Done():
-	case <-lost:
+	check := time.NewTicker(primaryCheckEvery)
+	defer check.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-lost:
+			return
+		case <-check.C:
+			if s.sendsTo() != node {
+				return
+			}
+		}
 	}
 }

@@ -1,0 +1,243 @@
+//go:build linux
+
+package client
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+)
+
+// nsSentinel is a Sentinel-managed Redis inside one namespace of a lab, on
+// that namespace's own loopback (every port is free in a new namespace):
+// the topology of redistest.StartSentinel, which runs on the host's
+// loopback and so cannot serve instances inside a namespace. The test
+// process reaches it through redis-cli run inside the namespace.
+type nsSentinel struct {
+	l         *lab
+	ns        string
+	primary   int   // the first primary's port
+	replicas  []int // two: a promoted one still has a replica to write with
+	sentinels []int // three, quorum 2
+}
+
+// The data nodes' and the sentinels' ports in the namespace.
+const (
+	nsPrimaryPort  = 6379
+	nsReplicaPort  = 6380  // and the next one
+	nsSentinelPort = 26379 // and the next two
+)
+
+// nsDownAfter and nsFailoverTimeout are the sentinels' settings, those of
+// redistest's topology: a failover takes seconds.
+const (
+	nsDownAfter       = time.Second
+	nsFailoverTimeout = 3 * time.Second
+)
+
+// requireSentinelBinaries skips t without redis-server and redis-sentinel,
+// except in CI (CI=true or RDV_REQUIRE_REDIS), which installs them.
+func requireSentinelBinaries(t *testing.T) {
+	t.Helper()
+	if why := redistest.MissingSentinel(); why != "" {
+		if os.Getenv("CI") != "" || os.Getenv(redistest.RequireEnv) != "" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+}
+
+// startSentinelRedis starts, inside namespace ns, a primary and two
+// replicas with the documented deployment's min-replicas-to-write 1 and
+// min-replicas-max-lag 2 (a primary takes writes only while a replica
+// acknowledges them; with one replica, a promoted one would refuse every
+// write until Sentinel turns the old primary into its replica, up to 10 s
+// later), then three sentinels once the replicas are in sync (a sentinel
+// learns the replicas from the primary's INFO when it connects). It
+// returns the sentinels' addresses for --redis-sentinel. Everything is
+// killed at cleanup.
+func (l *lab) startSentinelRedis(ns string) (*nsSentinel, []string) {
+	l.t.Helper()
+	s := &nsSentinel{l: l, ns: ns, primary: nsPrimaryPort, replicas: []int{nsReplicaPort, nsReplicaPort + 1}}
+	dir := l.t.TempDir()
+	node := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
+		// Replicas sync at once, not after diskless sync's default 5 s delay.
+		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
+		"--min-replicas-to-write", "1", "--min-replicas-max-lag", "2"}
+	l.startRedisProcess(ns, s.primary, "redis-server", append([]string{"--port", strconv.Itoa(s.primary)}, node...)...)
+	for _, r := range s.replicas {
+		l.startRedisProcess(ns, r, "redis-server", append([]string{"--port", strconv.Itoa(r),
+			"--replicaof", "127.0.0.1", strconv.Itoa(s.primary)}, node...)...)
+	}
+	l.waitFor("the replicas to be in sync", func() error { return s.replicasOnline(s.primary, len(s.replicas)) })
+	var addrs []string
+	for i := range 3 {
+		port := nsSentinelPort + i
+		conf := []string{
+			"port " + strconv.Itoa(port),
+			"bind 127.0.0.1",
+			"dir " + dir,
+			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2", redistest.MasterName, s.primary),
+			fmt.Sprintf("sentinel down-after-milliseconds %s %d", redistest.MasterName, nsDownAfter.Milliseconds()),
+			fmt.Sprintf("sentinel failover-timeout %s %d", redistest.MasterName, nsFailoverTimeout.Milliseconds()),
+			// Every replica follows the new primary at once.
+			fmt.Sprintf("sentinel parallel-syncs %s %d", redistest.MasterName, len(s.replicas)),
+		}
+		path := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)) // Sentinel rewrites it
+		if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+			l.t.Fatal(err)
+		}
+		l.startRedisProcess(ns, port, "redis-sentinel", path)
+		s.sentinels = append(s.sentinels, port)
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
+	}
+	return s, addrs
+}
+
+// startRedisProcess runs bin (redis-server or redis-sentinel) with args
+// inside namespace ns and waits, at most hangGuard, until it answers PING
+// on 127.0.0.1:port there. It is killed at cleanup.
+func (l *lab) startRedisProcess(ns string, port int, bin string, args ...string) {
+	l.t.Helper()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", l.ns(ns), bin}, args...)...)
+	if err := cmd.Start(); err != nil {
+		l.t.Fatalf("cannot start %s in %s: %v", bin, ns, err)
+	}
+	l.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	l.waitFor(fmt.Sprintf("%s on port %d to answer PING", bin, port), func() error {
+		if out := l.redisCLI(ns, port, "PING"); out != "PONG" {
+			return fmt.Errorf("PING answered %q", out)
+		}
+		return nil
+	})
+}
+
+// redisCLI runs one redis-cli command against 127.0.0.1:port inside
+// namespace ns and returns its raw output, trimmed ("" when it fails).
+func (l *lab) redisCLI(ns string, port int, args ...string) string {
+	out, _ := exec.Command("ip", append([]string{"netns", "exec", l.ns(ns),
+		"redis-cli", "--raw", "-h", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)...).Output()
+	return strings.TrimSpace(string(out))
+}
+
+func (s *nsSentinel) cli(port int, args ...string) string { return s.l.redisCLI(s.ns, port, args...) }
+
+// waitFor polls cond until it holds, failing the test after hangGuard.
+func (l *lab) waitFor(what string, cond func() error) {
+	l.t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("waiting for %s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// replicasOnline says whether the node on port is a primary with n
+// replicas online, at least one counted toward min-replicas-to-write (it
+// counts once a second, after a replica's acknowledgement: until then the
+// primary refuses writes).
+func (s *nsSentinel) replicasOnline(port, n int) error {
+	info := s.cli(port, "INFO", "replication")
+	for _, want := range []string{"role:master", "connected_slaves:" + strconv.Itoa(n), "min_slaves_good_slaves:"} {
+		if !strings.Contains(info, want) {
+			return fmt.Errorf("no %q on %d:\n%s", want, port, info)
+		}
+	}
+	if strings.Count(info, "state=online") < n || strings.Contains(info, "min_slaves_good_slaves:0") {
+		return fmt.Errorf("%d replicas not online and counted on %d:\n%s", n, port, info)
+	}
+	return nil
+}
+
+// primaryPort is the primary's port as every sentinel names it, or an
+// error when they disagree or one does not answer.
+func (s *nsSentinel) primaryPort() (int, error) {
+	named := -1
+	for _, p := range s.sentinels {
+		hp := strings.Fields(s.cli(p, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", redistest.MasterName))
+		if len(hp) != 2 {
+			return 0, fmt.Errorf("sentinel %d answered %q", p, hp)
+		}
+		port, err := strconv.Atoi(hp[1])
+		if err != nil || (named >= 0 && port != named) {
+			return 0, fmt.Errorf("sentinels disagree or answer oddly: %d, %q", named, hp)
+		}
+		named = port
+	}
+	return named, nil
+}
+
+// promotion is when a failover was asked for and when every sentinel named
+// the promoted replica, with a replica of its own counted.
+type promotion struct {
+	asked, named time.Time
+	port         int
+}
+
+// failover has the first sentinel promote a replica (SENTINEL FAILOVER: no
+// agreement needed; the sentinel turns the other replica, and later the
+// old primary, into the new primary's replicas) and waits until every
+// sentinel names a former replica that is a primary with its replica
+// counted, so it takes writes (min-replicas-to-write 1).
+func (s *nsSentinel) failover() promotion {
+	s.l.t.Helper()
+	// The sentinel must have seen the replicas in the primary's INFO
+	// before it can pick one.
+	s.l.waitFor("the sentinels to know the replicas", func() error {
+		for _, p := range s.sentinels {
+			list := s.cli(p, "SENTINEL", "REPLICAS", redistest.MasterName)
+			for _, r := range s.replicas {
+				if !strings.Contains(list, strconv.Itoa(r)) {
+					return fmt.Errorf("sentinel %d does not list the replica on %d", p, r)
+				}
+			}
+		}
+		return nil
+	})
+	p := promotion{asked: time.Now()}
+	if out := s.cli(s.sentinels[0], "SENTINEL", "FAILOVER", redistest.MasterName); out != "OK" {
+		s.l.t.Fatalf("SENTINEL FAILOVER answered %q", out)
+	}
+	s.l.waitFor("a replica's promotion", func() error {
+		named, err := s.primaryPort()
+		if err != nil {
+			return err
+		}
+		if named == s.primary {
+			return fmt.Errorf("the sentinels still name %d", named)
+		}
+		p.port = named
+		return s.replicasOnline(named, 1)
+	})
+	p.named = time.Now()
+	return p
+}
+
+// waitForwardingOn waits until n instances listen for forwarded datagrams
+// on the node on port (each subscribes to its own channel, "…fwd:<ID>").
+func (s *nsSentinel) waitForwardingOn(port, n int) {
+	s.l.t.Helper()
+	s.l.waitFor(fmt.Sprintf("%d forwarding subscriptions on %d", n, port), func() error {
+		out := s.cli(port, "PUBSUB", "CHANNELS", "*fwd:*")
+		if got := len(strings.Fields(out)); got != n {
+			return fmt.Errorf("%d subscribed: %q", got, out)
+		}
+		return nil
+	})
+}
