@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/binary"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -13,7 +12,7 @@ import (
 )
 
 // ApplyBatch commits one UDP read batch in one call: every valid op is
-// packed into one argument (scripts/apply_batch.lua), an invalid one gets
+// sent as arguments of it (scripts/apply_batch.lua), an invalid one gets
 // its InputError here and is not sent. If Redis does not answer, every sent
 // op is ServiceUnavailable.
 //
@@ -33,18 +32,18 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 		case engine.OpPresence:
 			if buf.errs[i] = engine.ValidatePresence(&op.Presence); buf.errs[i] == nil {
 				id, known := s.listings.m[op.Presence.Handle.UUID]
-				buf.args = appendPresence(buf.args, &op.Presence, id, known)
-				buf.sent, buf.known = append(buf.sent, i), append(buf.known, known)
+				buf.addPresence(&op.Presence, id, known)
+				buf.sent, buf.known, buf.ids = append(buf.sent, i), append(buf.known, known), append(buf.ids, id)
 			}
 		case engine.OpBindAttempt:
 			if buf.errs[i] = engine.ValidateBind(&op.Bind); buf.errs[i] == nil {
-				buf.args = appendBind(buf.args, &op.Bind)
-				buf.sent, buf.known = append(buf.sent, i), append(buf.known, true)
+				buf.addBind(&op.Bind)
+				buf.sent, buf.known, buf.ids = append(buf.sent, i), append(buf.known, true), append(buf.ids, engine.ListingID{})
 			}
 		case engine.OpOutcome:
 			if buf.errs[i] = engine.ValidateReport(&op.Report); buf.errs[i] == nil {
-				buf.args = appendReport(buf.args, &op.Report)
-				buf.sent, buf.known = append(buf.sent, i), append(buf.known, true)
+				buf.addReport(&op.Report)
+				buf.sent, buf.known, buf.ids = append(buf.sent, i), append(buf.known, true), append(buf.ids, engine.ListingID{})
 			}
 		default:
 			buf.errs[i] = &engine.InputError{Field: "kind", Reason: "must be OpPresence, OpBindAttempt or OpOutcome"}
@@ -55,7 +54,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	ok := true
 	if len(buf.sent) > 0 {
 		var err error
-		m, ok, err = s.call(ctx, "rdv_apply_batch", rueidis.BinaryString(buf.args), s.idArg)
+		m, ok, err = s.call(ctx, "rdv_apply_batch", buf.cut(s.idArg)...)
 		if err != nil {
 			batchBufs.Put(buf) // nothing was sent
 			return err
@@ -64,7 +63,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	for i := range ops {
 		clearAnswer(&ops[i], engine.Result{}, buf.errs[i])
 	}
-	if ok && s.batchAnswers(m, ops, buf.sent) {
+	if ok && s.batchAnswers(m, ops, buf) {
 		s.listings.learn(ops, buf.sent, buf.known)
 		batchBufs.Put(buf)
 		return nil
@@ -89,69 +88,136 @@ func clearAnswer(op *engine.Op, r engine.Result, err error) {
 	op.IntroReady, op.FirstIntro, op.RelayReady, op.FirstRelay, op.Duplicate, op.Tenant = false, false, false, false, false, engine.Tenant{}
 }
 
-// batchBuf holds one ApplyBatch call's packed argument and bookkeeping.
+// batchBuf holds one ApplyBatch call's arguments and bookkeeping.
 type batchBuf struct {
-	args  []byte
-	sent  []int   // indexes of the ops sent, in order
-	known []bool  // per op sent: its listing was named (or it is a bind)
-	errs  []error // each op's InputError
+	// The arguments' bytes follow each other in data; cut makes strings of
+	// them once data is complete (strings into a buffer that may still
+	// grow would go stale).
+	data     []byte
+	refresh  [][4]span // per refresh: listing ID or handle, key, seq, endpoints
+	byHandle []byte    // per refresh: 'p' (names its listing) or 'h' (its handle)
+	handles  bool      // some refresh names its handle
+	others   []other   // binds and outcome reports
+	args     []string
+	sent     []int              // indexes of the ops sent, in order
+	known    []bool             // per op sent: its listing was named (or it is a bind)
+	ids      []engine.ListingID // per op sent: the listing it named
+	errs     []error            // each op's InputError
 }
+
+// span is where an argument is in batchBuf.data.
+type span struct{ from, to int }
+
+// other is a bind's or an outcome report's arguments: the number of
+// refreshes before it, its kind ('b' or 'o'), the attempt's handle, key,
+// role and two more (a bind's binding and relayed address, a report's path
+// and milliseconds).
+type other [7]span
 
 var batchBufs = sync.Pool{New: func() any { return new(batchBuf) }}
 
 func (b *batchBuf) reset(n int) {
-	b.args, b.sent, b.known = b.args[:0], b.sent[:0], b.known[:0]
+	b.data, b.refresh, b.byHandle, b.handles, b.others = b.data[:0], b.refresh[:0], b.byHandle[:0], false, b.others[:0]
+	b.args, b.sent, b.known, b.ids = b.args[:0], b.sent[:0], b.known[:0], b.ids[:0]
 	if cap(b.errs) < n {
 		b.errs = make([]error, n)
 	}
 	b.errs = b.errs[:n]
 }
 
-// appendPresence packs a refresh as apply_batch.lua reads it, with its
-// listing's ID when known.
-func appendPresence(b []byte, p *engine.BindPresence, id engine.ListingID, known bool) []byte {
-	b = append(b, 'p')
-	b = p.Handle.UUID.AppendText(b)
-	b = append(b, p.Key[:]...)
-	at := len(b)
-	b = strconv.AppendUint(append(b, 0, 0), p.Seq, 10)
-	b = sized(b, at)
-	at = len(b)
-	b = sized(appendEndpoint(append(b, 0, 0), p.Public), at)
-	at = len(b)
-	b = sized(appendEndpoint(append(b, 0, 0), p.Local), at)
-	if !known {
-		return append(b, 0, 0)
-	}
-	return id.UUID.AppendText(append(b, 0, 36))
-}
+// since is the span from at to the end of data.
+func (b *batchBuf) since(at int) span { return span{at, len(b.data)} }
 
-// appendBind packs a bind as apply_batch.lua reads it: 'b', or 'r' with
-// the relayed address after the binding.
-func appendBind(b []byte, a *engine.BindAttempt) []byte {
-	relayed := a.Relayed.IsValid()
-	if relayed {
-		b = append(b, 'r')
+// addPresence adds a refresh as apply_batch.lua reads it: by its
+// listing's ID when known, else by its handle.
+func (b *batchBuf) addPresence(p *engine.BindPresence, id engine.ListingID, known bool) {
+	var f [4]span
+	at := len(b.data)
+	if known {
+		b.data = id.UUID.AppendText(b.data)
+		b.byHandle = append(b.byHandle, 'p')
 	} else {
-		b = append(b, 'b')
+		b.data = p.Handle.UUID.AppendText(b.data)
+		b.byHandle, b.handles = append(b.byHandle, 'h'), true
 	}
-	b = a.Handle.UUID.AppendText(b)
-	b = append(b, a.Key[:]...)
-	b = append(b, roleArg(a.Role)...)
-	at := len(b)
-	b = appendEndpoint(append(b, 0, 0), a.Public)
-	b = append(b, '|')
-	b = sized(appendEndpoint(b, a.Local), at)
-	if relayed {
-		at = len(b)
-		b = sized(appendEndpoint(append(b, 0, 0), a.Relayed), at)
-	}
-	return b
+	f[0], at = b.since(at), len(b.data)
+	b.data = append(b.data, p.Key[:]...)
+	f[1], at = b.since(at), len(b.data)
+	b.data = appendSeq(b.data, p.Seq)
+	f[2], at = b.since(at), len(b.data)
+	b.data = appendEndpoint(b.data, p.Public)
+	b.data = appendEndpoint(append(b.data, '|'), p.Local)
+	f[3] = b.since(at)
+	b.refresh = append(b.refresh, f)
 }
 
-// sized writes the length of what follows the two bytes at b[at:].
-func sized(b []byte, at int) []byte {
-	binary.BigEndian.PutUint16(b[at:], uint16(len(b)-at-2))
+// addBind adds a bind as apply_batch.lua reads it, after the refreshes
+// added so far.
+func (b *batchBuf) addBind(a *engine.BindAttempt) {
+	f := b.startOther('b', a.Handle, &a.Key, a.Role)
+	at := len(b.data)
+	b.data = appendEndpoint(b.data, a.Public)
+	b.data = appendEndpoint(append(b.data, '|'), a.Local)
+	f[5], at = b.since(at), len(b.data)
+	b.data = appendEndpoint(b.data, a.Relayed)
+	f[6] = b.since(at)
+	b.others = append(b.others, f)
+}
+
+// startOther appends what a bind and an outcome report begin with: the
+// number of refreshes before it, its kind, the attempt's handle, the key
+// and the role.
+func (b *batchBuf) startOther(kind byte, h engine.Handle, key *engine.Fingerprint, role engine.Role) (f other) {
+	at := len(b.data)
+	b.data = strconv.AppendInt(b.data, int64(len(b.refresh)), 10)
+	f[0], at = b.since(at), len(b.data)
+	b.data = append(b.data, kind)
+	f[1], at = b.since(at), len(b.data)
+	b.data = h.UUID.AppendText(b.data)
+	f[2], at = b.since(at), len(b.data)
+	b.data = append(b.data, key[:]...)
+	f[3], at = b.since(at), len(b.data)
+	b.data = append(b.data, roleArg(role)...)
+	f[4] = b.since(at)
+	return f
+}
+
+// cut answers the arguments in apply_batch.lua's order after the calling
+// instance's ID: strings sharing data's memory (no copy, no allocation per
+// op).
+func (b *batchBuf) cut(instance string) []string {
+	at := len(b.data)
+	b.data = strconv.AppendInt(b.data, int64(len(b.refresh)), 10)
+	count := b.since(at)
+	if b.handles {
+		b.data = append(b.data, b.byHandle...)
+	}
+	kinds := b.since(count.to)
+	all := rueidis.BinaryString(b.data)
+	arg := func(s span) string { return all[s.from:s.to] }
+	b.args = append(b.args, instance, arg(count), arg(kinds))
+	for j := range 4 {
+		for _, f := range b.refresh {
+			b.args = append(b.args, arg(f[j]))
+		}
+	}
+	for _, f := range b.others {
+		for _, s := range f {
+			b.args = append(b.args, arg(s))
+		}
+	}
+	return b.args
+}
+
+// appendSeq appends seq as the presence record holds it: 16 decimal
+// digits, zero-padded (engine.MaxPresenceSeq has 16), so the scripts
+// compare sequences as strings.
+func appendSeq(b []byte, seq uint64) []byte {
+	b = append(b, "0000000000000000"...)
+	for i := len(b) - 1; seq > 0; i-- {
+		b[i] = byte('0' + seq%10)
+		seq /= 10
+	}
 	return b
 }
 
@@ -163,9 +229,9 @@ func appendEndpoint(b []byte, a netip.AddrPort) []byte {
 	return a.AppendTo(b)
 }
 
-// batchAnswers decodes apply_batch.lua's {presence, binds} into the sent
+// batchAnswers decodes apply_batch.lua's {presence, others} into the sent
 // ops; false if the reply is not one.
-func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, sent []int) bool {
+func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, b *batchBuf) bool {
 	a, err := m.ToArray()
 	if err != nil || len(a) != 2 {
 		return false
@@ -174,36 +240,37 @@ func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, sent []int
 	if err != nil {
 		return false
 	}
-	binds, err := a[1].ToArray()
+	others, err := a[1].ToString()
 	if err != nil {
 		return false
 	}
 	ttl := s.duration(int64(s.lim.PresenceTTL / s.tick))
-	for _, i := range sent {
+	for j, i := range b.sent {
 		op := &ops[i]
 		if op.Kind == engine.OpPresence {
 			var ok bool
-			if pres, ok = decodePresence(pres, op, ttl); !ok {
+			if pres, ok = decodePresence(pres, op, b.known[j], b.ids[j], ttl); !ok {
 				return false
 			}
 			continue
 		}
-		if len(binds) == 0 {
+		var ok bool
+		if op.Kind == engine.OpOutcome {
+			others, ok = s.decodeReport(others, op)
+		} else {
+			others, ok = s.decodeBind(others, op)
+		}
+		if !ok {
 			return false
 		}
-		if op.Kind == engine.OpOutcome {
-			s.decodeReport(binds[0], op)
-		} else {
-			s.decodeBind(binds[0], op)
-		}
-		binds = binds[1:]
 	}
-	return len(pres) == 0 && len(binds) == 0
+	return len(pres) == 0 && len(others) == 0
 }
 
 // decodePresence reads one presence answer from the front of p (see
-// apply_batch.lua) and returns the rest.
-func decodePresence(p string, op *engine.Op, ttl time.Duration) (string, bool) {
+// apply_batch.lua) and returns the rest. known says the refresh named its
+// listing, id.
+func decodePresence(p string, op *engine.Op, known bool, id engine.ListingID, ttl time.Duration) (string, bool) {
 	if len(p) < 2 {
 		return p, false
 	}
@@ -211,17 +278,23 @@ func decodePresence(p string, op *engine.Op, ttl time.Duration) (string, bool) {
 	if op.Result.Outcome != engine.Success {
 		return p[2:], true
 	}
-	if len(p) < 2+36+1 {
+	if len(p) < 3 {
 		return p, false
 	}
-	id, ok := engine.ParseUUID(p[2:38])
-	n := int(p[38])
-	p = p[39:]
-	if !ok || len(p) < 36*n {
+	n := int(p[2])
+	p = p[3:]
+	if !known {
+		u, ok := engine.ParseUUID(p[:min(len(p), 36)])
+		if !ok {
+			return p, false
+		}
+		id, p = engine.ListingID{UUID: u}, p[36:]
+	}
+	if len(p) < 36*n {
 		return p, false
 	}
 	v := &op.PresenceView
-	v.Listing, v.TTL = engine.ListingID{UUID: id}, ttl
+	v.Listing, v.TTL = id, ttl
 	for k := range n {
 		h, ok := engine.ParseUUID(p[36*k : 36*k+36])
 		if !ok {
@@ -235,26 +308,50 @@ func decodePresence(p string, op *engine.Op, ttl time.Duration) (string, bool) {
 	return p[36*n:], true
 }
 
-// decodeBind reads one bind answer (see apply_batch.lua); one it cannot
-// read answers ServiceUnavailable.
-func (s *Store) decodeBind(m rueidis.RedisMessage, op *engine.Op) {
-	_, r, rest := reply(m, true)
-	op.Result = r
-	if len(rest) < 5 {
-		return
+// decodeBind reads one bind answer from the front of p (see
+// apply_batch.lua) into op and returns the rest.
+func (s *Store) decodeBind(p string, op *engine.Op) (string, bool) {
+	p, viewed, ok := answerHead(p, op)
+	if !ok || !viewed {
+		return p, ok
 	}
-	r.Replay = replayFlag(rest)
-	op.Result = r
-	op.IntroReady, op.FirstIntro = num(rest[1]) == 1, num(rest[2]) == 1
-	var vok, iok, rok = true, true, true
-	op.Attempt, vok = s.attemptView(rest[3])
+	if len(p) < 3 {
+		return p, false
+	}
+	op.Result.Replay, op.IntroReady, op.FirstIntro = p[0] == 1, p[1] == 1, p[2] == 1
+	var view attemptFields
+	if p, ok = packedFields(p[3:], view[:]); !ok {
+		return p, false
+	}
+	op.Attempt = s.attemptViewOf(&view)
 	if op.IntroReady {
-		op.Intro, iok = introduction(rest[4])
+		var intro introductionFields
+		if p, ok = packedFields(p, intro[:]); !ok {
+			return p, false
+		}
+		op.Intro = introductionOf(&intro)
 	}
-	if len(rest) >= 8 {
-		rok = decodeRelayIntro(rest[5:8], op)
+	if len(p) < 2 {
+		return p, false
 	}
-	if !vok || !iok || !rok {
-		op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
+	op.RelayReady, op.FirstRelay = p[0] == 1, p[1] == 1
+	p = p[2:]
+	if op.RelayReady {
+		var intro introductionFields
+		if p, ok = packedFields(p, intro[:]); !ok {
+			return p, false
+		}
+		op.RelayIntro = relayIntroductionOf(&intro)
 	}
+	return p, true
+}
+
+// answerHead reads the outcome and pool that lead a bind's or an outcome
+// report's answer into op, and whether an attempt view follows.
+func answerHead(p string, op *engine.Op) (rest string, viewed, ok bool) {
+	if len(p) < 3 {
+		return p, false, false
+	}
+	op.Result = engine.Result{Outcome: engine.Outcome(p[0]), Pool: engine.Pool(p[1])}
+	return p[3:], p[2] == 1, true
 }

@@ -44,7 +44,12 @@ func endpointArg(a netip.AddrPort) string {
 	return a.String()
 }
 
+// parseEndpoint parses endpointArg's form. An absent endpoint ("") is
+// answered without netip, whose error for it allocates.
 func parseEndpoint(s string) netip.AddrPort {
+	if s == "" {
+		return netip.AddrPort{}
+	}
 	a, _ := netip.ParseAddrPort(s)
 	return a
 }
@@ -178,33 +183,85 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 
 // attemptView decodes prelude.lua's attemptView.
 func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
-	f, err := m.ToArray()
-	if err != nil || len(f) != 19 {
+	var f attemptFields
+	if !fieldsOf(m, f[:]) {
 		return engine.AttemptView{}, false
 	}
-	v := engine.AttemptView{
-		ID: engine.AttemptID{UUID: parseID(str(f[0]))}, Handle: engine.Handle{UUID: parseID(str(f[1]))},
-		Listing: engine.ListingID{UUID: parseID(str(f[2]))}, Tenant: parseTenant(str(f[3])),
-		Client: engine.Subject(str(f[4])), ExpiresAt: s.wall(num(f[5])), TTL: s.duration(num(f[6])),
-		HostPresence: engine.Handle{UUID: parseID(str(f[7]))}, HostPresencePublic: parseEndpoint(str(f[8])),
-		Host: parseBinding(str(f[9])), Peer: parseBinding(str(f[10])), Consumed: str(f[11]) == "1",
-		HostPresenceInstance: parseID(str(f[12])), HostInstance: parseID(str(f[13])), PeerInstance: parseID(str(f[14])),
-		RelayOnly: str(f[15]) == "1", HostRelayed: parseEndpoint(str(f[16])), PeerRelayed: parseEndpoint(str(f[17])),
-		RelayConsumed: str(f[18]) == "1",
+	return s.attemptViewOf(&f), true
+}
+
+// attemptFields are prelude.lua's attemptView as strings.
+type attemptFields [19]string
+
+func (s *Store) attemptViewOf(f *attemptFields) engine.AttemptView {
+	return engine.AttemptView{
+		ID: engine.AttemptID{UUID: parseID(f[0])}, Handle: engine.Handle{UUID: parseID(f[1])},
+		Listing: engine.ListingID{UUID: parseID(f[2])}, Tenant: parseTenant(f[3]),
+		Client: engine.Subject(f[4]), ExpiresAt: s.wall(parseNum(f[5])), TTL: s.duration(parseNum(f[6])),
+		HostPresence: engine.Handle{UUID: parseID(f[7])}, HostPresencePublic: parseEndpoint(f[8]),
+		Host: parseBinding(f[9]), Peer: parseBinding(f[10]), Consumed: f[11] == "1",
+		HostPresenceInstance: parseID(f[12]), HostInstance: parseID(f[13]), PeerInstance: parseID(f[14]),
+		RelayOnly: f[15] == "1", HostRelayed: parseEndpoint(f[16]), PeerRelayed: parseEndpoint(f[17]),
+		RelayConsumed: f[18] == "1",
 	}
-	return v, true
 }
 
 // introduction decodes prelude.lua's introduction.
 func introduction(m rueidis.RedisMessage) (engine.Introduction, bool) {
-	f, err := m.ToArray()
-	if err != nil || len(f) != 4 {
+	var f introductionFields
+	if !fieldsOf(m, f[:]) {
 		return engine.Introduction{}, false
 	}
+	return introductionOf(&f), true
+}
+
+// introductionFields are prelude.lua's introduction as strings.
+type introductionFields [4]string
+
+func introductionOf(f *introductionFields) engine.Introduction {
 	return engine.Introduction{
-		Attempt: engine.AttemptID{UUID: parseID(str(f[0]))}, Handle: engine.Handle{UUID: parseID(str(f[1]))},
-		Host: parseBinding(str(f[2])), Client: parseBinding(str(f[3])),
-	}, true
+		Attempt: engine.AttemptID{UUID: parseID(f[0])}, Handle: engine.Handle{UUID: parseID(f[1])},
+		Host: parseBinding(f[2]), Client: parseBinding(f[3]),
+	}
+}
+
+// fieldsOf reads an array answer of exactly len(f) strings or integers
+// into f.
+func fieldsOf(m rueidis.RedisMessage, f []string) bool {
+	a, err := m.ToArray()
+	if err != nil || len(a) != len(f) {
+		return false
+	}
+	for i := range a {
+		if n, err := a[i].AsInt64(); err == nil {
+			f[i] = strconv.FormatInt(n, 10)
+		} else {
+			f[i] = str(a[i])
+		}
+	}
+	return true
+}
+
+// packedFields reads len(f) fields, each after its length (2 bytes,
+// big-endian), from the front of p (apply_batch.lua's packFields) into f,
+// and returns the rest.
+func packedFields(p string, f []string) (string, bool) {
+	for i := range f {
+		if len(p) < 2 {
+			return p, false
+		}
+		n := int(p[0])<<8 | int(p[1])
+		if len(p) < 2+n {
+			return p, false
+		}
+		f[i], p = p[2:2+n], p[2+n:]
+	}
+	return p, true
+}
+
+func parseNum(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }
 
 // presenceView decodes prelude.lua's presenceView.

@@ -61,9 +61,10 @@ func (s *Store) dump() (*dump, error) {
 
 // secretFields are left out of Snapshot: fingerprints of capabilities. So
 // are meta's clock (the clamp), which any call may move, and the primary it
-// last saw (replid, gen), which the first call on a new primary moves.
+// last saw (replid, gen), which the first call on a new primary moves. A
+// presence record (hash "pr") is shown without its key's fingerprint.
 var (
-	secretFields = map[string]bool{"lkey": true, "pkey": true, "hkey": true, "ckey": true}
+	secretFields = map[string]bool{"lkey": true, "hkey": true, "ckey": true}
 	movingMeta   = map[string]bool{"clock": true, "replid": true, "gen": true}
 )
 
@@ -88,6 +89,9 @@ func (s *Store) Snapshot() string {
 		for _, f := range k.fields {
 			if secretFields[f[0]] || (n == "meta" && movingMeta[f[0]]) {
 				continue
+			}
+			if n == "pr" {
+				f[1] = f[1][min(len(f[1]), prKeyLen):]
 			}
 			fmt.Fprintf(&b, " %q=%q", f[0], f[1])
 		}
@@ -135,6 +139,7 @@ func (s *Store) CheckInvariants() error {
 		}
 	}
 	lexp, pexp, aexp := d.members("lexp"), d.members("pexp"), d.members("aexp")
+	records, pending := d.hash("pr"), d.hash("pn")
 	tenants := map[string][3]int{}
 	browse := map[string]map[string]bool{}
 	nListings, nAttempts, inflight := 0, 0, 0
@@ -153,20 +158,24 @@ func (s *Store) CheckInvariants() error {
 			if _, ok := d.members("ol:" + l["owner"])[id]; !ok {
 				bad("listing %s missing from its owner's set", id)
 			}
-			if np, _ := strconv.Atoi(l["np"]); np != len(d.members("lp:"+id)) {
-				bad("listing %s counts %d pending attempts, lists %d", id, np, len(d.members("lp:"+id)))
+			if want := oldestPending(d.keys["lp:"+id]); pending[id] != want {
+				bad("listing %s: pending offers %q, oldest attempts pending %q", id, pending[id], want)
+			}
+			rec, ok := parsePresenceRecord(records[id])
+			if !ok {
+				bad("listing %s: presence record %q", id, records[id])
 			}
 			_, fresh := pexp[id]
-			if fresh != (l["pub"] != "") {
-				bad("listing %s: scheduled presence %v, endpoint %q", id, fresh, l["pub"])
+			if fresh != (rec.endpoints != "") {
+				bad("listing %s: scheduled presence %v, endpoints %q", id, fresh, rec.endpoints)
 			}
 			if fresh {
 				// A refresh moves the record's deadline only; the schedule
 				// may lag behind it, never run ahead of it.
-				live("presence", id, l["pdl"])
-				sched, serr := strconv.ParseInt(pexp[id], 10, 64)
-				if dl, derr := strconv.ParseInt(l["pdl"], 10, 64); serr != nil || derr != nil || sched > dl {
-					bad("presence %s scheduled at %s, after its deadline %s", id, pexp[id], l["pdl"])
+				dl := strconv.FormatInt(rec.deadline, 10)
+				live("presence", id, dl)
+				if sched, err := strconv.ParseInt(pexp[id], 10, 64); err != nil || sched > rec.deadline {
+					bad("presence %s scheduled at %s, after its deadline %s", id, pexp[id], dl)
 				}
 				if l["public"] == "1" {
 					for _, b := range []string{"b:" + l["tenant"] + "\x00" + l["proto"] + "\x00", "b:" + l["tenant"] + "\x00" + l["proto"] + "\x00" + l["region"]} {
@@ -217,6 +226,9 @@ func (s *Store) CheckInvariants() error {
 				bad("empty browse index %q", name)
 			}
 		}
+	}
+	if len(records) != nListings || len(pending) > nListings {
+		bad("presence records %d, pending counts %d, listings %d", len(records), len(pending), nListings)
 	}
 	if len(lexp) != nListings || len(d.hash("ph")) != nListings || len(aexp) != nAttempts || len(d.hash("ah")) != nAttempts {
 		bad("index sizes: listings %d/%d/%d attempts %d/%d/%d", nListings, len(lexp), len(d.hash("ph")), nAttempts, len(aexp), len(d.hash("ah")))
@@ -280,4 +292,49 @@ func (s *Store) CheckInvariants() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// presenceRecord is a decoded presence record (prelude.lua): the
+// fingerprint of the presence key, the last accepted sequence, the
+// instance its last refresh reached and, while the presence is fresh, its
+// deadline and endpoints.
+type presenceRecord struct {
+	seq       uint64
+	deadline  int64
+	endpoints string // "public|local", "" when not fresh
+}
+
+const (
+	prKeyLen  = 16
+	prIdleLen = prKeyLen + 16 + 36 // key, sequence, instance
+	prFullLen = prIdleLen + 20
+)
+
+func parsePresenceRecord(v string) (presenceRecord, bool) {
+	var r presenceRecord
+	if len(v) != prIdleLen && len(v) <= prFullLen {
+		return r, false
+	}
+	var err error
+	if r.seq, err = strconv.ParseUint(v[prKeyLen:prKeyLen+16], 10, 64); err != nil {
+		return r, false
+	}
+	if len(v) == prIdleLen {
+		return r, true
+	}
+	r.endpoints = v[prFullLen:]
+	r.deadline, err = strconv.ParseInt(v[prIdleLen:prFullLen], 10, 64)
+	return r, err == nil && strings.Contains(r.endpoints, "|")
+}
+
+// oldestPending is what pn holds for a listing whose pending attempts are
+// lp: the handles of the oldest four concatenated ("" when none).
+func oldestPending(lp *dumpKey) string {
+	var b strings.Builder
+	if lp != nil {
+		for _, f := range lp.fields[:min(len(lp.fields), 4)] {
+			b.WriteString(f[0])
+		}
+	}
+	return b.String()
 }

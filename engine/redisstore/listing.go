@@ -11,10 +11,12 @@ import (
 )
 
 // A listing lives in the hash "l:<id>", its lease deadline in the sorted set
-// "lexp", its fresh presence's in the hash ("pdl") and, at that time or
-// earlier, in "pexp" (see presenceDue); "ph" maps presence handles to
-// listings, "ol:<owner>" is the owner's set, and "b:<tenant>\0<protocol>\0
-// [region]" the browse indexes (scripts/prelude.lua).
+// "lexp", its presence in the field <id> of the hash "pr" (with the fresh
+// presence's deadline, also found at that time or earlier in "pexp": see
+// presenceDue), its oldest pending offers in the field <id> of "pn"; "ph"
+// maps presence handles to listings, "ol:<owner>" is the owner's set, and
+// "b:<tenant>\0<protocol>\0[region]" the browse indexes
+// (scripts/prelude.lua).
 
 func boolArg(b bool) string {
 	if b {

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
@@ -23,7 +22,7 @@ func (s *Store) BindHostPresence(ctx context.Context, cmd engine.BindPresence) (
 }
 
 func presenceArgs(cmd *engine.BindPresence) []string {
-	return []string{uuidArg(cmd.Handle.UUID), fpArg(&cmd.Key), strconv.FormatUint(cmd.Seq, 10),
+	return []string{uuidArg(cmd.Handle.UUID), fpArg(&cmd.Key), string(appendSeq(nil, cmd.Seq)),
 		endpointArg(cmd.Public), endpointArg(cmd.Local)}
 }
 

@@ -1,60 +1,54 @@
 package redisstore
 
 import (
-	"encoding/binary"
+	"strconv"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// The relay fallback's batch ops, packed and decoded as apply_batch.lua
-// reads and answers them.
+// The relay fallback's parts of a batch, as apply_batch.lua reads and
+// answers them.
 
-// appendReport packs an outcome report: 'o', handle, key, role, path (a
-// byte), milliseconds (4 bytes).
-func appendReport(b []byte, r *engine.PunchReport) []byte {
-	b = append(b, 'o')
-	b = r.Handle.UUID.AppendText(b)
-	b = append(b, r.Key[:]...)
-	b = append(b, roleArg(r.Role)...)
-	b = append(b, byte(r.Path))
-	return binary.BigEndian.AppendUint32(b, r.ConnectMillis)
+// addReport adds an outcome report as apply_batch.lua reads it, after the
+// refreshes added so far.
+func (b *batchBuf) addReport(r *engine.PunchReport) {
+	f := b.startOther('o', r.Handle, &r.Key, r.Role)
+	at := len(b.data)
+	b.data = strconv.AppendUint(b.data, uint64(r.Path), 10)
+	f[5], at = b.since(at), len(b.data)
+	b.data = strconv.AppendUint(b.data, uint64(r.ConnectMillis), 10)
+	f[6] = b.since(at)
+	b.others = append(b.others, f)
 }
 
-// decodeReport reads an outcome report's answer {outcome, pool[, duplicate,
-// tenant, attempt view]}.
-func (s *Store) decodeReport(m rueidis.RedisMessage, op *engine.Op) {
-	_, r, rest := reply(m, true)
-	op.Result = r
-	if !r.OK() {
-		return
+// decodeReport reads one outcome report's answer from the front of p (see
+// apply_batch.lua) into op and returns the rest.
+func (s *Store) decodeReport(p string, op *engine.Op) (string, bool) {
+	p, viewed, ok := answerHead(p, op)
+	if !ok || !viewed {
+		return p, ok
 	}
-	var ok bool
-	if len(rest) == 3 {
-		op.Attempt, ok = s.attemptView(rest[2])
+	if len(p) < 1 {
+		return p, false
+	}
+	op.Duplicate = p[0] == 1
+	var tenant [1]string
+	var view attemptFields
+	if p, ok = packedFields(p[1:], tenant[:]); ok {
+		p, ok = packedFields(p, view[:])
 	}
 	if !ok {
-		op.Result = engine.Result{Outcome: engine.ServiceUnavailable}
-		return
+		return p, false
 	}
-	op.Duplicate = num(rest[0]) == 1
-	op.Tenant = parseTenant(str(rest[1]))
+	op.Tenant, op.Attempt = parseTenant(tenant[0]), s.attemptViewOf(&view)
+	return p, true
 }
 
-// decodeRelayIntro reads a bind answer's relay ready, first and relay
-// introduction {id, handle, host relayed, client relayed}.
-func decodeRelayIntro(f []rueidis.RedisMessage, op *engine.Op) bool {
-	op.RelayReady, op.FirstRelay = num(f[0]) == 1, num(f[1]) == 1
-	if !op.RelayReady {
-		return true
+// relayIntroductionOf decodes prelude_relay.lua's relay introduction {id,
+// handle, host relayed, client relayed}.
+func relayIntroductionOf(f *introductionFields) engine.RelayIntroduction {
+	return engine.RelayIntroduction{
+		Attempt: engine.AttemptID{UUID: parseID(f[0])}, Handle: engine.Handle{UUID: parseID(f[1])},
+		Host: parseEndpoint(f[2]), Client: parseEndpoint(f[3]),
 	}
-	in, err := f[2].ToArray()
-	if err != nil || len(in) != 4 {
-		return false
-	}
-	op.RelayIntro = engine.RelayIntroduction{
-		Attempt: engine.AttemptID{UUID: parseID(str(in[0]))}, Handle: engine.Handle{UUID: parseID(str(in[1]))},
-		Host: parseEndpoint(str(in[2])), Client: parseEndpoint(str(in[3])),
-	}
-	return true
 }

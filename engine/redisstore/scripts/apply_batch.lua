@@ -1,28 +1,54 @@
 -- ApplyBatch: the UDP side's transitions of one read batch after one
--- cleanup (of the pools they read), in order. ARGV[3] packs every op
--- (struct format, big-endian, strings after a 2-byte length): 'p', handle
--- (36), presence key (16), seq, public, local, and the listing's ID or ''
--- (the caller's cache of ph); or 'b', handle (36), key (16), role (1),
--- binding; or 'r', a 'b' followed by a relayed address; or 'o' (an outcome
--- report), handle (36), key (16), role (1), path (a byte, 1-3), milliseconds
--- (4 bytes). ARGV[4] is the calling instance's ID. One argument parsed here
--- costs less than six per op, and lets
--- the caller reuse one buffer per batch.
+-- cleanup (of the pools they read), in order. Arguments from ARGV[3]: the
+-- calling instance's ID (Store.InstanceID, recorded as the instance a
+-- refresh or bind reached); the number n of presence refreshes; '' when
+-- every refresh names its listing's ID (the caller's cache of ph), else
+-- one character per refresh, 'p' or 'h' where it names the presence
+-- handle; then the refreshes' IDs (or handles), their presence keys, their
+-- sequences (16 digits, zero-padded) and their endpoints "public|local", n
+-- of each; then seven per other op: the number of refreshes before it,
+-- its kind and its fields: 'b' (a bind), attempt handle, key, role,
+-- binding, relayed address ('' for none); or 'o' (an outcome report),
+-- attempt handle, key, role, path (1-3), milliseconds. Arguments are the
+-- cheapest way into the function (Redis hands each over as a Lua string;
+-- cutting one packed argument apart costs more), and grouped so the IDs go
+-- to HMGET as they came. The refreshes' records are read with one HMGET
+-- and written with one HSET (presenceLoad, presenceFlush); another op
+-- writes the records refreshed before it first, so it reads them as the
+-- batch left them.
 --
--- Answers {presence, binds}. presence packs the presence ops' answers in
--- order: outcome and pool (a byte each) and, when accepted, the listing ID
--- (36), the number of pending offers (a byte) and their handles (36 each).
--- binds holds the bind and outcome ops' answers in order: a bind followed,
--- once both endpoints are bound (and the attempt is not relay-only), by the
--- introduction consumed now or read back, then, once both relayed
--- addresses are known, the relay introduction likewise: {outcome, pool,
--- replay, ready, first, attempt view, introduction, relay ready, relay
--- first, relay introduction}; an outcome report {outcome, pool[,
--- duplicate, tenant]}.
-local function batchBind(handle, key, role, binding, relayed)
+-- Answers {presence, others}. presence packs the refreshes' answers in
+-- order: outcome and pool (a byte each) and, when accepted, the number of
+-- pending offers (a byte), the listing ID (36) if the refresh named its
+-- handle, and the pending offers' handles (36 each). others packs the
+-- other ops' answers in order: outcome, pool and whether an attempt view
+-- follows (a byte each). A bind's view follows its replay, ready and first
+-- bytes, and then, once both endpoints are bound (and the attempt is not
+-- relay-only), the introduction consumed now (first) or read back; then
+-- relay ready and relay first (a byte each) and, once both relayed
+-- addresses are known, the relay introduction likewise. An outcome
+-- report's view follows its duplicate byte and its tenant. Views and
+-- introductions are fields, each length-prefixed (2 bytes, big-endian).
+-- One string per kind of answer, so the client reads a batch's answer as
+-- two strings, not an array per op.
+
+-- packFields appends the fields of t to out, length-prefixed.
+local function packFields(out, t)
+  for i = 1, #t do
+    local v = t[i] or ''
+    if type(v) == 'number' then v = I(v) end
+    out[#out + 1] = struct.pack('>H', #v)
+    out[#out + 1] = v
+  end
+end
+
+local function batchBind(out, handle, key, role, binding, relayed)
   local b = bindAttempt(handle, role, key, binding, relayed)
-  if b[3] == '' then return {b[1], 0} end
-  local aid, ready, first, intro = b[3], 0, 0, {}
+  if b[3] == '' then
+    out[#out + 1] = string.char(b[1], 0, 0)
+    return
+  end
+  local aid, ready, first = b[3], 0, 0
   local f = call('HMGET', P .. 'a:' .. aid, 'host', 'peer', 'consumed', 'ronly')
   if f[1] ~= '' and f[2] ~= '' and f[4] ~= '1' then
     ready = 1
@@ -30,41 +56,59 @@ local function batchBind(handle, key, role, binding, relayed)
       consume(aid)
       first = 1
     end
-    intro = introduction(aid)
   end
   local rready, rfirst, rintro = RELAY.introduce(aid)
-  return {b[1], 0, b[2], ready, first, attemptView(aid), intro, rready, rfirst, rintro}
+  out[#out + 1] = string.char(b[1], 0, 1, b[2], ready, first)
+  packFields(out, attemptView(aid))
+  if ready == 1 then packFields(out, introduction(aid)) end
+  out[#out + 1] = string.char(rready, rfirst)
+  if rready == 1 then packFields(out, rintro) end
 end
+
+local function batchReport(out, handle, key, role, path, ms)
+  local r = RELAY.report(handle, key, role, tonumber(path) or 0, tonumber(ms) or 0)
+  if #r < 5 then
+    out[#out + 1] = string.char(r[1], r[2], 0)
+    return
+  end
+  out[#out + 1] = string.char(r[1], r[2], 1, r[3])
+  packFields(out, {r[4]})
+  packFields(out, r[5])
+end
+
+-- An accepted refresh's answer bytes (OK, pool 0, pending count) by the
+-- number of pending offers.
+local ACCEPTED = {[0] = '\0\0\0', '\0\0\1', '\0\0\2', '\0\0\3', '\0\0\4'}
 
 redis.register_function('rdv_apply_batch', function(keys, a)
   begin(keys, a, true)
-  INST = a[4]
-  local s, pos = a[3], 1
-  local pres, binds = {}, {}
-  while pos <= #s do
-    if string.byte(s, pos) == 112 then -- 'p'
-      local handle, key, seq, pub, loc, lid
-      handle, key, seq, pub, loc, lid, pos = struct.unpack('>c36c16Hc0Hc0Hc0Hc0', s, pos + 1)
-      local code, pool, id, pending = bindPresence(handle, key, seq, pub, loc, lid)
-      if code == OK then
-        pres[#pres + 1] = struct.pack('>BBc36B', OK, 0, id, #pending)
-        for _, h in ipairs(pending) do pres[#pres + 1] = h end
+  INST = a[3]
+  local n, byHandle = tonumber(a[4]), a[5]
+  presenceLoad(a, 5, n, byHandle)
+  local pres, others = {}, {}
+  local o = 6 + 4 * n -- the first argument of the next other op
+  for k = 1, n + 1 do
+    while o <= #a and tonumber(a[o]) == k - 1 do
+      presenceFlush()
+      if a[o + 1] == 'o' then
+        batchReport(others, a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6])
       else
-        pres[#pres + 1] = struct.pack('>BB', code, pool)
+        batchBind(others, a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6])
       end
-    elseif string.byte(s, pos) == 114 then -- 'r'
-      local handle, key, role, binding, relayed
-      handle, key, role, binding, relayed, pos = struct.unpack('>c36c16c1Hc0Hc0', s, pos + 1)
-      binds[#binds + 1] = batchBind(handle, key, role, binding, relayed)
-    elseif string.byte(s, pos) == 111 then -- 'o'
-      local handle, key, role, path, ms
-      handle, key, role, path, ms, pos = struct.unpack('>c36c16c1BI4', s, pos + 1)
-      binds[#binds + 1] = RELAY.report(handle, key, role, path, ms)
+      o = o + 7
+    end
+    if k > n then break end
+    local code, pool, id, pending = presenceRefresh(k)
+    if code == OK then
+      local count = 0
+      if pending then count = #pending / 36 end
+      pres[#pres + 1] = ACCEPTED[count]
+      if byHandle ~= '' and string.byte(byHandle, k) == 104 then pres[#pres + 1] = id end
+      if pending then pres[#pres + 1] = pending end
     else
-      local handle, key, role, binding
-      handle, key, role, binding, pos = struct.unpack('>c36c16c1Hc0', s, pos + 1)
-      binds[#binds + 1] = batchBind(handle, key, role, binding)
+      pres[#pres + 1] = string.char(code, pool)
     end
   end
-  return {table.concat(pres), binds}
+  presenceFlush()
+  return {table.concat(pres), table.concat(others)}
 end)

@@ -20,8 +20,9 @@ redis.register_function('rdv_create_listing', function(keys, a)
   if call('EXISTS', P .. 'l:' .. id) == 1 or call('HEXISTS', P .. 'ph', pres) == 1 then return {RETRY, 0} end
   local dl = I(NOW + LIM[LEASE_TTL])
   call('HSET', P .. 'l:' .. id, 'lease', lease, 'pres', pres, 'tenant', tenant, 'owner', owner,
-    'lkey', a[10], 'pkey', a[11], 'spec', a[12], 'doc', a[13], 'players', a[14], 'maxp', a[15],
-    'proto', a[16], 'public', a[17], 'region', a[18], 'ver', '1', 'seq', '0', 'np', '0', 'pub', '', 'loc', '', 'dl', dl, 'ik', ik)
+    'lkey', a[10], 'spec', a[12], 'doc', a[13], 'players', a[14], 'maxp', a[15],
+    'proto', a[16], 'public', a[17], 'region', a[18], 'ver', '1', 'dl', dl, 'ik', ik)
+  call('HSET', P .. 'pr', id, a[11] .. SEQ_ZERO .. NO_INSTANCE)
   call('ZADD', P .. 'lexp', dl, id)
   call('HSET', P .. 'ph', pres, id)
   call('SADD', P .. 'ol:' .. owner, id)

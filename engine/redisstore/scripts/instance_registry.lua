@@ -90,8 +90,8 @@ end)
 -- presence of listing ARGV[3] last reached, or '' (none, gone or draining).
 redis.register_function('rdv_listing_route', function(keys, a)
   setup(keys, a, false)
-  local id = call('HGET', P .. 'l:' .. a[3], 'pi')
-  if not id or id == '' then return '' end
+  local id = presenceInstance(presenceRecord(a[3]))
+  if id == '' then return '' end
   local dl = call('ZSCORE', P .. 'nexp', id)
   if not dl or tonumber(dl) <= NOW then return '' end
   local f = call('HMGET', P .. 'n:' .. id, 'addr', 'drain')

@@ -34,13 +34,6 @@ local function call(...) return redis.call(...) end
 local RELAY = {}
 local END_EXPIRED, END_LISTING_REMOVED, END_LEASE_EXPIRED, END_REVOKED, END_DRAINED = 1, 2, 3, 4, 5
 
--- gtDec reports whether decimal string a > b (uint64 values exceed what a
--- Lua number holds exactly).
-local function gtDec(a, b)
-  if #a ~= #b then return #a > #b end
-  return a > b
-end
-
 -- splitFence splits ARGV[1], "now" optionally followed by '@', the calling
 -- instance's ID, ':' and its fencing epoch (instance_registry.lua).
 local function splitFence(a)
@@ -126,6 +119,47 @@ end
 
 local function unavailable() return META.unavail end
 
+-- A listing's presence record is one field of the hash 'pr' (field: the
+-- listing ID), so a batch of refreshes reads all of its records with one
+-- HMGET and writes them with one HSET: the presence key's fingerprint
+-- (16 bytes), the last accepted sequence (16 digits, zero-padded: string
+-- order is number order), the instance the last accepted refresh reached
+-- (36; NO_INSTANCE before the first) and, while the presence is fresh,
+-- its deadline (20 digits) and endpoints "public|local". The hash 'pn' holds, per
+-- listing with pending offers (attempts whose host endpoint is unbound),
+-- the handles of the four oldest concatenated (ZRANGE of lp:<id>, 0 to 3,
+-- kept by pendingSync wherever lp changes), so the same batch read finds
+-- them.
+local PR_IDLE = 68 -- a record's length without deadline and endpoints
+local NO_INSTANCE = '000000000000000000000000000000000000'
+
+-- presenceInstance answers the instance a record's last refresh reached,
+-- '' before the first.
+local function presenceInstance(rec)
+  if not rec then return '' end
+  local inst = string.sub(rec, 33, PR_IDLE)
+  if inst == NO_INSTANCE then return '' end
+  return inst
+end
+
+local function presenceRecord(id) return call('HGET', P .. 'pr', id) end
+
+-- presenceEndpoints answers a record's public and local endpoints ('' when
+-- the presence is not fresh).
+local function presenceEndpoints(rec)
+  if not rec or #rec <= PR_IDLE then return '', '' end
+  local bar = string.find(rec, '|', PR_IDLE + 21, true)
+  return string.sub(rec, PR_IDLE + 21, bar - 1), string.sub(rec, bar + 1)
+end
+
+local PENDING_SYNCED = {} -- listings whose pn changed since presenceLoad
+
+local function pendingSync(id)
+  PENDING_SYNCED[id] = true
+  local h = call('ZRANGE', P .. 'lp:' .. id, 0, 3)
+  if #h == 0 then call('HDEL', P .. 'pn', id) else call('HSET', P .. 'pn', id, table.concat(h)) end
+end
+
 -- expirePresence ends a listing's presence (its last sequence stays).
 local function expirePresence(id)
   local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'proto', 'region', 'public')
@@ -134,20 +168,23 @@ local function expirePresence(id)
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0', id)
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0' .. f[3], id)
   end
-  call('HSET', P .. 'l:' .. id, 'pub', '', 'loc', '', 'pdl', '')
+  local rec = presenceRecord(id)
+  if rec then call('HSET', P .. 'pr', id, string.sub(rec, 1, PR_IDLE)) end
 end
 
 -- presenceDue handles a pexp entry found due: a refresh moves only the
--- record's deadline (pdl), so an entry found early is moved to that
--- deadline (once per presence lifetime, not per refresh), else the
--- presence ends.
+-- record's deadline, so an entry found early is moved to that deadline
+-- (once per presence lifetime, not per refresh), else the presence ends.
 local function presenceDue(id)
-  local dl = call('HGET', P .. 'l:' .. id, 'pdl')
-  if dl and dl ~= '' and tonumber(dl) > NOW then
-    call('ZADD', P .. 'pexp', dl, id)
-  else
-    expirePresence(id)
+  local rec = presenceRecord(id)
+  if rec and #rec > PR_IDLE then
+    local dl = string.sub(rec, PR_IDLE + 1, PR_IDLE + 20)
+    if tonumber(dl) > NOW then
+      call('ZADD', P .. 'pexp', dl, id)
+      return
+    end
   end
+  expirePresence(id)
 end
 
 -- removeAttempt removes an attempt, leaving its tombstone (ended by cause,
@@ -160,7 +197,7 @@ local function removeAttempt(aid, cause)
   end
   RELAY.tombstone(aid, cause or END_EXPIRED)
   call('ZREM', P .. 'la:' .. f[2], aid)
-  if call('ZREM', P .. 'lp:' .. f[2], f[1]) == 1 then call('HINCRBY', P .. 'l:' .. f[2], 'np', -1) end
+  if call('ZREM', P .. 'lp:' .. f[2], f[1]) == 1 then pendingSync(f[2]) end
   call('SREM', P .. 'ca:' .. f[4], aid)
   call('ZREM', P .. 'aexp', aid)
   call('HDEL', P .. 'ah', f[1])
@@ -184,6 +221,7 @@ local function removeListing(id, cause)
   call('SREM', P .. 'ol:' .. f[2], id)
   tenantAdd(f[3], 'l', -1)
   call('DEL', P .. 'l:' .. id, P .. 'la:' .. id, P .. 'lp:' .. id)
+  call('HDEL', P .. 'pr', id)
 end
 
 -- An idempotency record's value: result ID (36), '|', request fingerprint
@@ -285,10 +323,11 @@ end
 -- listingView: id, lease, presence, tenant, owner, spec, doc, players,
 -- version, lease deadline, ttl, fresh, public, local.
 local function listingView(id)
-  local f = call('HMGET', P .. 'l:' .. id, 'lease', 'pres', 'tenant', 'owner', 'spec', 'doc', 'players', 'ver', 'dl', 'pub', 'loc')
+  local f = call('HMGET', P .. 'l:' .. id, 'lease', 'pres', 'tenant', 'owner', 'spec', 'doc', 'players', 'ver', 'dl')
+  local pub, loc = presenceEndpoints(presenceRecord(id))
   local fresh = 0
-  if f[10] and f[10] ~= '' then fresh = 1 end
-  return {id, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], tonumber(f[9]) - NOW, fresh, f[10] or '', f[11] or ''}
+  if pub ~= '' then fresh = 1 end
+  return {id, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], tonumber(f[9]) - NOW, fresh, pub, loc}
 end
 
 -- attemptView: id, handle, listing, tenant, client, deadline, ttl, host
@@ -298,9 +337,10 @@ end
 local function attemptView(aid)
   local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'dl', 'host', 'peer', 'consumed',
     'hosti', 'peeri', 'ronly', 'hrel', 'crel', 'relayed')
-  local l = call('HMGET', P .. 'l:' .. f[2], 'pres', 'pub', 'pi')
-  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, l[1] or '', l[2] or '', f[6], f[7], f[8],
-    l[3] or '', f[9] or '', f[10] or '', f[11] or '', f[12] or '', f[13] or '', f[14] or ''}
+  local rec = presenceRecord(f[2])
+  local pub = presenceEndpoints(rec)
+  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, call('HGET', P .. 'l:' .. f[2], 'pres') or '', pub, f[6], f[7], f[8],
+    presenceInstance(rec), f[9] or '', f[10] or '', f[11] or '', f[12] or '', f[13] or '', f[14] or ''}
 end
 
 -- idemReplay answers a creation whose idempotency key ik was used before:
@@ -321,51 +361,101 @@ local function introduction(aid)
   return {aid, f[1], f[2], f[3]}
 end
 
--- presenceDeadline is a refresh's new deadline, formatted once per call.
+-- presenceDeadline is a refresh's new deadline as a record holds it,
+-- formatted once per call.
 local PDL_NOW, PDL = nil, ''
 local function presenceDeadline()
-  if PDL_NOW ~= NOW then PDL_NOW, PDL = NOW, I(NOW + LIM[PRES_TTL]) end
+  if PDL_NOW ~= NOW then PDL_NOW, PDL = NOW, string.format('%020.0f', NOW + LIM[PRES_TTL]) end
   return PDL
 end
 
-local NO_PENDING = {}
-
--- bindPresence is BindHostPresence after cleanup: outcome, pool and, when
--- accepted, the listing ID and up to four attempts of the listing whose
--- host endpoint is unbound, oldest first (np counts them: most refreshes
--- find none and skip the read). id, when the caller knows it, is the
--- listing ph maps handle to (an ID is never reused, so a deleted listing's
--- record is simply missing: NotFound). A refresh of a fresh presence writes the
--- record only: its deadline (pdl) moves, its entry in pexp stays, and
--- cleanup re-times that entry when it comes due (presenceDue).
-local function bindPresence(handle, key, seq, pub, loc, id)
-  if unavailable() then return UNAVAILABLE, 0 end
-  if not id or id == '' then
-    id = call('HGET', P .. 'ph', handle)
-    if not id then return NOT_FOUND, 0 end
+-- hmgetAll reads fields[from..to] of hash key: their values in that order
+-- (false when absent), in chunks within Lua's limit on unpacked arguments.
+local function hmgetAll(key, fields, from, to)
+  if to - from < 1024 then return call('HMGET', key, unpack(fields, from, to)) end
+  local out = {}
+  for i = from, to, 1024 do
+    local v = call('HMGET', key, unpack(fields, i, math.min(i + 1023, to)))
+    for k = 1, #v do out[#out + 1] = v[k] end
   end
-  local lk = P .. 'l:' .. id
-  local f = call('HMGET', lk, 'pkey', 'seq', 'pub', 'np', 'pi')
-  if f[1] ~= key then return NOT_FOUND, 0 end
-  if seq == '0' or not gtDec(seq, f[2]) then return CONFLICT, 0 end
+  return out
+end
+
+-- The refreshes of one call are arguments of it (REQ): refresh k's
+-- listing ID (or handle), presence key, sequence (16 digits) and endpoints
+-- "public|local" are REQ[RB + k], REQ[RB + RN + k], REQ[RB + 2 RN + k] and
+-- REQ[RB + 3 RN + k], so the IDs go to HMGET as they came. presenceLoad
+-- reads every record and pending list they name at once; presenceRefresh
+-- decides each in order against those (and what earlier refreshes of the
+-- call wrote, in WROTE, and binds before it changed, in PENDING_SYNCED);
+-- presenceFlush writes the changed records at once.
+local REQ, RB, RN = {}, 0, 0
+local SEQ_ZERO = '0000000000000000'
+local NO_LISTING = '-' -- no listing has this ID: ph does not know the handle
+local RECS, PENDS, WROTE, WRITES = {}, {}, {}, {}
+
+-- presenceLoad takes n refreshes from req after base. byHandle is '' when
+-- every refresh names its listing's ID, else one character per refresh,
+-- 'h' where it names the presence handle instead (the caller does not
+-- know the listing yet): those are looked up in ph and replaced by the ID.
+local function presenceLoad(req, base, n, byHandle)
+  REQ, RB, RN = req, base, n
+  WROTE, WRITES, PENDING_SYNCED = {}, {}, {}
+  if n == 0 then return end
+  if byHandle ~= '' then
+    local handles, at = {}, {}
+    for k = 1, n do
+      if string.byte(byHandle, k) == 104 then -- 'h'
+        handles[#handles + 1] = req[base + k]
+        at[#at + 1] = base + k
+      end
+    end
+    if #handles > 0 then
+      local ids = hmgetAll(P .. 'ph', handles, 1, #handles)
+      for j, i in ipairs(at) do req[i] = ids[j] or NO_LISTING end
+    end
+  end
+  RECS = hmgetAll(P .. 'pr', req, base + 1, base + n)
+  PENDS = hmgetAll(P .. 'pn', req, base + 1, base + n)
+end
+
+-- presenceRefresh is BindHostPresence of refresh k after cleanup and
+-- presenceLoad: outcome, pool and, when accepted, the listing ID and the
+-- handles of up to four attempts of the listing whose host endpoint is
+-- unbound, oldest first, concatenated (false when none). A refresh of a
+-- fresh presence writes its record only: the deadline there moves, its
+-- entry in pexp stays, and cleanup re-times that entry when it comes due
+-- (presenceDue).
+local function presenceRefresh(k)
+  if unavailable() then return UNAVAILABLE, 0 end
+  local id, key = REQ[RB + k], REQ[RB + RN + k]
+  local rec = WROTE[id] or RECS[k]
+  if not rec or string.sub(rec, 1, 16) ~= key then return NOT_FOUND, 0 end
+  local seq = REQ[RB + 2 * RN + k]
+  if seq == SEQ_ZERO or seq <= string.sub(rec, 17, 32) then return CONFLICT, 0 end
   local dl = presenceDeadline()
-  if f[3] == '' then -- a listing's endpoint is set exactly while its presence is fresh
+  if #rec == PR_IDLE then -- the presence is not fresh: it becomes so
     if call('ZCARD', P .. 'pexp') >= LIM[MAX_P] then return CAPACITY, P_PRESENCE end
     call('ZADD', P .. 'pexp', dl, id)
-    local g = call('HMGET', lk, 'tenant', 'proto', 'region', 'public')
+    local g = call('HMGET', P .. 'l:' .. id, 'tenant', 'proto', 'region', 'public')
     if g[4] == '1' then
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0', 0, id)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
     end
   end
-  if f[5] == INST then
-    call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl)
-  else -- the refresh reached another instance than the last one
-    call('HSET', lk, 'seq', seq, 'pub', pub, 'loc', loc, 'pdl', dl, 'pi', INST)
-  end
-  local pending = NO_PENDING
-  if f[4] ~= '0' then pending = call('ZRANGE', P .. 'lp:' .. id, 0, 3) end
-  return OK, 0, id, pending
+  rec = key .. seq .. INST .. dl .. REQ[RB + 3 * RN + k]
+  WROTE[id] = rec
+  WRITES[#WRITES + 1] = id
+  WRITES[#WRITES + 1] = rec
+  if PENDING_SYNCED[id] then return OK, 0, id, call('HGET', P .. 'pn', id) end
+  return OK, 0, id, PENDS[k]
+end
+
+-- presenceFlush writes the records refreshed since the last flush (a
+-- record refreshed twice is written twice in one HSET: the later wins).
+local function presenceFlush()
+  for i = 1, #WRITES, 1024 do call('HSET', P .. 'pr', unpack(WRITES, i, math.min(i + 1023, #WRITES))) end
+  WRITES = {}
 end
 
 -- bindAttempt binds one role's endpoint and, when relayed is not '', its
@@ -388,9 +478,7 @@ local function bindAttempt(handle, role, key, binding, relayed)
     return {OK, 0, aid}
   end
   call('HSET', P .. 'a:' .. aid, bf, binding, bf .. 'i', INST, rf, relayed)
-  if role == 'h' and call('ZREM', P .. 'lp:' .. f[3], handle) == 1 then
-    call('HINCRBY', P .. 'l:' .. f[3], 'np', -1)
-  end
+  if role == 'h' and call('ZREM', P .. 'lp:' .. f[3], handle) == 1 then pendingSync(f[3]) end
   return {OK, 0, aid}
 end
 
