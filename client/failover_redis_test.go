@@ -37,8 +37,8 @@ func (s *testServer) instanceID(t *testing.T) string {
 }
 
 // redisInstances starts n server processes on one new redis-server
-// (deployment "failover"; a presence TTL of 9 s, so a refresh interval of
-// 3 s; the default instance lease of 3 s), waits until each has learnt of
+// (deployment "failover"; the default presence interval of 5 s and
+// instance lease of 3 s), waits until each has learnt of
 // the others, and returns the redis-server with a client of it. extra
 // flags go to every instance.
 func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, rueidis.Client, []*testServer) {
@@ -50,7 +50,7 @@ func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, ru
 	}
 	args := []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--store", "redis",
 		"--redis-addr", rs.Addr, "--redis-name", "failover", "--capability-key-file", key,
-		"--instance-lease", "3s", "--presence-ttl", "9s"}
+		"--instance-lease", "3s"}
 	args = append(args, extra...)
 	servers := make([]*testServer, n)
 	for i := range servers {

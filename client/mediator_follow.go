@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,27 +18,91 @@ const (
 	unansweredEvery = time.Second
 	// reresolveTimeout bounds one re-resolution (a lease renewal).
 	reresolveTimeout = 2 * time.Second
+	// followPace: while a mediator that answered the round before is
+	// silent, the listing's mediator is re-resolved this often, so the
+	// move follows a dead instance's lease expiry this soon.
+	followPace = 250 * time.Millisecond
 )
+
+// refreshEvery is the presence cadence: nine tenths of the interval the
+// server told (at most a third of the TTL), so that a dead mediator is
+// noticed in time.
+//
+// The worst case from a dead instance's lease expiry to a refresh accepted
+// by another: it died just after an answered refresh and its lease expires
+// lease/4 (its renewal period) sooner than a full lease after; the next
+// round starts refreshEvery after that refresh and re-resolves followPace
+// into it: refreshEvery − 3/4 lease + followPace, 4.5 − 2.25 + 0.25 = 2.5 s
+// at the defaults (5 s interval, 3 s lease), plus one lease renewal and one
+// refresh round trip.
+func refreshEvery(g PresenceGrant) time.Duration {
+	return max(min(g.Interval, g.TTL/3)*9/10, 100*time.Millisecond)
+}
 
 // refreshFollowing is one presence round: up to presenceTries refreshes,
 // the wait doubling from presenceRTO; after each unanswered one the
 // listing's mediator is re-resolved, and when it moved the next try goes
-// to the new one at once.
-func (p *Publisher) refreshFollowing(ctx context.Context, ps *presenceState) (answer, error) {
+// to the new one at once. When the mediator answered the round before
+// (fast: it just went silent, perhaps died), it is also re-resolved every
+// followPace while each try waits; the round (3.5 s) outlasts the default
+// instance lease, so a dead instance's lease expires within it. After a
+// silent round (a long outage) only between tries: no need to press the
+// server.
+func (p *Publisher) refreshFollowing(ctx context.Context, ps *presenceState, fast bool) (answer, error) {
 	rto := presenceRTO
 	var err error
 	for range presenceTries {
 		var a answer
-		if a, err = p.sock.refresh(ctx, ps, 1, rto); !errors.Is(err, ErrMediatorTimeout) {
+		moved := false
+		if fast {
+			a, moved, err = p.refreshResolving(ctx, ps, rto)
+		} else {
+			a, err = p.sock.refresh(ctx, ps, 1, rto)
+		}
+		if !errors.Is(err, ErrMediatorTimeout) {
 			return a, err
 		}
-		if p.reresolve(ctx) {
+		if moved || p.reresolve(ctx) {
 			rto = presenceRTO
 			continue
 		}
 		rto *= 2
 	}
 	return answer{}, err
+}
+
+// refreshResolving is one refresh waiting up to rto while the listing's
+// mediator is re-resolved every followPace; when it moved, the wait ends
+// early (moved, ErrMediatorTimeout) so the next try goes to the new one.
+func (p *Publisher) refreshResolving(ctx context.Context, ps *presenceState, rto time.Duration) (answer, bool, error) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var moved atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(followPace)
+		defer t.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case <-t.C:
+			}
+			if p.reresolve(tctx) {
+				moved.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	a, err := p.sock.refresh(tctx, ps, 1, rto)
+	cancel()
+	<-done
+	if err != nil && moved.Load() && ctx.Err() == nil {
+		return answer{}, true, ErrMediatorTimeout
+	}
+	return a, false, err
 }
 
 // reresolve asks the server for the listing's current mediator (by

@@ -31,8 +31,8 @@ func (p *Publisher) serve(ctx context.Context, ps *presenceState) error {
 // presence (the listing is gone, or the server no longer knows its
 // capability: it restarted).
 func (p *Publisher) runPresence(ctx context.Context, ps *presenceState) error {
-	interval := min(p.created.Presence.Interval, p.created.Presence.TTL/3)
-	presence := time.NewTicker(max(interval, 100*time.Millisecond))
+	interval := refreshEvery(p.created.Presence)
+	presence := time.NewTicker(interval)
 	defer presence.Stop()
 	seen := make(map[engine.Handle]time.Time) // offers already handled, by expiry
 	sem := make(chan struct{}, maxHostBinds)  // concurrent binds
@@ -44,14 +44,14 @@ func (p *Publisher) runPresence(ctx context.Context, ps *presenceState) error {
 		case <-p.sock.Done():
 			return ErrClosed
 		case <-presence.C:
-			a, err := p.refreshFollowing(ctx, ps)
+			a, err := p.refreshFollowing(ctx, ps, !unreachable)
 			switch {
 			case err == nil:
 				p.mu.Lock()
 				p.public = a.mapped
 				p.mu.Unlock()
 				if unreachable {
-					presence.Reset(max(interval, 100*time.Millisecond))
+					presence.Reset(interval)
 				}
 				unreachable = false
 			case errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked) || errors.Is(err, ErrUnauthorized):

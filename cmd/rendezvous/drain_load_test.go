@@ -130,12 +130,12 @@ func TestE2EDrainUnderLoad(t *testing.T) {
 			})
 		}
 		loop(func(n int) {
-			code, b, err := steady.do("POST", "/v1/listings", p.tokens["publisher"], listingBody("Load"), "Idempotency-Key", "drain-load-"+strconv.Itoa(n))
+			code, b, err := steady.do("POST", "/v1/listings", "publisher", listingBody("Load"), "Idempotency-Key", "drain-load-"+strconv.Itoa(n))
 			tally.add("create", code, b, err)
 		})
 		version := uint64(1) // one renewer: its expectation is always current
 		loop(func(int) {
-			code, b, err := steady.do("PUT", "/v1/listings/"+steady.listing+"/lease", p.tokens["publisher"],
+			code, b, err := steady.do("PUT", "/v1/listings/"+steady.listing+"/lease", "publisher",
 				map[string]any{"lease_id": steady.leaseID, "lease_token": steady.leaseToken, "expected_version": version})
 			tally.add("renew", code, b, err)
 			if code == http.StatusOK {
@@ -218,7 +218,7 @@ func TestE2EDrainUnderLoad(t *testing.T) {
 // joinAndBind is one client of the load: a join and, when it is created,
 // both binds, so its attempt does not stay in flight.
 func joinAndBind(s *linSlot, n int, tally *loadTally) {
-	code, b, err := s.do("POST", "/v1/listings/"+s.listing+"/join-attempts", s.p.tokens["client"], map[string]any{"protocol_version": 7},
+	code, b, err := s.do("POST", "/v1/listings/"+s.listing+"/join-attempts", "client", map[string]any{"protocol_version": 7},
 		"Idempotency-Key", "drain-join-"+strconv.Itoa(n))
 	tally.add("join", code, b, err)
 	if err != nil || code != http.StatusCreated {

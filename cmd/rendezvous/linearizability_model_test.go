@@ -59,6 +59,10 @@ type linInput struct {
 	Seq     uint64 // presence: RDV-SEQUENCE
 	Role    int    // bind: roleHostIdx or roleClientIdx
 	Sock    int    // bind: which of the role's sockets sent it
+	// observe: INTRODUCEs may have been lost (a fault killed an instance
+	// that had one to send), so each count may be below the model's, never
+	// above it.
+	Lossy bool
 }
 
 // introCounts counts INTRODUCE datagrams per join key, recipient role,
@@ -78,6 +82,9 @@ type linOutput struct {
 	Pending       [4]string
 	NPending      int
 	Intro         introCounts // observe
+	// Unknown: no answer came (the instance it went to was killed): the
+	// operation may or may not have taken effect; see linFaultModel.
+	Unknown bool
 }
 
 type attemptState struct {
@@ -164,9 +171,36 @@ func stepSlot(s slotState, in linInput, out linOutput) (bool, slotState) {
 				want[k] = s.intro[ai]
 			}
 		}
+		if in.Lossy {
+			return atMost(out.Intro, want), s
+		}
 		return out.Intro == want, s
 	}
 	return false, s
+}
+
+// atMost reports whether every count of got is at most its count in want.
+func atMost(got, want introCounts) bool {
+	g, w := flatten(got), flatten(want)
+	for i := range g {
+		if g[i] > w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownID stands for an ID the model has not seen because the operation
+// that made it went unanswered; the first answer naming it fills it in.
+const unknownID = "?"
+
+// sameID reports whether got is the ID *want names, learning it when
+// *want is unknownID.
+func sameID(want *string, got string) bool {
+	if *want == unknownID && got != "" {
+		*want = got
+	}
+	return *want == got
 }
 
 func stepCreate(s slotState, in linInput, out linOutput) (bool, slotState) {
@@ -184,17 +218,17 @@ func stepCreate(s slotState, in linInput, out linOutput) (bool, slotState) {
 	case !s.exists:
 		return out.Code == 410, s
 	}
-	return out.Code == 200 && out.ID1 == s.listing && out.ID2 == s.lease && out.ID3 == s.presence &&
+	return out.Code == 200 && sameID(&s.listing, out.ID1) && sameID(&s.lease, out.ID2) && sameID(&s.presence, out.ID3) &&
 		out.Version == s.version, s
 }
 
 func stepJoin(s slotState, in linInput, out linOutput) (bool, slotState) {
 	if ai := s.joinRec[in.Key]; ai >= 0 {
-		a := s.att[ai]
+		a := &s.att[ai]
 		if !a.exists {
 			return out.Code == 410, s
 		}
-		return out.Code == 200 && out.ID1 == a.id && out.ID2 == a.handle, s
+		return out.Code == 200 && sameID(&a.id, out.ID1) && sameID(&a.handle, out.ID2), s
 	}
 	if !s.exists || !s.fresh {
 		return out.Code == 404, s
@@ -218,15 +252,21 @@ func stepPresence(s slotState, in linInput, out linOutput) (bool, slotState) {
 	s.lastSeq, s.fresh = in.Seq, true
 	// Pending: attempts whose host endpoint is not bound, oldest first, at
 	// most 4.
-	var want [4]string
 	n := 0
-	for i := 0; i < int(s.n) && n < len(want); i++ {
-		if a := s.att[i]; a.exists && a.bound[roleHostIdx] < 0 {
-			want[n] = a.handle
+	for i := 0; i < int(s.n) && n < len(out.Pending); i++ {
+		if a := &s.att[i]; a.exists && a.bound[roleHostIdx] < 0 {
+			if !sameID(&a.handle, out.Pending[n]) {
+				return false, s
+			}
 			n++
 		}
 	}
-	return out.Code == 200 && out.NPending == n && out.Pending == want, s
+	for _, h := range out.Pending[n:] {
+		if h != "" {
+			return false, s
+		}
+	}
+	return out.Code == 200 && out.NPending == n, s
 }
 
 // stepBind: the first endpoint per role wins, the identical one again is
@@ -296,6 +336,9 @@ var linModel = porcupine.Model{
 
 // describe renders an operation with only the fields of its kind.
 func describe(in linInput, out linOutput) string {
+	if out.Unknown {
+		return fmt.Sprintf("%v -> no answer", in.Kind)
+	}
 	switch in.Kind {
 	case opCreate:
 		return fmt.Sprintf("create body %d -> %d %s v%d", in.Body, out.Code, out.ID1, out.Version)
@@ -312,5 +355,58 @@ func describe(in linInput, out linOutput) string {
 	case opObserve:
 		return fmt.Sprintf("observe -> %v", out.Intro)
 	}
+
 	return fmt.Sprintf("%v -> %d", in.Kind, out.Code)
+}
+
+// linFaultModel is linModel for a history with unanswered operations.
+// porcupine's way with an operation whose outcome is unknown: it gets the
+// end of the history as its return time (the recorder sets it), so it may
+// take effect at any point after its call, or never (linearized after
+// everything, which no observation sees). Its output is Unknown, and the
+// step may take either branch: nothing happened (or it failed, which
+// changes nothing), or it succeeded, with IDs it made unknownID until a
+// later answer names them. The power-set construction of
+// porcupine.NondeterministicModel follows both.
+var linFaultModel = (&porcupine.NondeterministicModel{
+	Partition: linModel.Partition,
+	Init:      func() []any { return []any{initSlot()} },
+	Step: func(state, input, output any) []any {
+		s, in, out := state.(slotState), input.(linInput), output.(linOutput)
+		if out.Unknown {
+			return stepUnknown(s, in)
+		}
+		if ok, next := stepSlot(s, in, out); ok {
+			return []any{next}
+		}
+		return nil
+	},
+	DescribeOperation: linModel.DescribeOperation,
+}).ToModel()
+
+// stepUnknown is the states after an unanswered operation in from s.
+func stepUnknown(s slotState, in linInput) []any {
+	var ok bool
+	var next slotState
+	switch in.Kind {
+	case opCreate:
+		ok, next = stepCreate(s, in, linOutput{Code: 201, Version: 1, ID1: unknownID, ID2: unknownID, ID3: unknownID})
+	case opRenew:
+		ok, next = stepSlot(s, in, linOutput{Code: 200, Version: s.version + 1})
+	case opDelete:
+		ok, next = stepSlot(s, in, linOutput{Code: 204})
+	case opJoin:
+		ok, next = stepJoin(s, in, linOutput{Code: 201, ID1: unknownID, ID2: unknownID})
+	case opPresence:
+		if s.exists && in.Seq > s.lastSeq {
+			ok, next = true, s
+			next.lastSeq, next.fresh = in.Seq, true
+		}
+	case opBind:
+		ok, next = stepSlot(s, in, linOutput{Code: 200})
+	}
+	if ok && next != s {
+		return []any{s, next}
+	}
+	return []any{s}
 }

@@ -20,6 +20,7 @@ import (
 type linSlot struct {
 	idx     int
 	p       *proc
+	d       *linDeployment // several instances (nil: p alone)
 	client  *http.Client
 	key     string // the creation idempotency key
 	host    [linSocks]*linSock
@@ -61,8 +62,15 @@ func listingBodyFor(k, b int) map[string]any {
 	}
 }
 
-// do sends one HTTP request and returns the status and body.
-func (s *linSlot) do(method, path, token string, body any, hdr ...string) (int, []byte, error) {
+// do sends one HTTP request with the token of role and returns the status
+// and body. With several instances it goes to the next live one in turn;
+// when the one it went to is the victim of the run's fault, a failure to
+// get an answer is errUnknownOutcome.
+func (s *linSlot) do(method, path, role string, body any, hdr ...string) (int, []byte, error) {
+	p, victim := s.p, false
+	if s.d != nil {
+		p, victim = s.d.pick()
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -71,11 +79,11 @@ func (s *linSlot) do(method, path, token string, body any, hdr ...string) (int, 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, "http://"+s.p.httpAddr+path, rd)
+	req, err := http.NewRequest(method, "http://"+p.httpAddr+path, rd)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+p.tokens[role])
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -84,12 +92,12 @@ func (s *linSlot) do(method, path, token string, body any, hdr ...string) (int, 
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, nil, unknownIf(victim, fmt.Errorf("%s %s: %w", method, path, err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: reading the body: %w", method, path, err)
+		return 0, nil, unknownIf(victim, fmt.Errorf("%s %s: reading the body: %w", method, path, err))
 	}
 	return resp.StatusCode, b, nil
 }
@@ -105,7 +113,7 @@ func decodeIf(ok bool, b []byte, v any) error {
 }
 
 func (s *linSlot) create(in linInput) (linOutput, error) {
-	code, b, err := s.do("POST", "/v1/listings", s.p.tokens["publisher"], listingBodyFor(s.idx, in.Body), "Idempotency-Key", s.key)
+	code, b, err := s.do("POST", "/v1/listings", "publisher", listingBodyFor(s.idx, in.Body), "Idempotency-Key", s.key)
 	if err != nil {
 		return linOutput{}, err
 	}
@@ -140,7 +148,7 @@ func (s *linSlot) renew(in linInput) (linOutput, error) {
 	if in.Players >= 0 {
 		body["current_players"] = in.Players
 	}
-	code, b, err := s.do("PUT", "/v1/listings/"+listing+"/lease", s.p.tokens["publisher"], body)
+	code, b, err := s.do("PUT", "/v1/listings/"+listing+"/lease", "publisher", body)
 	if err != nil {
 		return linOutput{}, err
 	}
@@ -167,7 +175,7 @@ func (s *linSlot) remove() (linOutput, error) {
 	s.mu.Lock()
 	listing, leaseID, tok := s.listing, s.leaseID, s.leaseToken
 	s.mu.Unlock()
-	code, _, err := s.do("DELETE", "/v1/listings/"+listing, s.p.tokens["publisher"], nil, "Lease-Id", leaseID, "Lease-Token", tok)
+	code, _, err := s.do("DELETE", "/v1/listings/"+listing, "publisher", nil, "Lease-Id", leaseID, "Lease-Token", tok)
 	return linOutput{Code: code}, err
 }
 
@@ -175,7 +183,7 @@ func (s *linSlot) get() (linOutput, error) {
 	s.mu.Lock()
 	listing := s.listing
 	s.mu.Unlock()
-	code, b, err := s.do("GET", "/v1/listings/"+listing, s.p.tokens["client"], nil)
+	code, b, err := s.do("GET", "/v1/listings/"+listing, "client", nil)
 	if err != nil {
 		return linOutput{}, err
 	}
@@ -187,7 +195,7 @@ func (s *linSlot) get() (linOutput, error) {
 }
 
 func (s *linSlot) browse() (linOutput, error) {
-	code, b, err := s.do("GET", "/v1/listings?protocol_version=7&region=lin-"+strconv.Itoa(s.idx), s.p.tokens["client"], nil)
+	code, b, err := s.do("GET", "/v1/listings?protocol_version=7&region=lin-"+strconv.Itoa(s.idx), "client", nil)
 	if err != nil {
 		return linOutput{}, err
 	}
@@ -210,7 +218,7 @@ func (s *linSlot) join(in linInput) (linOutput, error) {
 	s.mu.Lock()
 	listing := s.listing
 	s.mu.Unlock()
-	code, b, err := s.do("POST", "/v1/listings/"+listing+"/join-attempts", s.p.tokens["client"], map[string]any{"protocol_version": 7},
+	code, b, err := s.do("POST", "/v1/listings/"+listing+"/join-attempts", "client", map[string]any{"protocol_version": 7},
 		"Idempotency-Key", s.key+"-join-"+strconv.Itoa(in.Key))
 	if err != nil {
 		return linOutput{}, err
@@ -320,12 +328,19 @@ func (s *linSlot) openSockets() error {
 	for role, socks := range []*[linSocks]*linSock{&s.host, &s.clients} {
 		for i := range socks {
 			local := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(s.idx), byte(role), byte(i + 1)}), 5000)
-			sock, err := newLinSock(s.p.mediator, local)
+			mediator := s.p.mediator
+			if s.d != nil {
+				mediator = s.d.mediatorFor(s.idx + role + i)
+			}
+			sock, err := newLinSock(mediator, local)
 			if err != nil {
 				return err
 			}
 			role, i := role, i
 			sock.onIntro = func(m *stun.Message) { s.onIntro(role, i, m) }
+			if s.d != nil {
+				s.d.addSock(sock)
+			}
 			socks[i] = sock
 			go sock.read()
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -40,20 +41,51 @@ type recorder struct {
 
 func (r *recorder) now() int64 { return int64(time.Since(r.start)) }
 
-// run performs one operation and records it; an operation that got no
-// answer (a transport error) fails the test instead.
+// errUnknownOutcome: the operation went to an instance killed before it
+// answered.
+var errUnknownOutcome = errors.New("no answer: the instance was killed")
+
+// unknownIf is err marked errUnknownOutcome when the request went to the
+// killed instance.
+func unknownIf(victim bool, err error) error {
+	if victim {
+		return fmt.Errorf("%w: %w", errUnknownOutcome, err)
+	}
+	return err
+}
+
+// run performs one operation and records it. An operation cut short by the
+// fault is recorded with an Unknown output and no return yet (endUnknown
+// gives it one); any other that got no answer (a transport error) fails
+// the test instead.
 func (r *recorder) run(client int, in linInput, f func() (linOutput, error)) linOutput {
 	call := r.now()
 	out, err := f()
 	ret := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if errors.Is(err, errUnknownOutcome) {
+		r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: linOutput{Unknown: true}, Return: -1})
+		return out
+	}
 	if err != nil {
 		r.errs = append(r.errs, fmt.Errorf("slot %d %v: %w", in.Slot, in.Kind, err))
 		return out
 	}
 	r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
 	return out
+}
+
+// endUnknown gives every operation without an answer the end of the
+// history as its return time, as porcupine wants them: it may then take
+// effect anywhere after its call, or (linearized last) not at all.
+func (r *recorder) endUnknown() {
+	end := r.now() + 1
+	for i := range r.ops {
+		if r.ops[i].Return < 0 {
+			r.ops[i].Return = end
+		}
+	}
 }
 
 // TestLinearizability drives the real binary with concurrent HTTP and UDP
@@ -65,14 +97,39 @@ func TestLinearizability(t *testing.T) { eachStore(t, linearizability) }
 
 // linearizability runs the check on a server started with storeArgs.
 func linearizability(t *testing.T, storeArgs []string) {
+	p := startProc(t, append(linServerArgs(), storeArgs...)...)
+	rec := runLinHistory(t, p, nil)
+
+	checkLinearizable(t, linModel, rec.ops, porcupine.Ok)
+	requireCoverage(t, rec.ops)
+
+	// The check can fail: one more INTRODUCE than a role's successful
+	// binds can ever cause is a second consumption of the introduction.
+	checkLinearizable(t, linModel, injectDoubleIntroduction(t, rec.ops), porcupine.Illegal)
+
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d; log:\n%s", code, p.stderr.String())
+	}
+}
+
+// linServerArgs are the server flags of a linearizability run.
+func linServerArgs() []string {
 	// Lifetimes far above the run's length (the model has no expiry);
 	// ceilings and quotas far above what it uses (the model has none).
-	p := startProc(t, append([]string{"--lease-ttl", "60s", "--presence-ttl", "20s", "--attempt-ttl", "30s", "--idempotency-ttl", "10m",
+	return []string{"--lease-ttl", "60s", "--presence-ttl", "20s", "--attempt-ttl", "30s", "--idempotency-ttl", "10m",
 		"--drain-window", "1s", // attempts left unbound end the drain at its window
 		// Host binds of deleted attempts get unsigned 401s, which are
 		// rate-limited per source address (all of the run's sockets share
 		// one): the limiter is not part of the model, so it must not drop.
-		"--udp-error-rate", "1000000", "--udp-error-burst", "1048576"}, storeArgs...)...)
+		"--udp-error-rate", "1000000", "--udp-error-burst", "1048576"}
+}
+
+// runLinHistory records a history of concurrent operations on p, or, with
+// d, on d's instances (p is the one that survives d's fault, injected
+// mid-history).
+func runLinHistory(t *testing.T, p *proc, d *linDeployment) *recorder {
+	t.Helper()
 	client := &http.Client{Timeout: hangGuard, Transport: &http.Transport{MaxIdleConnsPerHost: linSlots * (linWorkers + linCreators)}}
 	defer client.CloseIdleConnections()
 
@@ -82,7 +139,7 @@ func linearizability(t *testing.T, storeArgs []string) {
 	deadline := rec.start.Add(linRunBound)
 	slots := make([]*linSlot, linSlots)
 	for k := range slots {
-		s := &linSlot{idx: k, p: p, client: client, key: fmt.Sprintf("lin-%d", k)}
+		s := &linSlot{idx: k, p: p, d: d, client: client, key: fmt.Sprintf("lin-%d", k)}
 		defer s.closeSockets()
 		if err := s.openSockets(); err != nil {
 			t.Fatal(err)
@@ -115,7 +172,15 @@ func linearizability(t *testing.T, storeArgs []string) {
 			wg.Go(func() { s.work(rec, rng, clientID(s.idx, linCreators+w), w, deadline) })
 		}
 	}
+	if d != nil {
+		wg.Go(func() { d.injectFault(t, rec, deadline) })
+	}
 	wg.Wait()
+	if d != nil {
+		// Datagrams forwarded between instances travel through Redis, not
+		// the sockets' path: give them time to arrive.
+		time.Sleep(300 * time.Millisecond)
+	}
 	// Quiescence: every INTRODUCE sent has been read once each socket's
 	// plain Binding is answered; the observation then records the counts.
 	for _, s := range slots {
@@ -129,11 +194,12 @@ func linearizability(t *testing.T, storeArgs []string) {
 		out := linOutput{Code: 200, Intro: s.intro}
 		s.mu.Unlock()
 		rec.ops = append(rec.ops, porcupine.Operation{ClientId: clientID(s.idx, linCreators+linWorkers),
-			Input: linInput{Slot: s.idx, Kind: opObserve}, Call: call, Output: out, Return: rec.now()})
+			Input: linInput{Slot: s.idx, Kind: opObserve, Lossy: d != nil}, Call: call, Output: out, Return: rec.now()})
 		if err := s.sockErr(); err != nil {
 			t.Errorf("slot %d: %v", s.idx, err)
 		}
 	}
+	rec.endUnknown()
 	for _, err := range rec.errs {
 		t.Error(err)
 	}
@@ -145,18 +211,7 @@ func linearizability(t *testing.T, storeArgs []string) {
 		t.Fatalf("the server stopped during the run; log:\n%s", p.stderr.String())
 	default:
 	}
-
-	checkLinearizable(t, linModel, rec.ops, porcupine.Ok)
-	requireCoverage(t, rec.ops)
-
-	// The check can fail: one more INTRODUCE than a role's successful
-	// binds can ever cause is a second consumption of the introduction.
-	checkLinearizable(t, linModel, injectDoubleIntroduction(t, rec.ops), porcupine.Illegal)
-
-	p.signal(syscall.SIGTERM)
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d; log:\n%s", code, p.stderr.String())
-	}
+	return rec
 }
 
 func clientID(slot, goroutine int) int {

@@ -22,10 +22,10 @@ type linSock struct {
 	conn    *net.UDPConn
 	addr    netip.AddrPort // as the mediator sees it
 	local   netip.AddrPort // the made-up LAN address it reports
-	server  netip.AddrPort
 	onIntro func(m *stun.Message)
 
 	mu      sync.Mutex
+	server  netip.AddrPort // the mediator it talks to (moveTo changes it)
 	waiting map[[12]byte]chan *stun.Message
 	err     error // first malformed datagram, reported by the test
 }
@@ -53,7 +53,10 @@ func (s *linSock) read() {
 		if err != nil {
 			return // closed
 		}
-		if from != s.server {
+		s.mu.Lock()
+		current := s.server
+		s.mu.Unlock()
+		if from != current {
 			continue
 		}
 		m := new(stun.Message)
@@ -125,17 +128,39 @@ func (s *linSock) barrier() error {
 	return err
 }
 
+// moveTo makes the socket talk to server from now on, as a client of a
+// killed instance switches to another: requests still waiting for the old
+// one end with errUnknownOutcome (it may have handled them before dying).
+func (s *linSock) moveTo(server string) error {
+	addr, err := netip.ParseAddrPort(server)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.server = addr
+	for tx, ch := range s.waiting {
+		close(ch)
+		delete(s.waiting, tx)
+	}
+	return nil
+}
+
 // exchange sends msg and waits for the answer to transaction tx.
 func (s *linSock) exchange(msg []byte, tx [12]byte) (*stun.Message, error) {
 	ch := make(chan *stun.Message, 1)
 	s.mu.Lock()
 	s.waiting[tx] = ch
+	server := s.server
 	s.mu.Unlock()
-	if _, err := s.conn.WriteToUDPAddrPort(msg, s.server); err != nil {
+	if _, err := s.conn.WriteToUDPAddrPort(msg, server); err != nil {
 		return nil, err
 	}
 	select {
-	case m := <-ch:
+	case m, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("to %v: %w", server, errUnknownOutcome)
+		}
 		return m, nil
 	case <-time.After(hangGuard):
 		return nil, errors.New("no answer from the mediator")
