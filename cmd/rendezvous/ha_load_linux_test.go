@@ -64,8 +64,9 @@ type haLoad struct {
 	mu          sync.Mutex
 	answers     map[string]int
 	failures    []string
-	owner       map[string]int // listing ID → tenant index
-	admitted    []published    // listings whose publish answered 201
+	owner       map[string]int  // listing ID → tenant index
+	noJoin      map[string]bool // listings a scenario joins itself
+	admitted    []published     // listings whose publish answered 201
 	intros      map[string]map[string]bool
 	crossTenant int
 }
@@ -73,7 +74,7 @@ type haLoad struct {
 func newHALoad(t *testing.T, insts []*proc, tenants [2]haTenant, rule haRule) *haLoad {
 	return &haLoad{t: t, insts: insts, tenants: tenants, rule: rule, stop: make(chan struct{}),
 		http:    &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
-		answers: map[string]int{}, owner: map[string]int{}, intros: map[string]map[string]bool{}}
+		answers: map[string]int{}, owner: map[string]int{}, noJoin: map[string]bool{}, intros: map[string]map[string]bool{}}
 }
 
 func (l *haLoad) fail(format string, a ...any) {
@@ -211,11 +212,15 @@ func (l *haLoad) stopped() bool {
 	}
 }
 
-// listingsOf returns the IDs of tenant ti's and of the other tenant's listings.
-func (l *haLoad) listingsOf(ti int) (own, other []string) {
+// listingsOf returns the IDs of tenant ti's and of the other tenant's
+// listings; joinable leaves out those a scenario joins itself.
+func (l *haLoad) listingsOf(ti int, joinable bool) (own, other []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for id, o := range l.owner {
+		if joinable && l.noJoin[id] {
+			continue
+		}
 		if o == ti {
 			own = append(own, id)
 		} else {
@@ -235,7 +240,7 @@ func (l *haLoad) httpWorker(ti, inst int) {
 	var mine []published
 	versions := map[string]uint64{}
 	for i := 0; !l.stopped(); i++ {
-		own, other := l.listingsOf(ti)
+		own, other := l.listingsOf(ti, false)
 		start := time.Now()
 		switch i % 5 {
 		case 0:
@@ -422,7 +427,7 @@ func (l *haLoad) joiner(ti int) {
 	tn := l.tenants[ti]
 	buf := make([]byte, 2048)
 	for i := 0; !l.stopped(); i++ {
-		own, _ := l.listingsOf(ti)
+		own, _ := l.listingsOf(ti, true)
 		inst := i % len(l.insts)
 		start := time.Now()
 		out, body := l.do(inst, "POST", "/v1/listings/"+own[i%len(own)]+"/join-attempts", tn.client,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -49,19 +50,27 @@ type nsLab struct {
 	n      int
 }
 
+// labs counts the labs of this process: each gets its own names and
+// addresses, since a deleted namespace's veths vanish asynchronously.
+var labs atomic.Int32
+
 func newNSLab(t *testing.T, n int) *nsLab {
 	t.Helper()
-	l := &nsLab{t: t, prefix: fmt.Sprintf("rdvha%d-", os.Getpid()%100000), net: 150 + os.Getpid()%100, n: n}
+	k := int(labs.Add(1))
+	tag := fmt.Sprintf("%d%c", os.Getpid()%100000, 'a'+k%26)
+	l := &nsLab{t: t, prefix: "rdvha" + tag + "-", net: 150 + (os.Getpid()+k)%100, n: n}
 	t.Cleanup(func() {
 		for i := 1; i <= n; i++ {
-			// Deleting a namespace that was never made fails harmlessly.
+			// Deleting what was never made fails harmlessly.
+			exec.Command("nft", "delete", "table", "inet", l.outer(i)).Run()
+			exec.Command("ip", "link", "del", l.outer(i)).Run()
 			exec.Command("ip", "netns", "del", l.ns(i)).Run()
 		}
 	})
 	for i := 1; i <= n; i++ {
 		l.sh("ip", "netns", "add", l.ns(i))
 		l.in(i, "ip", "link", "set", "lo", "up")
-		outer := fmt.Sprintf("rvh%d%c", os.Getpid()%100000, 'a'+i-1)
+		outer := l.outer(i)
 		l.sh("ip", "link", "add", "name", outer, "type", "veth", "peer", "name", "eth0", "netns", l.ns(i))
 		l.sh("ip", "addr", "add", l.gateway(i)+"/24", "dev", outer)
 		l.sh("ip", "link", "set", "dev", outer, "up")
@@ -73,6 +82,9 @@ func newNSLab(t *testing.T, n int) *nsLab {
 }
 
 func (l *nsLab) ns(i int) string { return fmt.Sprintf("%s%d", l.prefix, i) }
+
+// outer is the name of instance i's veth on the test's side.
+func (l *nsLab) outer(i int) string { return fmt.Sprintf("rvh%s%d", l.prefix[5:len(l.prefix)-1], i) }
 
 // Addr is instance i's address; gateway the test's address facing it.
 func (l *nsLab) Addr(i int) string    { return fmt.Sprintf("10.%d.%d.2", l.net, i) }
@@ -106,32 +118,45 @@ func (l *nsLab) in(i int, args ...string) string {
 	return l.sh(append(l.Exec(i), args...)...)
 }
 
-// Cut drops, inside instance i's namespace, every TCP segment matching
-// match (an nftables expression of the instance's own side, e.g.
-// "tcp dport 6379") out and its reverse (reverse) in: a partition both
-// ways, silent (no reset), as a broken network is. Heal ends it.
+// Cut partitions instance i from what match selects, both ways and
+// silently, as a broken network does: segments from the instance matching
+// match (an nftables expression, e.g. "ip daddr 10.1.1.1 tcp dport 6379")
+// are dropped where they arrive in the test's namespace, segments to it
+// matching reverse where they arrive in its own. Nothing is dropped on its
+// way out (a local output drop fails the sender's write at once with EPERM,
+// which no real partition does). Heal ends it.
 func (l *nsLab) Cut(i int, match, reverse string) {
 	l.t.Helper()
-	rules := fmt.Sprintf(`table inet rdvcut {
-	chain out {
-		type filter hook output priority 0; policy accept;
-		%s drop
+	l.nft(nil, fmt.Sprintf(`table inet %s {
+	chain in {
+		type filter hook input priority 0; policy accept;
+		iifname "%s" %s drop
 	}
+}
+`, l.outer(i), l.outer(i), match))
+	l.nft(l.Exec(i), fmt.Sprintf(`table inet rdvcut {
 	chain in {
 		type filter hook input priority 0; policy accept;
 		%s drop
 	}
 }
-`, match, reverse)
-	cmd := exec.Command("ip", append(l.Exec(i)[1:], "nft", "-f", "-")...)
+`, reverse))
+}
+
+// nft loads rules, in the namespace of prefix (nil: the test's own).
+func (l *nsLab) nft(prefix []string, rules string) {
+	l.t.Helper()
+	argv := append(append([]string(nil), prefix...), "nft", "-f", "-")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = strings.NewReader(rules)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		l.t.Fatalf("nft in %s: %v\n%s\n%s", l.ns(i), err, out, rules)
+		l.t.Fatalf("nft: %v\n%s\n%s", err, out, rules)
 	}
 }
 
 // Heal removes instance i's partition.
 func (l *nsLab) Heal(i int) {
 	l.t.Helper()
+	l.sh("nft", "delete", "table", "inet", l.outer(i))
 	l.in(i, "nft", "delete", "table", "inet", "rdvcut")
 }
