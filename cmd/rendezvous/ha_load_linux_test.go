@@ -198,9 +198,12 @@ func (l *haLoad) finish() {
 		close(l.stop)
 		l.wg.Wait()
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for _, f := range l.failures {
 		l.t.Error(f)
 	}
+	l.failures = nil // reported once, though finish is also deferred
 }
 
 func (l *haLoad) stopped() bool {
