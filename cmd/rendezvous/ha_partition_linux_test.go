@@ -26,7 +26,7 @@ import (
 // shows the documented bounds.
 const haLease = 3 * time.Second
 
-// haDeployment is two instances, each in its own network namespace, on one
+// haDeployment is n instances, each in its own network namespace, on one
 // redis-server in the test's namespace, with two tenants.
 type haDeployment struct {
 	lab      *nsLab
@@ -38,11 +38,11 @@ type haDeployment struct {
 	opsToken string
 }
 
-func startHADeployment(t *testing.T) *haDeployment {
+func startHADeployment(t *testing.T, n int) *haDeployment {
 	t.Helper()
 	requireNetns(t)
 	redistest.SkipIfMissing(t)
-	d := &haDeployment{lab: newNSLab(t, 2)}
+	d := &haDeployment{lab: newNSLab(t, n)}
 	srv, err := redistest.StartWith("--bind", "127.0.0.1 "+strings.Join(d.lab.Gateways(), " "), "--protected-mode", "no")
 	if err != nil {
 		t.Fatalf("starting redis-server: %v", err)
@@ -59,7 +59,7 @@ func startHADeployment(t *testing.T) *haDeployment {
 	}
 	var principals string
 	principals, d.tenants, d.opsToken = haPrincipals(t)
-	for i := 1; i <= 2; i++ {
+	for i := 1; i <= n; i++ {
 		addr := d.lab.Addr(i)
 		d.insts = append(d.insts, startProcWrapped(t, d.lab.Exec(i), "--http-addr", addr+":8080", "--udp-addr", addr+":3478",
 			"--store", "redis", "--redis-addr", d.lab.gateway(i)+":"+d.port, "--redis-name", "ha",
@@ -67,7 +67,7 @@ func startHADeployment(t *testing.T) *haDeployment {
 			"--instance-lease", haLease.String()))
 	}
 	// Each instance learns the others at its next renewal (every quarter
-	// of the lease): after it, routing spreads listings over both.
+	// of the lease): after it, routing spreads listings over all.
 	time.Sleep(haLease/4 + 250*time.Millisecond)
 	return d
 }
@@ -107,20 +107,20 @@ func readyzStatus(p *proc) int {
 	return resp.StatusCode
 }
 
-// TestHAInstancePartitionedFromRedis cuts instance a (of a and b) from
+// TestHAInstancePartitionedFromRedis cuts instance a (of three) from
 // Redis (nftables drops both ways in a's namespace) for longer than its
 // lease, under a mixed load of two tenants on both instances. a must fail
 // closed before its lease can have expired in Redis (3/4 of the lease after
 // the cut at the earliest: it renews every quarter): /readyz 503, and no
 // request started 2/3 of the lease after the cut succeeds on it (HTTP
-// 503 service_unavailable, signed STUN 503, or no answer); b serves
-// throughout without a single service_unavailable. Healed, a registers
+// 503 service_unavailable, signed STUN 503, or no answer); the others
+// serve throughout without a single service_unavailable. Healed, a registers
 // again under a new epoch and serves. After the fault: no pool above its
 // ceiling on either instance, the invariant checker passes on the Redis,
 // no attempt introduced twice, no cross-tenant read, no admitted listing
 // lost.
 func TestHAInstancePartitionedFromRedis(t *testing.T) {
-	d := startHADeployment(t)
+	d := startHADeployment(t, 3)
 	a := d.insts[0]
 	oldEpoch := epochOf(t, a)
 	var cutAt, healAt atomic.Int64
@@ -130,8 +130,8 @@ func TestHAInstancePartitionedFromRedis(t *testing.T) {
 		switch {
 		case inst == 0 && fenced && outcome == "success":
 			return "the partitioned instance committed past two thirds of its lease"
-		case inst == 1 && (outcome == "service_unavailable" || outcome == "none"):
-			return "the instance still reaching Redis stopped serving"
+		case inst != 0 && (outcome == "service_unavailable" || outcome == "none"):
+			return "an instance still reaching Redis stopped serving"
 		}
 		return ""
 	}
@@ -199,7 +199,7 @@ func TestHAInstancePartitionedFromRedis(t *testing.T) {
 	lost := l.lostAdmitted(1)
 	const bound = haLease + redisstore.DefaultTimeout
 	l.evidence("instance-redis-partition",
-		"one of two instances cut from Redis (nftables, both ways) past its lease under mixed two-tenant load, then healed",
+		"one of three instances cut from Redis (nftables, both ways) past its lease under mixed two-tenant load, then healed",
 		recovery, bound, lost, breaches)
 	t.Logf("fail-closed: /readyz 503 to a probe sent %v after the cut (answered %v after it); serving again %v after the heal",
 		failedClosed.Round(time.Millisecond), answeredAfter.Round(time.Millisecond), recovery.Round(time.Millisecond))
@@ -300,7 +300,7 @@ func awaitIntroduce(t *testing.T, u *udpPeer, tx [12]byte, key *engine.Capabilit
 // they arrive after the heal, late; a late INTRODUCE must be the same
 // introduction the host already had.
 func TestHAInstancePartitionedFromForwarding(t *testing.T) {
-	d := startHADeployment(t)
+	d := startHADeployment(t, 2)
 	a, b := d.insts[0], d.insts[1]
 	rule := func(inst int, start time.Time, outcome string) string {
 		if outcome == "service_unavailable" || outcome == "none" {
