@@ -147,13 +147,19 @@ func (l *haLoad) seed(hostsPerTenant int) {
 			var pub published
 			l.insts[0].call("POST", "/v1/listings", tn.publisher, listingBody("ha "+tn.name), "Idempotency-Key",
 				fmt.Sprintf("ha-seed-%s-%d", tn.name, i)).expect(l.t, "seed publish", http.StatusCreated, &pub)
+			l.mu.Lock()
 			l.owner[pub.ListingID] = ti
 			l.admitted = append(l.admitted, pub)
+			l.mu.Unlock()
+			inst := l.instOf(pub.Presence.Mediator)
+			if inst < 0 {
+				l.t.Fatalf("publish named mediator %s, no instance's", pub.Presence.Mediator)
+			}
 			h := &host{pub: pub, presence: mustHandle(l.t, pub.Presence.Handle), cap: mustToken(l.t, pub.Presence.Token)}
 			h.peer = newPeerAt(l.t, pub.Presence.Mediator, facing(pub.Presence.Mediator))
 			h.refresh()
 			l.wg.Add(1)
-			go l.hostWorker(h, l.instOf(pub.Presence.Mediator))
+			go l.hostWorker(h, inst)
 		}
 	}
 }
@@ -166,14 +172,13 @@ func facing(mediator string) string {
 	return netip.AddrFrom4(a).String()
 }
 
-// instOf is the index of the instance whose mediator is addr.
+// instOf is the index of the instance whose mediator is addr, or -1.
 func (l *haLoad) instOf(mediator string) int {
 	for i, p := range l.insts {
 		if p.mediator == mediator {
 			return i
 		}
 	}
-	l.t.Fatalf("no instance has mediator %s", mediator)
 	return -1
 }
 
@@ -441,27 +446,29 @@ func (l *haLoad) joiner(ti int) {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		a, c := mustHandle(l.t, j.Handle), mustToken(l.t, j.Token)
+		// Not the must* helpers: they would end the test from this goroutine.
+		u, okHandle := engine.ParseUUID(j.Handle)
+		c, okToken := engine.ParseToken(j.Token)
 		server, err := netip.ParseAddrPort(j.Mediator)
-		if err != nil {
-			l.fail("join answered mediator %q", j.Mediator)
+		bindInst := l.instOf(j.Mediator)
+		if !okHandle || !okToken || err != nil || bindInst < 0 {
+			l.fail("join answered a malformed attempt (mediator %q)", j.Mediator)
 			continue
 		}
+		a := engine.Handle{UUID: u}
 		conn, err := net.ListenUDP("udp4", nil)
 		if err != nil {
 			l.fail("cannot open a UDP socket: %v", err)
 			return
 		}
-		bindInst := l.instOf(j.Mediator)
-		var tx [12]byte
-		bound, introducedAt := false, time.Time{}
-		for try := 0; try < 12 && introducedAt.IsZero() && !l.stopped(); try++ {
-			msg, t, err := signedRequest(stun.KindAttemptClient, a, &c, 0, clientLAN)
+		introduced := false
+		for try := 0; try < 12 && !introduced && !l.stopped(); try++ {
+			msg, tx, err := signedRequest(stun.KindAttemptClient, a, &c, 0, clientLAN)
 			if err != nil {
 				l.fail("building a bind: %v", err)
 				break
 			}
-			tx, start = t, time.Now()
+			start = time.Now()
 			_, _ = conn.WriteToUDPAddrPort(msg, server)
 			_ = conn.SetReadDeadline(time.Now().Add(250 * time.Millisecond))
 			for {
@@ -475,17 +482,15 @@ func (l *haLoad) joiner(ti int) {
 					continue
 				}
 				if m.TransactionID() == tx {
-					out := stunOutcome(m, &c)
-					l.record("client bind", bindInst, start, out)
-					bound = bound || out == "success"
+					l.record("client bind", bindInst, start, stunOutcome(m, &c))
 				} else if m.Type() == stun.IntroduceIndication && m.CheckIntegrity(c[:]) {
 					l.introduced(a, 'c', buf[:n])
-					introducedAt = time.Now()
+					introduced = true
 				}
 			}
 		}
 		conn.Close()
-		if !introducedAt.IsZero() {
+		if introduced {
 			l.mu.Lock()
 			l.answers["introduced"]++
 			l.mu.Unlock()
