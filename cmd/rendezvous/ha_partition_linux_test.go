@@ -197,6 +197,9 @@ func TestHAInstancePartitionedFromRedis(t *testing.T) {
 	breaches := l.checkPools(d.opsToken)
 	d.checkInvariants(t)
 	lost := l.lostAdmitted(1)
+	// Healed, the instance's next renewal (at most a quarter of the lease
+	// later) is refused and it registers again; a call still waiting on a
+	// connection the cut broke ends at the call deadline first.
 	const bound = haLease + redisstore.DefaultTimeout
 	l.evidence("instance-redis-partition",
 		"one of three instances cut from Redis (nftables, both ways) past its lease under mixed two-tenant load, then healed",
@@ -405,6 +408,8 @@ func TestHAInstancePartitionedFromForwarding(t *testing.T) {
 	breaches := l.checkPools(d.opsToken)
 	d.checkInvariants(t)
 	lost := l.lostAdmitted(1)
+	// The subscription's connection resumes at TCP's next retransmission,
+	// backed off during the cut (1.2 to 1.4 s after a 3 s cut here).
 	const bound = 10 * time.Second
 	l.evidence("instance-forwarding-partition",
 		"one of two instances cut from its pub/sub forwarding connection (nftables, both ways) under mixed two-tenant load; lost pushes recovered by presence refresh and bind retransmission",
