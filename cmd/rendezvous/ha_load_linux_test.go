@@ -61,20 +61,22 @@ type haLoad struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
-	mu          sync.Mutex
-	answers     map[string]int
-	failures    []string
-	owner       map[string]int  // listing ID → tenant index
-	noJoin      map[string]bool // listings a scenario joins itself
-	admitted    []published     // listings whose publish answered 201
-	intros      map[string]map[string]bool
-	crossTenant int
+	mu       sync.Mutex
+	answers  map[string]int
+	failures []string
+	owner    map[string]int  // listing ID → tenant index
+	hosted   map[string]bool // listings whose host runs in the load (the joiners' targets)
+	admitted []published     // listings whose publish answered 201
+	intros   map[string]map[string]bool
+	// joinsIntroduced counts the joiners' attempts that reached INTRODUCE.
+	joinsIntroduced int
+	crossTenant     int
 }
 
 func newHALoad(t *testing.T, insts []*proc, tenants [2]haTenant, rule haRule) *haLoad {
 	return &haLoad{t: t, insts: insts, tenants: tenants, rule: rule, stop: make(chan struct{}),
 		http:    &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
-		answers: map[string]int{}, owner: map[string]int{}, noJoin: map[string]bool{}, intros: map[string]map[string]bool{}}
+		answers: map[string]int{}, owner: map[string]int{}, hosted: map[string]bool{}, intros: map[string]map[string]bool{}}
 }
 
 func (l *haLoad) fail(format string, a ...any) {
@@ -148,7 +150,7 @@ func (l *haLoad) seed(hostsPerTenant int) {
 			l.insts[0].call("POST", "/v1/listings", tn.publisher, listingBody("ha "+tn.name), "Idempotency-Key",
 				fmt.Sprintf("ha-seed-%s-%d", tn.name, i)).expect(l.t, "seed publish", http.StatusCreated, &pub)
 			l.mu.Lock()
-			l.owner[pub.ListingID] = ti
+			l.owner[pub.ListingID], l.hosted[pub.ListingID] = ti, true
 			l.admitted = append(l.admitted, pub)
 			l.mu.Unlock()
 			inst := l.instOf(pub.Presence.Mediator)
@@ -221,12 +223,12 @@ func (l *haLoad) stopped() bool {
 }
 
 // listingsOf returns the IDs of tenant ti's and of the other tenant's
-// listings; joinable leaves out those a scenario joins itself.
-func (l *haLoad) listingsOf(ti int, joinable bool) (own, other []string) {
+// listings; hosted keeps only those whose host runs in the load.
+func (l *haLoad) listingsOf(ti int, hosted bool) (own, other []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for id, o := range l.owner {
-		if joinable && l.noJoin[id] {
+		if hosted && !l.hosted[id] {
 			continue
 		}
 		if o == ti {
@@ -248,7 +250,7 @@ func (l *haLoad) httpWorker(ti, inst int) {
 	var mine []published
 	versions := map[string]uint64{}
 	for i := 0; !l.stopped(); i++ {
-		own, other := l.listingsOf(ti, false)
+		_, other := l.listingsOf(ti, false)
 		start := time.Now()
 		switch i % 5 {
 		case 0:
@@ -279,8 +281,9 @@ func (l *haLoad) httpWorker(ti, inst int) {
 			if out == "success" && json.Unmarshal(body, &r) == nil {
 				versions[pub.ListingID] = r.Version
 			}
-		case 2:
-			out, _ := l.do(inst, "GET", "/v1/listings/"+own[i%len(own)], tn.client, nil)
+		case 2: // a listing with a host (one without presence is not found)
+			hosted, _ := l.listingsOf(ti, true)
+			out, _ := l.do(inst, "GET", "/v1/listings/"+hosted[i%len(hosted)], tn.client, nil)
 			l.record("get", inst, start, out)
 		case 3:
 			out, _ := l.do(inst, "GET", "/v1/listings/"+other[i%len(other)], tn.client, nil)
@@ -492,7 +495,7 @@ func (l *haLoad) joiner(ti int) {
 		conn.Close()
 		if introduced {
 			l.mu.Lock()
-			l.answers["introduced"]++
+			l.joinsIntroduced++
 			l.mu.Unlock()
 		}
 	}
