@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// haPointer is the benchmarks page's pointer to the fault scenarios page.
+const haPointer = "Fault scenarios of several instances over Redis (an instance or the Redis primary killed, partitions; answers by outcome, recovery, lost items): [benchmarks/ha.md](benchmarks/ha.md), written by `make ha-evidence`."
+
 // haMeta is how the run was made: the command, when, and on what.
 type haMeta struct {
 	Command string

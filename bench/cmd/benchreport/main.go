@@ -131,6 +131,7 @@ func Render(w io.Writer, in, docs string, now time.Time) error {
 	}
 	fmt.Fprintln(w, "\nHow to read the tables: `time/op` is the median of the runs with the largest distance of any run from it; `baseline ÷ ours` is the baseline's median time divided by ours, so **above 1 means ours is faster**. A benchmark's baseline is the one whose name differs in one element that names a baseline (`ref`, `refstore`, `bare`, `echo`, `raw`, `coturn`, …).")
 
+	fmt.Fprintln(w, "\n"+haPointer)
 	fmt.Fprintln(w, "\n## Numbers to reach")
 	fmt.Fprintln(w)
 	loadTable(w, "rendezvous-load --mode shed --overload 2", shed)
