@@ -163,7 +163,8 @@ func shortPkg(p string) string {
 	return p
 }
 
-// haMachine describes this machine: CPUs, kernel, redis-server, Go.
+// haMachine describes this machine: CPUs, kernel, redis-server, Go and
+// its load average.
 func haMachine() []string {
 	cpu := fmt.Sprintf("cpu:    %d", runtime.NumCPU())
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
@@ -184,7 +185,12 @@ func haMachine() []string {
 			redis = strings.Join(f[:3], " ") // "Redis server v=7.0.15"
 		}
 	}
-	return []string{cpu, "kernel: " + kernel, "redis:  " + redis, "go:     " + runtime.Version()}
+	lines := []string{cpu, "kernel: " + kernel, "redis:  " + redis, "go:     " + runtime.Version()}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// Other work on a shared machine stretches recovery times.
+		lines = append(lines, "load:   "+strings.Join(strings.Fields(string(b))[:3], " ")+" at the end of the run")
+	}
+	return lines
 }
 
 // renderHA rewrites the results region of the scenarios page from a
