@@ -233,7 +233,7 @@ func TestHAInstanceSIGKILL(t *testing.T) {
 	close(stopLoad)
 	loadWG.Wait()
 	stopLoad = make(chan struct{}) // for the deferred close
-	f.report(t, "instance-sigkill", "SIGKILL of one of three instances (one redis-server) while two tenants' Publishers keep presence and their clients browse, read the other tenant's listings (answered not_found) and join their own; recovery: the killed instance's last host refreshing through another, from its lease expiry",
+	f.report(t, "instance-sigkill", "SIGKILL of one of three instances (one redis-server) while two tenants' Publishers keep presence and their clients browse, read the other tenant's listings (answered not_found) and join their own (double introductions: an attempt handed twice to its host's Accept); recovery: the killed instance's last host refreshing through another, from its lease expiry",
 		3*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
