@@ -53,9 +53,9 @@ func haTenants(t *testing.T) (string, map[string]string) {
 // outcome names an SDK call's result as the contract types it: "success",
 // the problem code of an HTTP answer, "mediator_<code>" for a STUN error,
 // "no_introduction" when the mediator never introduced before the
-// caller's deadline (a dead mediator answers nothing), and "untyped" for
-// anything else: a transport error, a status without a problem code, an
-// answer the SDK could not read.
+// attempt's end (a dead mediator answers nothing), and "untyped" for
+// anything else: a transport error, no answer in time, a status without a
+// problem code, an answer the SDK could not read.
 func outcome(err error) string {
 	var ae *APIError
 	var me *MediatorError
@@ -66,7 +66,7 @@ func outcome(err error) string {
 		return ae.Code
 	case errors.As(err, &me):
 		return fmt.Sprintf("mediator_%d", me.Code)
-	case errors.Is(err, ErrIntroduceTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, ErrIntroduceTimeout):
 		return "no_introduction"
 	}
 	return "untyped"
@@ -229,6 +229,11 @@ func (tn *haTenant) run(ctx context.Context, f *haFigures, stop <-chan struct{},
 		// An attempt that named the killed mediator (its host had not
 		// moved yet) gets no introduction; the client joins again.
 		_, err = j.Join(jctx, tn.own[i%len(tn.own)])
+		if errors.Is(err, context.DeadlineExceeded) && j.Socket() != nil {
+			// The attempt was created (the socket is set then) and the
+			// deadline ran out waiting for the introduction.
+			err = fmt.Errorf("%w: %w", ErrIntroduceTimeout, err)
+		}
 		f.expect("join", err, "success", "no_introduction")
 	})
 }
