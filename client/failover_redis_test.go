@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -71,15 +70,23 @@ func presenceInstance(ctx context.Context, rc rueidis.Client, id string) string 
 	return pi
 }
 
-// TestPublishersFollowTheirMediatorAcrossSIGKILL: three server processes
-// on one redis-server; Publishers talk HTTP to one of them and are routed
-// to all three mediators. The instance that is the mediator of some of them
-// is killed (SIGKILL) while they refresh presence and a client browses:
-// each of its Publishers re-resolves the mediator over HTTP and has its
-// presence accepted by another instance within 3 s of the killed instance's
-// lease expiring in Redis, under the same listing ID; no listing is lost.
-func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
-	_, rc, servers := redisInstances(t, 3)
+// TestHAInstanceSIGKILL (the instance-sigkill fault scenario): three
+// server processes on one redis-server, two tenants; Publishers talk HTTP
+// to one instance and are routed to all three mediators. The instance that
+// is the mediator of some of them is killed (SIGKILL) while they refresh
+// presence and both tenants' clients browse, read the other tenant's
+// listings and join their own through the surviving instances: each of the
+// killed instance's Publishers re-resolves the mediator over HTTP and has
+// its presence accepted by another instance within 3 s of the killed
+// instance's lease expiring in Redis, under the same listing ID; no listing
+// is lost, every answer is typed, no tenant sees the other's listings, no
+// attempt is introduced twice and no pool exceeds its ceiling.
+func TestHAInstanceSIGKILL(t *testing.T) {
+	principals, tokens := haTenants(t)
+	_, rc, servers := redisInstances(t, 3, "--principals", principals)
+	for _, s := range servers {
+		s.tokens = tokens
+	}
 	api := servers[0] // every Publisher's HTTP
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
 	defer cancel()
@@ -91,9 +98,15 @@ func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
 	var mu sync.Mutex
 	var bad []string
 	byMediator := map[netip.AddrPort][]*watched{}
-	for i := range 18 {
+	byTenant := map[string][]ListingID{}
+	for i := range 22 {
+		tenant := "demo"
+		if i >= 18 {
+			tenant = "rival"
+		}
+		role := strings.TrimPrefix(tenant+"-publisher", "demo-")
 		w := &watched{}
-		pub, err := Publish(ctx, PublisherConfig{API: api.api(t, "publisher"), Spec: testSpec("failover " + strconv.Itoa(i)),
+		pub, err := Publish(ctx, PublisherConfig{API: api.api(t, role), Spec: testSpec("failover " + strconv.Itoa(i)),
 			ListenAddr: "127.0.0.1:0", OnEvent: func(ev Event) {
 				switch ev.Kind {
 				case EventMediatorMoved:
@@ -110,46 +123,47 @@ func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
 		t.Cleanup(func() { _ = pub.Close(context.Background()) })
 		w.pub, w.id = pub, pub.ListingID()
 		byMediator[pub.Socket().Mediator()] = append(byMediator[pub.Socket().Mediator()], w)
+		byTenant[tenant] = append(byTenant[tenant], w.id)
 	}
 	// The victim: an instance other than the Publishers' HTTP one that is
 	// the mediator of some of them.
 	var victim *testServer
+	var survivors []*testServer
 	for _, s := range servers[1:] {
-		if len(byMediator[s.mediator]) > 0 {
+		if victim == nil && len(byMediator[s.mediator]) > 0 {
 			victim = s
-			break
+		} else {
+			survivors = append(survivors, s)
 		}
 	}
 	if victim == nil || len(byMediator) < 2 {
-		t.Fatalf("18 listings routed to %d mediators, none of them instance 2 or 3", len(byMediator))
+		t.Fatalf("22 listings routed to %d mediators, none of them instance 2 or 3", len(byMediator))
 	}
+	survivors = append(survivors, api)
 	moving := byMediator[victim.mediator]
 
-	// Load: a client browsing through a surviving instance throughout.
+	// Load through the surviving instances throughout: both tenants'
+	// clients, every Publisher taking its introductions.
+	f := newHAFigures()
 	stopLoad := make(chan struct{})
 	var loadWG sync.WaitGroup
-	loadWG.Add(1)
-	browser := api.api(t, "client")
-	go func() {
-		defer loadWG.Done()
-		for {
-			select {
-			case <-stopLoad:
-				return
-			default:
-			}
-			for _, err := range browser.Browse(ctx, BrowseQuery{ProtocolVersion: goodSpec().ProtocolVersion}) {
-				if err != nil && !errors.Is(err, context.Canceled) {
-					mu.Lock()
-					bad = append(bad, "browse: "+err.Error())
-					mu.Unlock()
-				}
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
+	for tenant, other := range map[string]string{"demo": "rival", "rival": "demo"} {
+		tn := &haTenant{own: byTenant[tenant], other: byTenant[other], others: map[ListingID]bool{}}
+		for _, id := range tn.other {
+			tn.others[id] = true
 		}
-	}()
+		for _, s := range survivors {
+			tn.clients = append(tn.clients, s.api(t, strings.TrimPrefix(tenant+"-client", "demo-")))
+		}
+		tn.run(ctx, f, stopLoad, &loadWG)
+	}
+	for _, ws := range byMediator {
+		for _, w := range ws {
+			f.accept(ctx, w.pub, stopLoad, &loadWG)
+		}
+	}
 	defer func() { close(stopLoad); loadWG.Wait() }()
+	// The kill follows at once; the load runs on through the failover.
 
 	victimID := victim.instanceID(t)
 	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -197,16 +211,28 @@ func TestPublishersFollowTheirMediatorAcrossSIGKILL(t *testing.T) {
 		}
 	}
 	t.Logf("%d listings moved off the killed instance; the last %v after its lease expired", len(moving), worst)
+	f.recovery, f.recovered = worst, true
+	time.Sleep(time.Second) // the load goes on after the move
 
-	// No listing lost: every one is joinable through a surviving instance.
-	cl := servers[0].api(t, "client")
-	for _, ws := range byMediator {
-		for _, w := range ws {
-			if _, err := cl.GetListing(ctx, w.id); err != nil {
-				t.Errorf("listing %s after the failover: %v", w.id, err)
+	// No listing lost: every one is readable by its tenant through a
+	// surviving instance; no pool above its ceiling on any survivor.
+	for tenant, ids := range byTenant {
+		cl := servers[0].api(t, strings.TrimPrefix(tenant+"-client", "demo-"))
+		for _, id := range ids {
+			if _, err := cl.GetListing(ctx, id); err != nil {
+				t.Errorf("listing %s after the failover: %v", id, err)
+				f.add(&f.lost)
 			}
 		}
 	}
+	for _, s := range survivors {
+		f.ceilings(ctx, t, s.api(t, "operator"))
+	}
+	close(stopLoad)
+	loadWG.Wait()
+	stopLoad = make(chan struct{}) // for the deferred close
+	f.report(t, "instance-sigkill", "SIGKILL of one of three instances (one redis-server) while two tenants' Publishers keep presence and their clients browse, read the other tenant's listings (answered not_found) and join their own (double introductions: an attempt handed twice to its host's Accept); recovery: the killed instance's last host refreshing through another, from its lease expiry",
+		3*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(bad) > 0 {

@@ -116,7 +116,7 @@ var fastRepublish = Backoff{Min: 100 * time.Millisecond, Max: 400 * time.Millise
 // Publisher reports the silence, then the loss, publishes again by itself,
 // and the new listing is browsable. On the memory store only: that a
 // restart loses every listing is what it tests (on the Redis store the
-// listing outlives the process, TestE2ERedisKilledMidLoad in
+// listing outlives the process, TestHARedisKilledMidLoad in
 // cmd/rendezvous).
 func TestPublisherRepublishesAfterRestart(t *testing.T) {
 	// A lease far longer than the presence round's timeout: the silence is

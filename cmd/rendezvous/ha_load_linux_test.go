@@ -542,27 +542,10 @@ func (l *haLoad) lostAdmitted(inst int) int {
 	return lost
 }
 
-// haEvidence is the ha-evidence line's record, fields in the agreed order.
-type haEvidence struct {
-	Scenario            string         `json:"scenario"`
-	Description         string         `json:"description"`
-	Answers             map[string]int `json:"answers"`
-	RecoveryS           float64        `json:"recovery_s"`
-	RecoveryBoundS      float64        `json:"recovery_bound_s"`
-	LostAdmitted        int            `json:"lost_admitted"`
-	DoubleIntroductions int            `json:"double_introductions"`
-	CeilingBreaches     int            `json:"ceiling_breaches"`
-	CrossTenantReads    int            `json:"cross_tenant_reads"`
-}
-
 // evidence logs the scenario's ha-evidence line (the load has stopped).
 func (l *haLoad) evidence(scenario, description string, recovery, bound time.Duration, lost, breaches int) {
+	l.t.Helper()
 	e := haEvidence{Scenario: scenario, Description: description, Answers: l.answers,
-		RecoveryS: recovery.Round(10 * time.Millisecond).Seconds(), RecoveryBoundS: bound.Seconds(),
 		LostAdmitted: lost, DoubleIntroductions: l.doubleIntroductions(), CeilingBreaches: breaches, CrossTenantReads: l.crossTenant}
-	b, err := json.Marshal(e)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	l.t.Logf("ha-evidence: %s", b)
+	e.log(l.t, recovery, bound)
 }

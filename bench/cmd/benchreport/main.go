@@ -6,6 +6,11 @@
 // bench/run.sh runs the benchmarks.
 //
 //	benchreport -in bench/out -docs docs/benchmarks -out docs/benchmarks.md
+//
+// With -ha it writes the fault scenarios page instead (`make ha-evidence`):
+// the ha-evidence lines of a `go test -json` run of the fault tests.
+//
+//	benchreport -ha bench/out/ha.json -ha-doc docs/benchmarks/ha.md -ha-command '...'
 package main
 
 import (
@@ -39,8 +44,15 @@ func run(args []string, stderr io.Writer) error {
 	in := fs.String("in", "bench/out", "directory with <area>.txt, <area>.benchstat.txt, meta.txt, load/, compare/")
 	docs := fs.String("docs", "docs/benchmarks", "directory with the per-area documents <area>.md and load.md")
 	out := fs.String("out", "docs/benchmarks.md", "file to write")
+	ha := fs.String("ha", "", "instead: a `go test -json` run of the fault scenario tests, whose ha-evidence lines go into -ha-doc")
+	haDoc := fs.String("ha-doc", "docs/benchmarks/ha.md", "the fault scenarios page, rewritten between its results markers")
+	haCmd := fs.String("ha-command", "", "the command that ran the fault tests, shown on the page")
+	haExpect := fs.String("ha-expect", "", "comma-separated scenarios that must be in the run")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *ha != "" {
+		return runHA(*ha, *haDoc, *haCmd, *haExpect, stderr)
 	}
 	var b bytes.Buffer
 	if err := Render(&b, *in, *docs, time.Now()); err != nil {
@@ -48,6 +60,29 @@ func run(args []string, stderr io.Writer) error {
 	}
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("cannot write %s: %w", *out, err)
+	}
+	return nil
+}
+
+// runHA writes the fault scenarios page and fails when anything on it is
+// flagged (after writing it, so the page shows what went wrong).
+func runHA(in, doc, command, expect string, stderr io.Writer) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var want []string
+	if expect != "" {
+		want = strings.Split(expect, ",")
+	}
+	flags, err := renderHA(f, doc, want, haMeta{Command: command, Date: time.Now(), Machine: haMachine()})
+	if err != nil {
+		return err
+	}
+	if len(flags) > 0 {
+		fmt.Fprintf(stderr, "%s flags:\n  %s\n", doc, strings.Join(flags, "\n  "))
+		return fmt.Errorf("%d fault scenario findings", len(flags))
 	}
 	return nil
 }
@@ -96,6 +131,7 @@ func Render(w io.Writer, in, docs string, now time.Time) error {
 	}
 	fmt.Fprintln(w, "\nHow to read the tables: `time/op` is the median of the runs with the largest distance of any run from it; `baseline ÷ ours` is the baseline's median time divided by ours, so **above 1 means ours is faster**. A benchmark's baseline is the one whose name differs in one element that names a baseline (`ref`, `refstore`, `bare`, `echo`, `raw`, `coturn`, …).")
 
+	fmt.Fprintln(w, "\n"+haPointer)
 	fmt.Fprintln(w, "\n## Numbers to reach")
 	fmt.Fprintln(w)
 	loadTable(w, "rendezvous-load --mode shed --overload 2", shed)
