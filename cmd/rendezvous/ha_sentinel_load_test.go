@@ -1,0 +1,565 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/netio/stun"
+)
+
+// haTenant is one tenant of the Sentinel fault tests: its publisher's and
+// client's tokens.
+type haTenant struct{ pub, cli string }
+
+// haDeployment is two instances of the binary on one Sentinel topology,
+// with two tenants and a global operator in the principals file.
+type haDeployment struct {
+	top     *redistest.Topology
+	insts   [2]*proc
+	tenants [2]haTenant
+	ops     string // the global operator's token
+}
+
+// haTenants are the two tenants of the load.
+var haTenants = [2]engine.Tenant{{Game: "ha-a", Env: "prod"}, {Game: "ha-b", Env: "prod"}}
+
+// haRedisName is the deployment's --redis-name (sentinelArgs').
+const haRedisName = "e2e"
+
+// haLimits are the instances' limits: the defaults, except that each
+// publisher may hold every listing of the test (the load measures loss and
+// safety, not quotas).
+func haLimits() engine.Limits {
+	l := engine.DefaultLimits()
+	l.OwnerListingQuota, l.TenantListingQuota = 5000, 10000
+	return l
+}
+
+// startHADeployment starts two instances through top's sentinels.
+func startHADeployment(t *testing.T, top *redistest.Topology) *haDeployment {
+	t.Helper()
+	a, b := haTenants[0], haTenants[1]
+	path, tok := writePrincipals(t, map[string][3]string{
+		"pub-a": {a.Game, a.Env, "publisher"}, "cli-a": {a.Game, a.Env, "client"},
+		"pub-b": {b.Game, b.Env, "publisher"}, "cli-b": {b.Game, b.Env, "client"},
+		"ops": {"*", "*", "operator"},
+	})
+	lim := haLimits()
+	args := append(sentinelArgs(t, top), "--principals", path,
+		"--owner-listing-quota", fmt.Sprint(lim.OwnerListingQuota), "--tenant-listing-quota", fmt.Sprint(lim.TenantListingQuota))
+	d := &haDeployment{top: top, ops: tok["ops"],
+		tenants: [2]haTenant{{tok["pub-a"], tok["cli-a"]}, {tok["pub-b"], tok["cli-b"]}}}
+	for i := range d.insts {
+		d.insts[i] = startProc(t, args...)
+	}
+	return d
+}
+
+// haListing is a listing the load was told was created.
+type haListing struct {
+	tenant  int
+	id      string
+	started time.Time // when its create was sent
+	at      time.Time // when it was answered
+}
+
+// haAttempt is a join attempt the load created; sock is its client's socket,
+// where every INTRODUCE for it arrives.
+type haAttempt struct {
+	tenant   int
+	handle   engine.Handle
+	cap      engine.Capability
+	mediator netip.AddrPort
+	sock     *net.UDPConn
+	at       time.Time
+	intros   int // INTRODUCEs read on sock
+}
+
+// haLoad is the concurrent mixed load of real clients on a deployment:
+// per tenant, workers that publish (HTTP), refresh presence (UDP), renew
+// (HTTP), join (HTTP), bind both sides of the attempt (UDP) and read the
+// other tenant's listing (HTTP, must be not_found). Every answer is
+// counted by typed outcome.
+type haLoad struct {
+	t    *testing.T
+	d    *haDeployment
+	http *http.Client
+
+	mu        sync.Mutex
+	answers   map[string]int
+	untyped   []string // a sample of what was not typed
+	listings  []haListing
+	attempts  []*haAttempt
+	last      [2]string // each tenant's latest listing
+	crossRead int
+	breaches  []string
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+const haWorkersPerTenant = 2
+
+func startHALoad(t *testing.T, d *haDeployment) *haLoad {
+	l := &haLoad{t: t, d: d, answers: map[string]int{}, stop: make(chan struct{}),
+		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
+	for ti := range d.tenants {
+		for w := range haWorkersPerTenant {
+			l.wg.Add(1)
+			go l.worker(ti, w)
+		}
+	}
+	l.wg.Add(1)
+	go l.watchCeilings()
+	return l
+}
+
+// halt stops the load and waits for it.
+func (l *haLoad) halt() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+func (l *haLoad) stopped() bool {
+	select {
+	case <-l.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *haLoad) count(outcome, what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.answers[outcome]++
+	if outcome == "untyped" && len(l.untyped) < 8 {
+		l.untyped = append(l.untyped, what)
+	}
+}
+
+// do sends one HTTP request and returns its typed outcome: "success" for
+// the wanted 2xx status (its body decoded into out), the problem's code
+// for an application/problem+json error, "untyped" for anything else
+// (transport errors included: the instances never stop in these tests).
+func (l *haLoad) do(p *proc, method, path, token string, body any, key string, want int, out any) string {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+p.httpAddr+path, rd)
+	if err != nil {
+		l.count("untyped", err.Error())
+		return "untyped"
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := l.http.Do(req)
+	if err != nil {
+		l.count("untyped", method+" "+path+": "+err.Error())
+		return "untyped"
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	outcome := "untyped"
+	switch {
+	case resp.StatusCode == want:
+		if out == nil || json.Unmarshal(b, out) == nil {
+			outcome = "success"
+		}
+	case strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json"):
+		var pr struct{ Code string }
+		if json.Unmarshal(b, &pr) == nil && pr.Code != "" {
+			outcome = pr.Code
+		}
+	}
+	l.count(outcome, fmt.Sprintf("%s %s: %d %s", method, path, resp.StatusCode, b))
+	return outcome
+}
+
+// stunOutcomes names the STUN error codes by the outcome they carry.
+var stunOutcomes = map[int]string{
+	stun.CodeBadRequest: "invalid_request", stun.CodeUnauthorized: "unauthorized", stun.CodeForbidden: "forbidden",
+	stun.CodeNotFound: "not_found", stun.CodeConflict: "conflict", stun.CodeServiceUnavailable: "service_unavailable",
+	stun.CodeInsufficientCap: "capacity_exceeded",
+}
+
+// bind sends one signed Binding request from sock and reads until its
+// answer (and, for a client bind answered success, its INTRODUCE) arrives
+// or 2 s pass. It returns the typed outcome ("no_answer" when nothing
+// came: not an answer, counted apart) and the INTRODUCEs read meanwhile.
+func (l *haLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h engine.Handle, key *engine.Capability, seq uint64) (string, int) {
+	msg, tx, err := signedRequest(kind, h, key, seq, hostLAN)
+	if err != nil {
+		l.count("untyped", err.Error())
+		return "untyped", 0
+	}
+	if _, err := sock.WriteToUDPAddrPort(msg, to); err != nil {
+		l.count("untyped", err.Error())
+		return "untyped", 0
+	}
+	outcome, intros := "no_answer", 0
+	deadline := time.Now().Add(2 * time.Second)
+	buf := make([]byte, stun.MaxDatagram)
+	for {
+		if outcome != "no_answer" && (kind != stun.KindAttemptClient || outcome != "success" || intros > 0) {
+			break
+		}
+		_ = sock.SetReadDeadline(deadline)
+		n, _, err := sock.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			break
+		}
+		m := new(stun.Message)
+		if stun.Parse(buf[:n:n], m) != nil {
+			l.count("untyped", "a malformed datagram")
+			continue
+		}
+		switch {
+		case m.Type() == stun.IntroduceIndication:
+			intros++
+		case m.TransactionID() != tx:
+		case m.Type() == stun.BindingSuccess:
+			outcome = "success"
+		case m.Type() == stun.BindingError:
+			code, _, _ := m.ErrorCode()
+			if outcome = stunOutcomes[code]; outcome == "" {
+				outcome = "untyped"
+			}
+		default:
+			outcome = "untyped"
+		}
+	}
+	l.count(outcome, fmt.Sprintf("bind kind %d", kind))
+	return outcome, intros
+}
+
+func (l *haLoad) worker(ti, w int) {
+	defer l.wg.Done()
+	tn := l.d.tenants[ti]
+	for i := 0; !l.stopped(); i++ {
+		a, b := l.d.insts[i%2], l.d.insts[(i+1)%2]
+		var pub published
+		started := time.Now()
+		if l.do(a, "POST", "/v1/listings", tn.pub, listingBody("ha"), fmt.Sprintf("t%d-w%d-%d", ti, w, i), http.StatusCreated, &pub) == "success" {
+			l.mu.Lock()
+			l.listings = append(l.listings, haListing{ti, pub.ListingID, started, time.Now()})
+			l.last[ti] = pub.ListingID
+			l.mu.Unlock()
+			l.publishedRound(ti, w, i, b, pub)
+		}
+		l.mu.Lock()
+		other := l.last[1-ti]
+		l.mu.Unlock()
+		if other != "" {
+			// The other tenant's listing is not there for this client.
+			if o := l.do(b, "GET", "/v1/listings/"+other, tn.cli, nil, "", http.StatusOK, nil); o == "success" {
+				l.mu.Lock()
+				l.crossRead++
+				l.mu.Unlock()
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // a bounded rate
+	}
+}
+
+// publishedRound refreshes the new listing's presence, renews it through
+// the other instance, joins it and binds both sides of the attempt.
+func (l *haLoad) publishedRound(ti, w, i int, b *proc, pub published) {
+	tn := l.d.tenants[ti]
+	mediator, err := netip.ParseAddrPort(pub.Presence.Mediator)
+	if err != nil {
+		l.count("untyped", "mediator "+pub.Presence.Mediator)
+		return
+	}
+	hostSock, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		l.t.Errorf("a UDP socket: %v", err)
+		return
+	}
+	defer hostSock.Close()
+	hu, ok1 := engine.ParseUUID(pub.Presence.Handle)
+	pcap, ok2 := engine.ParseToken(pub.Presence.Token)
+	handle := engine.Handle{UUID: hu}
+	if !ok1 || !ok2 {
+		l.count("untyped", "presence handle or token")
+		return
+	}
+	l.bind(hostSock, mediator, stun.KindPresence, handle, &pcap, 1)
+	l.do(b, "PUT", "/v1/listings/"+pub.ListingID+"/lease", tn.pub, map[string]any{"lease_id": pub.Lease.LeaseID,
+		"lease_token": pub.Lease.Token, "expected_version": pub.Lease.Version}, "", http.StatusOK, nil)
+	var j joined
+	if l.do(b, "POST", "/v1/listings/"+pub.ListingID+"/join-attempts", tn.cli, map[string]any{"protocol_version": 7},
+		fmt.Sprintf("j%d-w%d-%d", ti, w, i), http.StatusCreated, &j) != "success" {
+		return
+	}
+	a, ok := l.attempt(ti, j)
+	if !ok {
+		return
+	}
+	hcap := engine.HostAttemptCapability(&pcap, a.handle)
+	l.bind(hostSock, a.mediator, stun.KindAttemptHost, a.handle, &hcap, 0)
+	_, intros := l.bind(a.sock, a.mediator, stun.KindAttemptClient, a.handle, &a.cap, 0)
+	l.mu.Lock()
+	a.intros += intros
+	l.mu.Unlock()
+}
+
+// attempt records join j with a client socket of its own.
+func (l *haLoad) attempt(ti int, j joined) (*haAttempt, bool) {
+	hu, ok1 := engine.ParseUUID(j.Handle)
+	c, ok2 := engine.ParseToken(j.Token)
+	m, err := netip.ParseAddrPort(j.Mediator)
+	h := engine.Handle{UUID: hu}
+	if !ok1 || !ok2 || err != nil {
+		l.count("untyped", "join answer")
+		return nil, false
+	}
+	sock, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		l.t.Errorf("a UDP socket: %v", err)
+		return nil, false
+	}
+	a := &haAttempt{tenant: ti, handle: h, cap: c, mediator: m, sock: sock, at: time.Now()}
+	l.mu.Lock()
+	l.attempts = append(l.attempts, a)
+	l.mu.Unlock()
+	return a, true
+}
+
+// watchCeilings reads /v1/admin/stats on both instances every 100 ms and
+// records any pool above its ceiling.
+func (l *haLoad) watchCeilings() {
+	defer l.wg.Done()
+	for !l.stopped() {
+		for _, p := range l.d.insts {
+			l.checkCeilings(p)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (l *haLoad) checkCeilings(p *proc) {
+	req, _ := http.NewRequest("GET", "http://"+p.httpAddr+"/v1/admin/stats", nil)
+	req.Header.Set("Authorization", "Bearer "+l.d.ops)
+	resp, err := l.http.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Pools map[string]struct{ Used, Ceiling int } `json:"pools"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return // unavailable meanwhile: nothing to read
+	}
+	for name, pool := range st.Pools {
+		if pool.Used > pool.Ceiling {
+			l.mu.Lock()
+			l.breaches = append(l.breaches, fmt.Sprintf("%s %d > %d", name, pool.Used, pool.Ceiling))
+			l.mu.Unlock()
+		}
+	}
+}
+
+// haEvidence is the one line a fault scenario logs for make ha-evidence.
+type haEvidence struct {
+	Scenario            string         `json:"scenario"`
+	Description         string         `json:"description"`
+	Answers             map[string]int `json:"answers"`
+	RecoveryS           float64        `json:"recovery_s"`
+	RecoveryBoundS      float64        `json:"recovery_bound_s"`
+	LostAdmitted        int            `json:"lost_admitted"`
+	DoubleIntroductions int            `json:"double_introductions"`
+	CeilingBreaches     int            `json:"ceiling_breaches"`
+	CrossTenantReads    int            `json:"cross_tenant_reads"`
+}
+
+func (e haEvidence) log(t *testing.T) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ha-evidence: %s", b)
+}
+
+// haFault is what a scenario did and when: listings answered between
+// lossFrom and lossTo may have been lost (ADR 0007 "What a promotion
+// loses"); every other admitted listing must survive.
+type haFault struct {
+	at               time.Time
+	lossFrom, lossTo time.Time
+	newPrimary       string
+}
+
+// verify runs, once the load is halted, every check a fault scenario
+// shares and returns its evidence (scenario and description left to the
+// caller): attempts made under the old primary are refused typed on a
+// client bind and introduce nobody; no attempt was introduced twice;
+// admitted listings survive unless the fault's window allows their loss;
+// the store's invariants hold on the new primary; no pool ever went above
+// its ceiling; no client read another tenant's listing; every answer was
+// typed.
+func (l *haLoad) verify(f haFault, limits engine.Limits) haEvidence {
+	t := l.t
+	t.Helper()
+	var refused, old int
+	for _, a := range l.attempts {
+		if !a.at.Before(f.at) {
+			continue
+		}
+		old++
+		o, intros := l.bind(a.sock, a.mediator, stun.KindAttemptClient, a.handle, &a.cap, 0)
+		a.intros += intros
+		if o == "not_found" {
+			refused++
+		} else {
+			t.Errorf("a client bind of an attempt made under the old primary answered %s, want not_found (void)", o)
+		}
+	}
+	deadline := time.Now().Add(500 * time.Millisecond) // late INTRODUCEs, on every socket at once
+	buf := make([]byte, stun.MaxDatagram)
+	doubles := 0
+	for _, a := range l.attempts {
+		_ = a.sock.SetReadDeadline(deadline)
+		for {
+			n, _, err := a.sock.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				break
+			}
+			m := new(stun.Message)
+			if stun.Parse(buf[:n:n], m) == nil && m.Type() == stun.IntroduceIndication {
+				a.intros++
+			}
+		}
+		a.sock.Close()
+		if a.intros > 1 {
+			doubles++
+			t.Errorf("attempt %v: %d INTRODUCEs at its client, one bind each way", a.handle, a.intros)
+		}
+	}
+
+	// Read on the new primary itself whether each admitted listing is
+	// there (a client's GET would also hide a listing whose presence is
+	// not fresh: those whose first refresh met the failover).
+	checker := directStore(t, f.newPrimary, l.d.top.Options.Password, limits)
+	lost, recovery := 0, time.Duration(-1)
+	for _, ls := range l.listings {
+		present := l.present(checker, ls)
+		if !present {
+			lost++
+			if ls.at.Before(f.lossFrom) || ls.at.After(f.lossTo) {
+				t.Errorf("a listing admitted %v after the fault was lost; only those admitted between %v and %v may be",
+					ls.at.Sub(f.at).Round(time.Millisecond), f.lossFrom.Sub(f.at), f.lossTo.Sub(f.at))
+			}
+		}
+		if present && ls.started.After(f.at) && (recovery < 0 || ls.at.Sub(f.at) < recovery) {
+			recovery = ls.at.Sub(f.at)
+		}
+	}
+	if recovery < 0 {
+		t.Fatalf("no listing created after the fault is on the new primary")
+	}
+	if err := checker.CheckInvariants(); err != nil {
+		t.Errorf("the store's invariants on the new primary: %v", err)
+	}
+	for _, p := range l.d.insts {
+		l.checkCeilings(p)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.breaches) > 0 {
+		t.Errorf("pools above their ceilings: %v", l.breaches)
+	}
+	if l.crossRead > 0 {
+		t.Errorf("%d reads of another tenant's listing answered 200", l.crossRead)
+	}
+	if n := l.answers["untyped"]; n > 0 {
+		t.Errorf("%d answers were not typed, e.g. %q", n, l.untyped)
+	}
+	t.Logf("%d attempts made under the old primary, %d refused not_found on a client bind", old, refused)
+	return haEvidence{Answers: l.answers, RecoveryS: recovery.Seconds(), LostAdmitted: lost,
+		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}
+}
+
+// present reports whether listing ls is on the store s.
+func (l *haLoad) present(s *redisstore.Store, ls haListing) bool {
+	l.t.Helper()
+	id, ok := engine.ParseUUID(ls.id)
+	if !ok {
+		l.t.Fatalf("listing ID %q is not a UUID", ls.id)
+	}
+	_, r, err := s.GetListing(context.Background(), engine.GetListing{Tenant: haTenants[ls.tenant], Listing: engine.ListingID{UUID: id}})
+	if err != nil || r.Outcome != engine.Success && r.Outcome != engine.NotFound {
+		l.t.Fatalf("reading a listing on the new primary: %v %v", r.Outcome, err)
+	}
+	return r.OK()
+}
+
+// directStore is a store on the data node addr itself (not through the
+// sentinels), to run the invariant checker on that node's data.
+func directStore(t *testing.T, addr, password string, limits engine.Limits) *redisstore.Store {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Password: password,
+		DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", addr, err)
+	}
+	t.Cleanup(c.Close)
+	s, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Name: haRedisName, Limits: limits,
+		Keyring: engine.RandomKeyring()})
+	if err != nil {
+		t.Fatalf("a store on %s: %v", addr, err)
+	}
+	return s
+}
+
+// waitServed waits (at most 30 s) until the load has a listing admitted
+// whose create was sent after since.
+func (l *haLoad) waitServed(since time.Time) {
+	l.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		n := len(l.listings)
+		served := n > 0 && l.listings[n-1].started.After(since)
+		l.mu.Unlock()
+		if served {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	l.t.Fatalf("no listing admitted within 30 s of %v", since)
+}
+
+// everyInstanceServes requires each instance to be ready and to publish.
+func (l *haLoad) everyInstanceServes() {
+	l.t.Helper()
+	for i, p := range l.d.insts {
+		waitReady(l.t, p, http.StatusOK, `{"status":"ready"}`)
+		if o := l.do(p, "POST", "/v1/listings", l.d.tenants[0].pub, listingBody("after"), fmt.Sprintf("after-%d", i),
+			http.StatusCreated, nil); o != "success" {
+			l.t.Errorf("instance %d does not serve after the promotion: %s", i, o)
+		}
+	}
+}
