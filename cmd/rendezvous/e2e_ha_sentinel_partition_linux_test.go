@@ -118,7 +118,7 @@ func TestHASentinelPrimaryPartitioned(t *testing.T) {
 	}()
 	// The cut-off primary, still reachable from here, takes writes until
 	// it counts no good replica.
-	bound := lagBound(top.Options)
+	bound := top.Options.PartitionBound()
 	var lastTaken, refusedAt time.Duration
 	for i := 0; refusedAt == 0; i++ {
 		_, err := top.Do(ctx, old, "SET", "ha-partition-probe", fmt.Sprint(i))

@@ -44,7 +44,7 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 	e := l.verify(haFault{at: killed, newPrimary: promoted,
 		// What the primary answered but had not replicated: at most the
 		// partition bound before the kill (ADR 0007).
-		lossFrom: killed.Add(-lagBound(top.Options)), lossTo: killed}, haLimits())
+		lossFrom: killed.Add(-top.Options.PartitionBound()), lossTo: killed}, haLimits())
 	e.Scenario, e.Description = "redis-primary-killed", "SIGKILL of the Sentinel-managed Redis primary under mixed load on two instances"
 	e.RecoveryBoundS = bound.Seconds()
 	e.log(t)
@@ -56,9 +56,3 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 // haPassword authenticates the fault tests' instances to Redis and Sentinel
 // (sentinelArgs writes it to a password file).
 const haPassword = "ha-sentinel-pass-0123456789"
-
-// lagBound is how long a primary whose replicas stopped acknowledging may
-// still take writes: min-replicas-max-lag + 2 s (ADR 0007, decision 4).
-func lagBound(o redistest.SentinelOptions) time.Duration {
-	return time.Duration(o.MinReplicasMaxLag)*time.Second + 2*time.Second
-}

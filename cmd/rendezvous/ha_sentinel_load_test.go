@@ -102,6 +102,7 @@ type haLoad struct {
 	mu        sync.Mutex
 	answers   map[string]int
 	untyped   []string // a sample of what was not typed
+	unusual   []string // a sample of typed answers other than success, not_found, service_unavailable
 	listings  []haListing
 	attempts  []*haAttempt
 	last      [2]string // each tenant's latest listing
@@ -147,8 +148,12 @@ func (l *haLoad) count(outcome, what string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.answers[outcome]++
-	if outcome == "untyped" && len(l.untyped) < 8 {
+	switch {
+	case outcome == "untyped" && len(l.untyped) < 8:
 		l.untyped = append(l.untyped, what)
+	case outcome != "untyped" && outcome != "success" && outcome != "not_found" && outcome != "service_unavailable" &&
+		len(l.unusual) < 8:
+		l.unusual = append(l.unusual, outcome+": "+what)
 	}
 }
 
@@ -250,7 +255,7 @@ func (l *haLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h engine.
 			outcome = "untyped"
 		}
 	}
-	l.count(outcome, fmt.Sprintf("bind kind %d", kind))
+	l.count(outcome, fmt.Sprintf("bind kind %c", kind))
 	return outcome, intros
 }
 
@@ -498,6 +503,9 @@ func (l *haLoad) verify(f haFault, limits engine.Limits) haEvidence {
 		t.Errorf("%d answers were not typed, e.g. %q", n, l.untyped)
 	}
 	t.Logf("%d attempts made under the old primary, %d refused not_found on a client bind", old, refused)
+	if len(l.unusual) > 0 {
+		t.Logf("other typed answers, e.g. %q", l.unusual)
+	}
 	return haEvidence{Answers: l.answers, RecoveryS: recovery.Seconds(), LostAdmitted: lost,
 		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}
 }

@@ -65,6 +65,16 @@ func (o *SentinelOptions) defaults() {
 	}
 }
 
+// PartitionBound is how long a primary whose replicas stopped
+// acknowledging may still take writes with MinReplicasToWrite: it counts a
+// replica as good while its last acknowledgement (sent every second) is at
+// most MinReplicasMaxLag seconds old, measured in whole seconds and
+// re-counted once a second, so up to MinReplicasMaxLag + 2 s after the cut
+// (ADR 0007, decision 4). Call it on Topology.Options (defaults applied).
+func (o SentinelOptions) PartitionBound() time.Duration {
+	return time.Duration(o.MinReplicasMaxLag)*time.Second + 2*time.Second
+}
+
 // MasterName is the name the topology's sentinels monitor the primary under.
 const MasterName = "rdvprimary"
 
