@@ -42,10 +42,13 @@ const haRedisName = "e2e"
 
 // haLimits are the instances' limits: the defaults, except that each
 // publisher may hold every listing of the test (the load measures loss and
-// safety, not quotas).
+// safety, not quotas), and an attempt pool the load fills before the fault
+// (attempts live 30 s), so the ceiling checks and the invariant checker
+// see a full pool emptied by the promotion's voiding.
 func haLimits() engine.Limits {
 	l := engine.DefaultLimits()
 	l.OwnerListingQuota, l.TenantListingQuota = 5000, 10000
+	l.MaxAttempts, l.TenantAttemptQuota, l.SubjectAttemptQuota = 160, 100, 100
 	return l
 }
 
@@ -60,7 +63,9 @@ func startHADeployment(t *testing.T, top *redistest.Topology) *haDeployment {
 	})
 	lim := haLimits()
 	args := append(sentinelArgs(t, top), "--principals", path,
-		"--owner-listing-quota", fmt.Sprint(lim.OwnerListingQuota), "--tenant-listing-quota", fmt.Sprint(lim.TenantListingQuota))
+		"--owner-listing-quota", fmt.Sprint(lim.OwnerListingQuota), "--tenant-listing-quota", fmt.Sprint(lim.TenantListingQuota),
+		"--max-attempts", fmt.Sprint(lim.MaxAttempts), "--tenant-attempt-quota", fmt.Sprint(lim.TenantAttemptQuota),
+		"--subject-attempt-quota", fmt.Sprint(lim.SubjectAttemptQuota))
 	d := &haDeployment{top: top, ops: tok["ops"],
 		tenants: [2]haTenant{{tok["pub-a"], tok["cli-a"]}, {tok["pub-b"], tok["cli-b"]}}}
 	for i := range d.insts {
@@ -198,7 +203,7 @@ func (l *haLoad) do(p *proc, method, path, token string, body any, key string, w
 			outcome = pr.Code
 		}
 	}
-	l.count(outcome, fmt.Sprintf("%s %s: %d %s", method, path, resp.StatusCode, b))
+	l.count(outcome, fmt.Sprintf("%s %s: %d %.160s", method, path, resp.StatusCode, b))
 	return outcome
 }
 
