@@ -213,8 +213,12 @@ var stunOutcomes = map[int]string{
 
 // bind sends one signed Binding request from sock and reads until its
 // answer (and, for a client bind answered success, its INTRODUCE) arrives
-// or 2 s pass. It returns the typed outcome ("no_answer" when nothing
-// came: not an answer, counted apart) and the INTRODUCEs read meanwhile.
+// or 2 s pass. It returns the typed outcome and the INTRODUCEs read
+// meanwhile. "no_answer" (nothing came) is counted apart, not as untyped:
+// it is the contract's answer to a host bind whose attempt a shared store
+// that does not answer cannot look up (docs/contracts/udp.md), and the
+// unsigned 401 ("unauthorized") the one to a host bind whose attempt the
+// promotion voided between key derivation and commit.
 func (l *haLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h engine.Handle, key *engine.Capability, seq uint64) (string, int) {
 	msg, tx, err := signedRequest(kind, h, key, seq, hostLAN)
 	if err != nil {
