@@ -15,9 +15,9 @@ import (
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
-// requireNft skips t where nftables rules cannot be loaded, except in CI
+// requireNftForFailover skips t where nftables rules cannot be loaded, except in CI
 // (CI=true), which runs as root with nft installed and must never skip.
-func requireNft(t *testing.T) {
+func requireNftForFailover(t *testing.T) {
 	t.Helper()
 	skip := t.Skipf
 	if os.Getenv("CI") != "" {
@@ -31,21 +31,21 @@ func requireNft(t *testing.T) {
 	}
 }
 
-var partitions atomic.Uint32
+var primaryCuts atomic.Uint32
 
-// partition drops, on input, every packet between address a and each of
+// primaryCut drops, on input, every packet between address a and each of
 // others, both ways: established connections stall as over a cut link
 // (nothing is refused or reset), new ones time out. The table is this
 // process's own and names only the test topology's own loopback
 // addresses, so nothing else on the machine is touched.
-type partition struct {
+type primaryCut struct {
 	t     *testing.T
 	table string
 }
 
-func cutOff(t *testing.T, a string, others []string) *partition {
+func cutPrimaryOff(t *testing.T, a string, others []string) *primaryCut {
 	t.Helper()
-	p := &partition{t: t, table: fmt.Sprintf("rdvha%d_%d", os.Getpid(), partitions.Add(1))}
+	p := &primaryCut{t: t, table: fmt.Sprintf("rdvha%d_%d", os.Getpid(), primaryCuts.Add(1))}
 	set := strings.Join(others, ", ")
 	rules := fmt.Sprintf(`table ip %s {
 	chain input {
@@ -65,7 +65,7 @@ func cutOff(t *testing.T, a string, others []string) *partition {
 }
 
 // heal removes the partition. Idempotent.
-func (p *partition) heal() {
+func (p *primaryCut) heal() {
 	if p.table == "" {
 		return
 	}
@@ -85,12 +85,12 @@ func (p *partition) heal() {
 // both instances follow it, and service is back within Sentinel's
 // failover-timeout + 2 s of the cut. After healing, the old primary
 // rejoins as a replica of the new one. The checks every fault shares hold
-// (haLoad.verify); listings the cut-off primary admitted after the cut are
+// (failoverLoad.verify); listings the cut-off primary admitted after the cut are
 // the ones a partition may lose (ADR 0007), counted.
 func TestHASentinelPrimaryPartitioned(t *testing.T) {
-	requireNft(t)
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Password: haPassword, OwnAddrs: true})
-	d := startHADeployment(t, top)
+	requireNftForFailover(t)
+	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Password: failoverPassword, OwnAddrs: true})
+	d := startFailoverDeployment(t, top)
 	ctx := context.Background()
 	old, err := top.PrimaryAddr(ctx)
 	if err != nil {
@@ -103,11 +103,14 @@ func TestHASentinelPrimaryPartitioned(t *testing.T) {
 			others = append(others, s.Host())
 		}
 	}
-	l := startHALoad(t, d)
+	l := startFailoverLoad(t, d)
 	time.Sleep(1500 * time.Millisecond)
 
-	p := cutOff(t, oldNode.Host(), others)
-	cut := time.Now() // the rules are in force
+	// The rules take effect while nft runs: a write answered in between
+	// may be lost, and one sent after it returns is surely cut off.
+	cutBegun := time.Now()
+	p := cutPrimaryOff(t, oldNode.Host(), others)
+	cut := time.Now()
 	promotedc := make(chan string, 1)
 	go func() {
 		a, err := top.WaitForPromotion(ctx, old, 30*time.Second)
@@ -154,10 +157,10 @@ func TestHASentinelPrimaryPartitioned(t *testing.T) {
 	l.everyInstanceServes()
 
 	recoveryBound := top.Options.FailoverTimeout + 2*time.Second
-	e := l.verify(haFault{at: cut, newPrimary: promoted,
+	e := l.verify(failoverFault{at: cut, newPrimary: promoted,
 		// What the cut-off primary admitted after the cut, within the
 		// bound (and its slack); nothing admitted before the cut.
-		lossFrom: cut, lossTo: cut.Add(bound + time.Second)}, haLimits())
+		lossFrom: cutBegun, lossTo: cut.Add(bound + time.Second)}, failoverLimits())
 	e.Scenario = "redis-primary-partitioned"
 	e.Description = "nftables cut of the Redis primary from its replicas and sentinels under mixed load on two instances; healed after the promotion"
 	e.RecoveryBoundS = recoveryBound.Seconds()

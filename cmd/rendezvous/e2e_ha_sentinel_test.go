@@ -12,20 +12,20 @@ import (
 // a mixed load of two tenants' real clients (HTTP publish, renew, join,
 // cross-tenant reads; UDP presence and binds) when the Redis primary is
 // killed (SIGKILL). Sentinel promotes a replica, both instances follow it
-// without a restart, and the checks every fault shares hold (haLoad.verify):
+// without a restart, and the checks every fault shares hold (failoverLoad.verify):
 // attempts made under the old primary refused typed, no second
 // introduction, no lost listing beyond ADR 0007's statement, invariants on
 // the new primary, no ceiling breach, no cross-tenant read, every answer
 // typed; service is back within Sentinel's failover-timeout + 2 s.
 func TestHASentinelPrimaryKilled(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Password: haPassword})
-	d := startHADeployment(t, top)
+	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Password: failoverPassword})
+	d := startFailoverDeployment(t, top)
 	ctx := context.Background()
 	old, err := top.PrimaryAddr(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := startHALoad(t, d)
+	l := startFailoverLoad(t, d)
 	time.Sleep(1500 * time.Millisecond)
 	if _, err := top.KillPrimary(ctx); err != nil {
 		t.Fatal(err)
@@ -41,10 +41,10 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 	l.everyInstanceServes()
 
 	bound := top.Options.FailoverTimeout + 2*time.Second
-	e := l.verify(haFault{at: killed, newPrimary: promoted,
+	e := l.verify(failoverFault{at: killed, newPrimary: promoted,
 		// What the primary answered but had not replicated: at most the
 		// partition bound before the kill (ADR 0007).
-		lossFrom: killed.Add(-top.Options.PartitionBound()), lossTo: killed}, haLimits())
+		lossFrom: killed.Add(-top.Options.PartitionBound()), lossTo: killed}, failoverLimits())
 	e.Scenario, e.Description = "redis-primary-killed", "SIGKILL of the Sentinel-managed Redis primary under mixed load on two instances"
 	e.RecoveryBoundS = bound.Seconds()
 	e.log(t)
@@ -53,6 +53,6 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 	}
 }
 
-// haPassword authenticates the fault tests' instances to Redis and Sentinel
+// failoverPassword authenticates the fault tests' instances to Redis and Sentinel
 // (sentinelArgs writes it to a password file).
-const haPassword = "ha-sentinel-pass-0123456789"
+const failoverPassword = "ha-sentinel-pass-0123456789"

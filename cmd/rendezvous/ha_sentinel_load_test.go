@@ -18,70 +18,70 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// haTenant is one tenant of the Sentinel fault tests: its publisher's and
+// failoverTenant is one tenant of the Sentinel fault tests: its publisher's and
 // client's tokens.
-type haTenant struct{ pub, cli string }
+type failoverTenant struct{ pub, cli string }
 
-// haDeployment is two instances of the binary on one Sentinel topology,
+// failoverDeployment is two instances of the binary on one Sentinel topology,
 // with two tenants and a global operator in the principals file.
-type haDeployment struct {
+type failoverDeployment struct {
 	top     *redistest.Topology
 	insts   [2]*proc
-	tenants [2]haTenant
+	tenants [2]failoverTenant
 	ops     string // the global operator's token
 }
 
-// haTenants are the two tenants of the load.
-var haTenants = [2]engine.Tenant{{Game: "ha-a", Env: "prod"}, {Game: "ha-b", Env: "prod"}}
+// failoverTenants are the two tenants of the load.
+var failoverTenants = [2]engine.Tenant{{Game: "ha-a", Env: "prod"}, {Game: "ha-b", Env: "prod"}}
 
-// haRedisName is the deployment's --redis-name (sentinelArgs').
-const haRedisName = "e2e"
+// failoverRedisName is the deployment's --redis-name (sentinelArgs').
+const failoverRedisName = "e2e"
 
-// haLimits are the instances' limits: the defaults, except that each
+// failoverLimits are the instances' limits: the defaults, except that each
 // publisher may hold every listing of the test (the load measures loss and
 // safety, not quotas), and an attempt pool the load fills before the fault
 // (attempts live 30 s), so the ceiling checks and the invariant checker
 // see a full pool emptied by the promotion's voiding.
-func haLimits() engine.Limits {
+func failoverLimits() engine.Limits {
 	l := engine.DefaultLimits()
 	l.OwnerListingQuota, l.TenantListingQuota = 5000, 10000
 	l.MaxAttempts, l.TenantAttemptQuota, l.SubjectAttemptQuota = 160, 100, 100
 	return l
 }
 
-// startHADeployment starts two instances through top's sentinels.
-func startHADeployment(t *testing.T, top *redistest.Topology) *haDeployment {
+// startFailoverDeployment starts two instances through top's sentinels.
+func startFailoverDeployment(t *testing.T, top *redistest.Topology) *failoverDeployment {
 	t.Helper()
-	a, b := haTenants[0], haTenants[1]
+	a, b := failoverTenants[0], failoverTenants[1]
 	path, tok := writePrincipals(t, map[string][3]string{
 		"pub-a": {a.Game, a.Env, "publisher"}, "cli-a": {a.Game, a.Env, "client"},
 		"pub-b": {b.Game, b.Env, "publisher"}, "cli-b": {b.Game, b.Env, "client"},
 		"ops": {"*", "*", "operator"},
 	})
-	lim := haLimits()
+	lim := failoverLimits()
 	args := append(sentinelArgs(t, top), "--principals", path,
 		"--owner-listing-quota", fmt.Sprint(lim.OwnerListingQuota), "--tenant-listing-quota", fmt.Sprint(lim.TenantListingQuota),
 		"--max-attempts", fmt.Sprint(lim.MaxAttempts), "--tenant-attempt-quota", fmt.Sprint(lim.TenantAttemptQuota),
 		"--subject-attempt-quota", fmt.Sprint(lim.SubjectAttemptQuota))
-	d := &haDeployment{top: top, ops: tok["ops"],
-		tenants: [2]haTenant{{tok["pub-a"], tok["cli-a"]}, {tok["pub-b"], tok["cli-b"]}}}
+	d := &failoverDeployment{top: top, ops: tok["ops"],
+		tenants: [2]failoverTenant{{tok["pub-a"], tok["cli-a"]}, {tok["pub-b"], tok["cli-b"]}}}
 	for i := range d.insts {
 		d.insts[i] = startProc(t, args...)
 	}
 	return d
 }
 
-// haListing is a listing the load was told was created.
-type haListing struct {
+// failoverListing is a listing the load was told was created.
+type failoverListing struct {
 	tenant  int
 	id      string
 	started time.Time // when its create was sent
 	at      time.Time // when it was answered
 }
 
-// haAttempt is a join attempt the load created; sock is its client's socket,
+// failoverAttempt is a join attempt the load created; sock is its client's socket,
 // where every INTRODUCE for it arrives.
-type haAttempt struct {
+type failoverAttempt struct {
 	tenant   int
 	handle   engine.Handle
 	cap      engine.Capability
@@ -91,22 +91,22 @@ type haAttempt struct {
 	intros   int // INTRODUCEs read on sock
 }
 
-// haLoad is the concurrent mixed load of real clients on a deployment:
+// failoverLoad is the concurrent mixed load of real clients on a deployment:
 // per tenant, workers that publish (HTTP), refresh presence (UDP), renew
 // (HTTP), join (HTTP), bind both sides of the attempt (UDP) and read the
 // other tenant's listing (HTTP, must be not_found). Every answer is
 // counted by typed outcome.
-type haLoad struct {
+type failoverLoad struct {
 	t    *testing.T
-	d    *haDeployment
+	d    *failoverDeployment
 	http *http.Client
 
 	mu        sync.Mutex
 	answers   map[string]int
 	untyped   []string // a sample of what was not typed
 	unusual   []string // a sample of typed answers other than success, not_found, service_unavailable
-	listings  []haListing
-	attempts  []*haAttempt
+	listings  []failoverListing
+	attempts  []*failoverAttempt
 	last      [2]string // each tenant's latest listing
 	crossRead int
 	breaches  []string
@@ -115,13 +115,13 @@ type haLoad struct {
 	wg   sync.WaitGroup
 }
 
-const haWorkersPerTenant = 2
+const failoverWorkersPerTenant = 2
 
-func startHALoad(t *testing.T, d *haDeployment) *haLoad {
-	l := &haLoad{t: t, d: d, answers: map[string]int{}, stop: make(chan struct{}),
+func startFailoverLoad(t *testing.T, d *failoverDeployment) *failoverLoad {
+	l := &failoverLoad{t: t, d: d, answers: map[string]int{}, stop: make(chan struct{}),
 		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	for ti := range d.tenants {
-		for w := range haWorkersPerTenant {
+		for w := range failoverWorkersPerTenant {
 			l.wg.Add(1)
 			go l.worker(ti, w)
 		}
@@ -132,12 +132,12 @@ func startHALoad(t *testing.T, d *haDeployment) *haLoad {
 }
 
 // halt stops the load and waits for it.
-func (l *haLoad) halt() {
+func (l *failoverLoad) halt() {
 	close(l.stop)
 	l.wg.Wait()
 }
 
-func (l *haLoad) stopped() bool {
+func (l *failoverLoad) stopped() bool {
 	select {
 	case <-l.stop:
 		return true
@@ -146,7 +146,7 @@ func (l *haLoad) stopped() bool {
 	}
 }
 
-func (l *haLoad) count(outcome, what string) {
+func (l *failoverLoad) count(outcome, what string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.answers[outcome]++
@@ -163,7 +163,7 @@ func (l *haLoad) count(outcome, what string) {
 // the wanted 2xx status (its body decoded into out), the problem's code
 // for an application/problem+json error, "untyped" for anything else
 // (transport errors included: the instances never stop in these tests).
-func (l *haLoad) do(p *proc, method, path, token string, body any, key string, want int, out any) string {
+func (l *failoverLoad) do(p *proc, method, path, token string, body any, key string, want int, out any) string {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -204,8 +204,8 @@ func (l *haLoad) do(p *proc, method, path, token string, body any, key string, w
 	return outcome
 }
 
-// stunOutcomes names the STUN error codes by the outcome they carry.
-var stunOutcomes = map[int]string{
+// failoverSTUNOutcomes names the STUN error codes by the outcome they carry.
+var failoverSTUNOutcomes = map[int]string{
 	stun.CodeBadRequest: "invalid_request", stun.CodeUnauthorized: "unauthorized", stun.CodeForbidden: "forbidden",
 	stun.CodeNotFound: "not_found", stun.CodeConflict: "conflict", stun.CodeServiceUnavailable: "service_unavailable",
 	stun.CodeInsufficientCap: "capacity_exceeded",
@@ -219,7 +219,7 @@ var stunOutcomes = map[int]string{
 // that does not answer cannot look up (docs/contracts/udp.md), and the
 // unsigned 401 ("unauthorized") the one to a host bind whose attempt the
 // promotion voided between key derivation and commit.
-func (l *haLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h engine.Handle, key *engine.Capability, seq uint64) (string, int) {
+func (l *failoverLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h engine.Handle, key *engine.Capability, seq uint64) (string, int) {
 	msg, tx, err := signedRequest(kind, h, key, seq, hostLAN)
 	if err != nil {
 		l.count("untyped", err.Error())
@@ -254,7 +254,7 @@ func (l *haLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h engine.
 			outcome = "success"
 		case m.Type() == stun.BindingError:
 			code, _, _ := m.ErrorCode()
-			if outcome = stunOutcomes[code]; outcome == "" {
+			if outcome = failoverSTUNOutcomes[code]; outcome == "" {
 				outcome = "untyped"
 			}
 		default:
@@ -265,7 +265,7 @@ func (l *haLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h engine.
 	return outcome, intros
 }
 
-func (l *haLoad) worker(ti, w int) {
+func (l *failoverLoad) worker(ti, w int) {
 	defer l.wg.Done()
 	tn := l.d.tenants[ti]
 	for i := 0; !l.stopped(); i++ {
@@ -274,7 +274,7 @@ func (l *haLoad) worker(ti, w int) {
 		started := time.Now()
 		if l.do(a, "POST", "/v1/listings", tn.pub, listingBody("ha"), fmt.Sprintf("t%d-w%d-%d", ti, w, i), http.StatusCreated, &pub) == "success" {
 			l.mu.Lock()
-			l.listings = append(l.listings, haListing{ti, pub.ListingID, started, time.Now()})
+			l.listings = append(l.listings, failoverListing{ti, pub.ListingID, started, time.Now()})
 			l.last[ti] = pub.ListingID
 			l.mu.Unlock()
 			l.publishedRound(ti, w, i, b, pub)
@@ -296,7 +296,7 @@ func (l *haLoad) worker(ti, w int) {
 
 // publishedRound refreshes the new listing's presence, renews it through
 // the other instance, joins it and binds both sides of the attempt.
-func (l *haLoad) publishedRound(ti, w, i int, b *proc, pub published) {
+func (l *failoverLoad) publishedRound(ti, w, i int, b *proc, pub published) {
 	tn := l.d.tenants[ti]
 	mediator, err := netip.ParseAddrPort(pub.Presence.Mediator)
 	if err != nil {
@@ -337,7 +337,7 @@ func (l *haLoad) publishedRound(ti, w, i int, b *proc, pub published) {
 }
 
 // attempt records join j with a client socket of its own.
-func (l *haLoad) attempt(ti int, j joined) (*haAttempt, bool) {
+func (l *failoverLoad) attempt(ti int, j joined) (*failoverAttempt, bool) {
 	hu, ok1 := engine.ParseUUID(j.Handle)
 	c, ok2 := engine.ParseToken(j.Token)
 	m, err := netip.ParseAddrPort(j.Mediator)
@@ -351,7 +351,7 @@ func (l *haLoad) attempt(ti int, j joined) (*haAttempt, bool) {
 		l.t.Errorf("a UDP socket: %v", err)
 		return nil, false
 	}
-	a := &haAttempt{tenant: ti, handle: h, cap: c, mediator: m, sock: sock, at: time.Now()}
+	a := &failoverAttempt{tenant: ti, handle: h, cap: c, mediator: m, sock: sock, at: time.Now()}
 	l.mu.Lock()
 	l.attempts = append(l.attempts, a)
 	l.mu.Unlock()
@@ -360,7 +360,7 @@ func (l *haLoad) attempt(ti int, j joined) (*haAttempt, bool) {
 
 // watchCeilings reads /v1/admin/stats on both instances every 100 ms and
 // records any pool above its ceiling.
-func (l *haLoad) watchCeilings() {
+func (l *failoverLoad) watchCeilings() {
 	defer l.wg.Done()
 	for !l.stopped() {
 		for _, p := range l.d.insts {
@@ -370,7 +370,7 @@ func (l *haLoad) watchCeilings() {
 	}
 }
 
-func (l *haLoad) checkCeilings(p *proc) {
+func (l *failoverLoad) checkCeilings(p *proc) {
 	req, _ := http.NewRequest("GET", "http://"+p.httpAddr+"/v1/admin/stats", nil)
 	req.Header.Set("Authorization", "Bearer "+l.d.ops)
 	resp, err := l.http.Do(req)

@@ -14,8 +14,8 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// haEvidence is the one line a fault scenario logs for make ha-evidence.
-type haEvidence struct {
+// failoverEvidence is the one line a fault scenario logs for make ha-evidence.
+type failoverEvidence struct {
 	Scenario            string         `json:"scenario"`
 	Description         string         `json:"description"`
 	Answers             map[string]int `json:"answers"`
@@ -27,7 +27,7 @@ type haEvidence struct {
 	CrossTenantReads    int            `json:"cross_tenant_reads"`
 }
 
-func (e haEvidence) log(t *testing.T) {
+func (e failoverEvidence) log(t *testing.T) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
@@ -35,10 +35,10 @@ func (e haEvidence) log(t *testing.T) {
 	t.Logf("ha-evidence: %s", b)
 }
 
-// haFault is what a scenario did and when: listings answered between
+// failoverFault is what a scenario did and when: listings answered between
 // lossFrom and lossTo may have been lost (ADR 0007 "What a promotion
 // loses"); every other admitted listing must survive.
-type haFault struct {
+type failoverFault struct {
 	at               time.Time
 	lossFrom, lossTo time.Time
 	newPrimary       string
@@ -52,7 +52,7 @@ type haFault struct {
 // the store's invariants hold on the new primary; no pool ever went above
 // its ceiling; no client read another tenant's listing; every answer was
 // typed.
-func (l *haLoad) verify(f haFault, limits engine.Limits) haEvidence {
+func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) failoverEvidence {
 	t := l.t
 	t.Helper()
 	var refused, old int
@@ -94,7 +94,7 @@ func (l *haLoad) verify(f haFault, limits engine.Limits) haEvidence {
 	// Read on the new primary itself whether each admitted listing is
 	// there (a client's GET would also hide a listing whose presence is
 	// not fresh: those whose first refresh met the failover).
-	checker := directStore(t, f.newPrimary, l.d.top.Options.Password, limits)
+	checker := primaryStore(t, f.newPrimary, l.d.top.Options.Password, limits)
 	lost, recovery := 0, time.Duration(-1)
 	for _, ls := range l.listings {
 		present := l.present(checker, ls)
@@ -133,27 +133,27 @@ func (l *haLoad) verify(f haFault, limits engine.Limits) haEvidence {
 	if len(l.unusual) > 0 {
 		t.Logf("other typed answers, e.g. %q", l.unusual)
 	}
-	return haEvidence{Answers: l.answers, RecoveryS: recovery.Seconds(), LostAdmitted: lost,
+	return failoverEvidence{Answers: l.answers, RecoveryS: recovery.Seconds(), LostAdmitted: lost,
 		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}
 }
 
 // present reports whether listing ls is on the store s.
-func (l *haLoad) present(s *redisstore.Store, ls haListing) bool {
+func (l *failoverLoad) present(s *redisstore.Store, ls failoverListing) bool {
 	l.t.Helper()
 	id, ok := engine.ParseUUID(ls.id)
 	if !ok {
 		l.t.Fatalf("listing ID %q is not a UUID", ls.id)
 	}
-	_, r, err := s.GetListing(context.Background(), engine.GetListing{Tenant: haTenants[ls.tenant], Listing: engine.ListingID{UUID: id}})
+	_, r, err := s.GetListing(context.Background(), engine.GetListing{Tenant: failoverTenants[ls.tenant], Listing: engine.ListingID{UUID: id}})
 	if err != nil || r.Outcome != engine.Success && r.Outcome != engine.NotFound {
 		l.t.Fatalf("reading a listing on the new primary: %v %v", r.Outcome, err)
 	}
 	return r.OK()
 }
 
-// directStore is a store on the data node addr itself (not through the
+// primaryStore is a store on the data node addr itself (not through the
 // sentinels), to run the invariant checker on that node's data.
-func directStore(t *testing.T, addr, password string, limits engine.Limits) *redisstore.Store {
+func primaryStore(t *testing.T, addr, password string, limits engine.Limits) *redisstore.Store {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Password: password,
 		DisableCache: true, ForceSingleClient: true})
@@ -161,7 +161,7 @@ func directStore(t *testing.T, addr, password string, limits engine.Limits) *red
 		t.Fatalf("connecting to %s: %v", addr, err)
 	}
 	t.Cleanup(c.Close)
-	s, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Name: haRedisName, Limits: limits,
+	s, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Name: failoverRedisName, Limits: limits,
 		Keyring: engine.RandomKeyring()})
 	if err != nil {
 		t.Fatalf("a store on %s: %v", addr, err)
@@ -171,7 +171,7 @@ func directStore(t *testing.T, addr, password string, limits engine.Limits) *red
 
 // waitServed waits (at most 30 s) until the load has a listing admitted
 // whose create was sent after since.
-func (l *haLoad) waitServed(since time.Time) {
+func (l *failoverLoad) waitServed(since time.Time) {
 	l.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -188,7 +188,7 @@ func (l *haLoad) waitServed(since time.Time) {
 }
 
 // everyInstanceServes requires each instance to be ready and to publish.
-func (l *haLoad) everyInstanceServes() {
+func (l *failoverLoad) everyInstanceServes() {
 	l.t.Helper()
 	for i, p := range l.d.insts {
 		waitReady(l.t, p, http.StatusOK, `{"status":"ready"}`)
