@@ -133,7 +133,7 @@ func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) failoverEvi
 	if len(l.unusual) > 0 {
 		t.Logf("other typed answers, e.g. %q", l.unusual)
 	}
-	return failoverEvidence{Answers: l.answers, RecoveryS: recovery.Seconds(), LostAdmitted: lost,
+	return failoverEvidence{Answers: l.answers, RecoveryS: float64(recovery.Milliseconds()) / 1000, LostAdmitted: lost,
 		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}
 }
 
