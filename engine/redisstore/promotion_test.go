@@ -14,15 +14,6 @@ import (
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
-// partitionBound is how long a primary cut off from its replicas may still
-// take writes with min-replicas-to-write: it counts a replica as good while
-// its last acknowledgement (sent every second) is at most
-// min-replicas-max-lag seconds old, measured in whole seconds and
-// re-counted once a second, so up to max-lag + 2 s after the cut.
-func partitionBound(o redistest.SentinelOptions) time.Duration {
-	return time.Duration(o.MinReplicasMaxLag)*time.Second + 2*time.Second
-}
-
 // sentinelStore is a store on top's primary through its sentinels.
 func sentinelStore(t *testing.T, top *redistest.Topology, name string) *redisstore.Store {
 	t.Helper()
@@ -168,7 +159,7 @@ func TestHAPromotionLossAndTimeToService(t *testing.T) {
 			t.Fatalf("GetListing of an admitted listing: %v", r.Outcome)
 		}
 	}
-	bound := partitionBound(top.Options)
+	bound := top.Options.PartitionBound()
 	for _, a := range lost {
 		if before := killedAt.Sub(a.at); before > bound {
 			t.Errorf("listing admitted %v before the kill was lost: only the last %v may be", before, bound)
@@ -241,7 +232,7 @@ func TestPrimaryCutOffFromItsReplicas(t *testing.T) {
 		defer n.Resume()
 	}
 	cut := time.Now()
-	bound := partitionBound(top.Options)
+	bound := top.Options.PartitionBound()
 	var (
 		refusedAfter time.Duration
 		lastTaken    time.Duration // the last write taken after the cut

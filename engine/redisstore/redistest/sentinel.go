@@ -37,6 +37,11 @@ type SentinelOptions struct {
 	// Password is set as requirepass (and masterauth, and the sentinels'
 	// auth-pass) on every node and every sentinel; empty: no AUTH.
 	Password string
+	// OwnAddrs puts every node and every sentinel on a loopback address of
+	// its own (127.a.b.c, listening and connecting from it), so a test can
+	// cut one off from the others with nftables rules on addresses while
+	// the clients, on 127.0.0.1, still reach every process.
+	OwnAddrs bool
 }
 
 func (o *SentinelOptions) defaults() {
@@ -58,6 +63,16 @@ func (o *SentinelOptions) defaults() {
 	if o.MinReplicasMaxLag <= 0 {
 		o.MinReplicasMaxLag = 2
 	}
+}
+
+// PartitionBound is how long a primary whose replicas stopped
+// acknowledging may still take writes with MinReplicasToWrite: it counts a
+// replica as good while its last acknowledgement (sent every second) is at
+// most MinReplicasMaxLag seconds old, measured in whole seconds and
+// re-counted once a second, so up to MinReplicasMaxLag + 2 s after the cut
+// (ADR 0007, decision 4). Call it on Topology.Options (defaults applied).
+func (o SentinelOptions) PartitionBound() time.Duration {
+	return time.Duration(o.MinReplicasMaxLag)*time.Second + 2*time.Second
 }
 
 // MasterName is the name the topology's sentinels monitor the primary under.
@@ -122,14 +137,18 @@ func StartSentinel(dir string, o SentinelOptions) (*Topology, error) {
 		"--min-replicas-to-write", strconv.Itoa(o.MinReplicasToWrite),
 		"--min-replicas-max-lag", strconv.Itoa(o.MinReplicasMaxLag)}
 	node = append(node, auth()...)
-	primary, err := start(node...)
+	host := func() string { return "127.0.0.1" }
+	if o.OwnAddrs {
+		host = ownAddr
+	}
+	primary, err := startOn(host(), node...)
 	if err != nil {
 		return nil, err
 	}
 	top.Nodes = append(top.Nodes, primary)
-	_, pport, _ := net.SplitHostPort(primary.Addr)
+	phost, pport, _ := net.SplitHostPort(primary.Addr)
 	for range o.Replicas {
-		r, err := start(append(node, "--replicaof", "127.0.0.1", pport)...)
+		r, err := startOn(host(), append(node, "--replicaof", phost, pport)...)
 		if err != nil {
 			top.Stop()
 			return nil, err
@@ -137,7 +156,7 @@ func StartSentinel(dir string, o SentinelOptions) (*Topology, error) {
 		top.Nodes = append(top.Nodes, r)
 	}
 	for i := range 3 {
-		s, err := startSentinel(dir, i, pport, o)
+		s, err := startSentinel(dir, i, host(), primary.Addr, o)
 		if err != nil {
 			top.Stop()
 			return nil, err
@@ -151,21 +170,25 @@ func StartSentinel(dir string, o SentinelOptions) (*Topology, error) {
 	return top, nil
 }
 
-func startSentinel(dir string, i int, primaryPort string, o SentinelOptions) (*Server, error) {
-	port, err := freePort()
+func startSentinel(dir string, i int, host, primary string, o SentinelOptions) (*Server, error) {
+	port, err := freePort(host)
 	if err != nil {
 		return nil, err
 	}
+	phost, pport, _ := net.SplitHostPort(primary)
 	conf := []string{
 		"port " + strconv.Itoa(port),
-		"bind 127.0.0.1",
+		"bind " + host,
 		"dir " + dir,
 		"logfile " + filepath.Join(dir, fmt.Sprintf("sentinel-%d.log", i)),
-		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %s 2", MasterName, primaryPort),
+		fmt.Sprintf("sentinel monitor %s %s %s 2", MasterName, phost, pport),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterName, o.DownAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s %d", MasterName, o.FailoverTimeout.Milliseconds()),
 		// Every replica follows the new primary at once.
 		fmt.Sprintf("sentinel parallel-syncs %s %d", MasterName, o.Replicas),
+	}
+	if host != "127.0.0.1" {
+		conf = append(conf, ownAddrSettings(host)...)
 	}
 	if o.Password != "" {
 		conf = append(conf, "requirepass "+o.Password, fmt.Sprintf("sentinel auth-pass %s %s", MasterName, o.Password))
@@ -174,7 +197,7 @@ func startSentinel(dir string, i int, primaryPort string, o SentinelOptions) (*S
 	if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: "redis-sentinel", args: []string{path}}
+	s := &Server{Addr: net.JoinHostPort(host, strconv.Itoa(port)), bin: "redis-sentinel", args: []string{path}}
 	return s, s.run()
 }
 

@@ -81,19 +81,28 @@ func StartPersistent(dir string) (*Server, error) {
 	return start("--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir)
 }
 
-func start(args ...string) (*Server, error) {
-	port, err := freePort()
+func start(args ...string) (*Server, error) { return startOn("127.0.0.1", args...) }
+
+// startOn runs redis-server listening on host, a loopback address.
+func startOn(host string, args ...string) (*Server, error) {
+	port, err := freePort(host)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: "redis-server",
-		args: append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1"}, args...)}
+	base := []string{"--port", strconv.Itoa(port), "--bind", host}
+	if host != "127.0.0.1" {
+		for _, kv := range ownAddrSettings(host) {
+			k, v, _ := strings.Cut(kv, " ")
+			base = append(base, "--"+k, v)
+		}
+	}
+	s := &Server{Addr: net.JoinHostPort(host, strconv.Itoa(port)), bin: "redis-server", args: append(base, args...)}
 	return s, s.run()
 }
 
-// freePort returns a loopback port free at the time of the call.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freePort returns a port free on host at the time of the call.
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, err
 	}
