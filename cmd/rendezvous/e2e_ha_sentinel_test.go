@@ -41,14 +41,13 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 	l.everyInstanceServes()
 
 	bound := top.Options.FailoverTimeout + 2*time.Second
-	e := l.verify(failoverFault{at: killed, newPrimary: promoted,
+	e, recovery := l.verify(failoverFault{at: killed, newPrimary: promoted,
 		// What the primary answered but had not replicated: at most the
 		// partition bound before the kill (ADR 0007).
 		lossFrom: killed.Add(-top.Options.PartitionBound()), lossTo: killed}, failoverLimits())
 	e.Scenario, e.Description = "redis-primary-killed", "SIGKILL of the Sentinel-managed Redis primary under mixed load on two instances"
-	e.RecoveryBoundS = bound.Seconds()
-	e.log(t)
-	if got := time.Duration(e.RecoveryS * float64(time.Second)); got > bound {
+	e.log(t, recovery, bound)
+	if got := recovery; got > bound {
 		t.Errorf("service back %v after the kill, beyond failover-timeout + 2 s = %v", got, bound)
 	}
 }

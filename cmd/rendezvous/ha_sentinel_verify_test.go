@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -13,27 +12,6 @@ import (
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
-
-// failoverEvidence is the one line a fault scenario logs for make ha-evidence.
-type failoverEvidence struct {
-	Scenario            string         `json:"scenario"`
-	Description         string         `json:"description"`
-	Answers             map[string]int `json:"answers"`
-	RecoveryS           float64        `json:"recovery_s"`
-	RecoveryBoundS      float64        `json:"recovery_bound_s"`
-	LostAdmitted        int            `json:"lost_admitted"`
-	DoubleIntroductions int            `json:"double_introductions"`
-	CeilingBreaches     int            `json:"ceiling_breaches"`
-	CrossTenantReads    int            `json:"cross_tenant_reads"`
-}
-
-func (e failoverEvidence) log(t *testing.T) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("ha-evidence: %s", b)
-}
 
 // failoverFault is what a scenario did and when: listings answered between
 // lossFrom and lossTo may have been lost (ADR 0007 "What a promotion
@@ -52,7 +30,7 @@ type failoverFault struct {
 // the store's invariants hold on the new primary; no pool ever went above
 // its ceiling; no client read another tenant's listing; every answer was
 // typed.
-func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) failoverEvidence {
+func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) (haEvidence, time.Duration) {
 	t := l.t
 	t.Helper()
 	var refused, old int
@@ -133,8 +111,8 @@ func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) failoverEvi
 	if len(l.unusual) > 0 {
 		t.Logf("other typed answers, e.g. %q", l.unusual)
 	}
-	return failoverEvidence{Answers: l.answers, RecoveryS: float64(recovery.Milliseconds()) / 1000, LostAdmitted: lost,
-		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}
+	return haEvidence{Answers: l.answers, LostAdmitted: lost,
+		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}, recovery
 }
 
 // present reports whether listing ls is on the store s.
