@@ -165,6 +165,9 @@ func (s *Store) CheckInvariants() error {
 			if !ok {
 				bad("listing %s: presence record %q", id, records[id])
 			}
+			if rec.pending != (pending[id] != "") {
+				bad("listing %s: presence record says pending offers %v, pending offers %q", id, rec.pending, pending[id])
+			}
 			_, fresh := pexp[id]
 			if fresh != (rec.endpoints != "") {
 				bad("listing %s: scheduled presence %v, endpoints %q", id, fresh, rec.endpoints)
@@ -300,13 +303,14 @@ func (s *Store) CheckInvariants() error {
 // deadline and endpoints.
 type presenceRecord struct {
 	seq       uint64
+	pending   bool // the listing has pending offers (pn holds them)
 	deadline  int64
 	endpoints string // "public|local", "" when not fresh
 }
 
 const (
 	prKeyLen  = 16
-	prIdleLen = prKeyLen + 16 + 36 // key, sequence, instance
+	prIdleLen = prKeyLen + 16 + 36 + 1 // key, sequence, instance, pending flag
 	prFullLen = prIdleLen + 20
 )
 
@@ -317,6 +321,13 @@ func parsePresenceRecord(v string) (presenceRecord, bool) {
 	}
 	var err error
 	if r.seq, err = strconv.ParseUint(v[prKeyLen:prKeyLen+16], 10, 64); err != nil {
+		return r, false
+	}
+	switch v[prIdleLen-1] {
+	case '0':
+	case '1':
+		r.pending = true
+	default:
 		return r, false
 	}
 	if len(v) == prIdleLen {

@@ -81,9 +81,13 @@ end
 local ACCEPTED = {[0] = '\0\0\0', '\0\0\1', '\0\0\2', '\0\0\3', '\0\0\4'}
 
 redis.register_function('rdv_apply_batch', function(keys, a)
-  begin(keys, a, true)
+  local n = tonumber(a[4])
+  -- A batch of refreshes only touches no attempt, so it leaves the void
+  -- of an earlier primary's attempts (followPrimary) to the next call
+  -- that can bind, consume or create one.
+  begin(keys, a, true, #a == 5 + 4 * n)
   INST = a[3]
-  local n, byHandle = tonumber(a[4]), a[5]
+  local byHandle = a[5]
   presenceLoad(a, 5, n, byHandle)
   local pres, others = {}, {}
   local o = 6 + 4 * n -- the first argument of the next other op

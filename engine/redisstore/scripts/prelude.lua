@@ -124,20 +124,23 @@ local function unavailable() return META.unavail end
 -- HMGET and writes them with one HSET: the presence key's fingerprint
 -- (16 bytes), the last accepted sequence (16 digits, zero-padded: string
 -- order is number order), the instance the last accepted refresh reached
--- (36; NO_INSTANCE before the first) and, while the presence is fresh,
--- its deadline (20 digits) and endpoints "public|local". The hash 'pn' holds, per
--- listing with pending offers (attempts whose host endpoint is unbound),
--- the handles of the four oldest concatenated (ZRANGE of lp:<id>, 0 to 3,
--- kept by pendingSync wherever lp changes), so the same batch read finds
--- them.
-local PR_IDLE = 68 -- a record's length without deadline and endpoints
+-- (36; NO_INSTANCE before the first), '1' when the listing has pending
+-- offers, else '0', and, while the presence is fresh, its deadline (20
+-- digits) and endpoints "public|local". The hash 'pn' holds, per listing
+-- with pending offers (attempts whose host endpoint is unbound), the
+-- handles of the four oldest concatenated (ZRANGE of lp:<id>, 0 to 3, kept
+-- by pendingSync wherever lp changes, with the record's flag), so a batch
+-- reads pn only for the listings whose record says they have some.
+local PR_INST_END = 68 -- where the instance ends
+local PR_IDLE = 69 -- a record's length without deadline and endpoints
 local NO_INSTANCE = '000000000000000000000000000000000000'
+local HAS_PENDING = 49 -- '1' at PR_IDLE
 
 -- presenceInstance answers the instance a record's last refresh reached,
 -- '' before the first.
 local function presenceInstance(rec)
   if not rec then return '' end
-  local inst = string.sub(rec, 33, PR_IDLE)
+  local inst = string.sub(rec, 33, PR_INST_END)
   if inst == NO_INSTANCE then return '' end
   return inst
 end
@@ -157,7 +160,17 @@ local PENDING_SYNCED = {} -- listings whose pn changed since presenceLoad
 local function pendingSync(id)
   PENDING_SYNCED[id] = true
   local h = call('ZRANGE', P .. 'lp:' .. id, 0, 3)
-  if #h == 0 then call('HDEL', P .. 'pn', id) else call('HSET', P .. 'pn', id, table.concat(h)) end
+  local flag = '1'
+  if #h == 0 then
+    call('HDEL', P .. 'pn', id)
+    flag = '0'
+  else
+    call('HSET', P .. 'pn', id, table.concat(h))
+  end
+  local rec = presenceRecord(id)
+  if rec and string.sub(rec, PR_IDLE, PR_IDLE) ~= flag then
+    call('HSET', P .. 'pr', id, string.sub(rec, 1, PR_IDLE - 1) .. flag .. string.sub(rec, PR_IDLE + 1))
+  end
 end
 
 -- expirePresence ends a listing's presence (its last sequence stays).
@@ -303,9 +316,12 @@ local function followPrimary()
   call('HSET', P .. 'meta', 'replid', id)
 end
 
-local function begin(keys, args, presenceOnly)
+-- begin starts a writing transition. skipFollow leaves out followPrimary
+-- for a call that can neither read nor change an attempt (a batch of
+-- presence refreshes only): the first call that can still runs it first.
+local function begin(keys, args, presenceOnly, skipFollow)
   setup(keys, args, true)
-  followPrimary()
+  if not skipFollow then followPrimary() end
   cleanup(presenceOnly)
 end
 
@@ -416,7 +432,19 @@ local function presenceLoad(req, base, n, byHandle)
     end
   end
   RECS = hmgetAll(P .. 'pr', req, base + 1, base + n)
-  PENDS = hmgetAll(P .. 'pn', req, base + 1, base + n)
+  PENDS = {}
+  local ids, at = {}, {}
+  for k = 1, n do
+    local rec = RECS[k]
+    if rec and string.byte(rec, PR_IDLE) == HAS_PENDING then
+      ids[#ids + 1] = req[base + k]
+      at[#at + 1] = k
+    end
+  end
+  if #ids > 0 then
+    local h = hmgetAll(P .. 'pn', ids, 1, #ids)
+    for j, k in ipairs(at) do PENDS[k] = h[j] end
+  end
 end
 
 -- presenceRefresh is BindHostPresence of refresh k after cleanup and
@@ -443,12 +471,17 @@ local function presenceRefresh(k)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
     end
   end
-  rec = key .. seq .. INST .. dl .. REQ[RB + 3 * RN + k]
+  -- The pending offers as loaded, or as an op earlier in the call left
+  -- them (pendingSync; a record refreshed before it holds the old flag).
+  local pend = PENDS[k] or false
+  if PENDING_SYNCED[id] then pend = call('HGET', P .. 'pn', id) end
+  local flag = '0'
+  if pend then flag = '1' end
+  rec = key .. seq .. INST .. flag .. dl .. REQ[RB + 3 * RN + k]
   WROTE[id] = rec
   WRITES[#WRITES + 1] = id
   WRITES[#WRITES + 1] = rec
-  if PENDING_SYNCED[id] then return OK, 0, id, call('HGET', P .. 'pn', id) end
-  return OK, 0, id, PENDS[k]
+  return OK, 0, id, pend
 end
 
 -- presenceFlush writes the records refreshed since the last flush (a
