@@ -15,22 +15,6 @@ import (
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
-// requireNftForFailover skips t where nftables rules cannot be loaded, except in CI
-// (CI=true), which runs as root with nft installed and must never skip.
-func requireNftForFailover(t *testing.T) {
-	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("CI") != "" {
-		skip = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		skip("the partition test needs root (it loads nftables rules); CI runs it as root")
-	}
-	if _, err := exec.LookPath("nft"); err != nil {
-		skip("the partition test needs nft (apt-get install nftables; .ci/run does)")
-	}
-}
-
 var primaryCuts atomic.Uint32
 
 // primaryCut drops, on input, every packet between address a and each of
@@ -88,7 +72,7 @@ func (p *primaryCut) heal() {
 // (failoverLoad.verify); listings the cut-off primary admitted after the cut are
 // the ones a partition may lose (ADR 0007), counted.
 func TestHASentinelPrimaryPartitioned(t *testing.T) {
-	requireNftForFailover(t)
+	requireNetns(t) // root and nft, never skipped in CI
 	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Password: failoverPassword, OwnAddrs: true})
 	d := startFailoverDeployment(t, top)
 	ctx := context.Background()
