@@ -46,6 +46,7 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 		// partition bound before the kill (ADR 0007).
 		lossFrom: killed.Add(-top.Options.PartitionBound()), lossTo: killed}, failoverLimits())
 	e.Scenario, e.Description = "redis-primary-killed", "SIGKILL of the Sentinel-managed Redis primary under mixed load on two instances"
+	e.LostStated = "writes answered but not yet replicated when the primary died (ADR 0007)"
 	e.log(t, recovery, bound)
 	if got := recovery; got > bound {
 		t.Errorf("service back %v after the kill, beyond failover-timeout + 2 s = %v", got, bound)

@@ -17,6 +17,7 @@ type haEvidence struct {
 	RecoveryS           float64        `json:"recovery_s"`
 	RecoveryBoundS      float64        `json:"recovery_bound_s"`
 	LostAdmitted        int            `json:"lost_admitted"`
+	LostStated          string         `json:"lost_stated,omitempty"` // the documented window a loss may fall in
 	DoubleIntroductions int            `json:"double_introductions"`
 	CeilingBreaches     int            `json:"ceiling_breaches"`
 	CrossTenantReads    int            `json:"cross_tenant_reads"`

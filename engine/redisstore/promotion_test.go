@@ -178,7 +178,7 @@ func TestHAPromotionLossAndTimeToService(t *testing.T) {
 		"description": "the Redis primary (two replicas, three sentinels) killed with SIGKILL under 4 listing writers on one store client; lost: admitted listings missing on the promoted replica; ceilings: the store's invariant check on it; recovery: from the kill to the first listing admitted again",
 		"answers":     map[string]int{"success": len(ok), "service_unavailable": unavail, "untyped": untyped},
 		"recovery_s":  float64(firstOK.Sub(killedAt).Milliseconds()) / 1000, "recovery_bound_s": (top.Options.DownAfter + 2*time.Second).Seconds(),
-		"lost_admitted": len(lost), "double_introductions": 0, "ceiling_breaches": 0, "cross_tenant_reads": 0})
+		"lost_admitted": len(lost), "lost_stated": "writes answered but not yet replicated when the primary died (ADR 0007)", "double_introductions": 0, "ceiling_breaches": 0, "cross_tenant_reads": 0})
 }
 
 // logHAEvidence logs a fault scenario's one "ha-evidence:" line, which

@@ -28,7 +28,8 @@ func jsonRun(t *testing.T, events [][4]string) string {
 const (
 	killLine = `{"scenario":"instance-sigkill","description":"SIGKILL of one of three instances under load","answers":{"success":950,"service_unavailable":3,"untyped":0},"recovery_s":1.25,"recovery_bound_s":3,"lost_admitted":0,"double_introductions":0,"ceiling_breaches":0,"cross_tenant_reads":0}`
 	// outageLine has untyped answers and a recovery over its bound.
-	outageLine = `{"scenario":"redis-outage","description":"redis-server killed mid-load","answers":{"service_unavailable":40,"success":10,"untyped":2},"recovery_s":9.5,"recovery_bound_s":5,"lost_admitted":0,"double_introductions":0,"ceiling_breaches":0,"cross_tenant_reads":1}`
+	partitionLine = `{"scenario":"primary-partition","description":"primary cut off","answers":{"success":20,"untyped":0},"recovery_s":2.5,"recovery_bound_s":5,"lost_admitted":7,"lost_stated":"writes within the partition bound","double_introductions":0,"ceiling_breaches":0,"cross_tenant_reads":0}`
+	outageLine    = `{"scenario":"redis-outage","description":"redis-server killed mid-load","answers":{"service_unavailable":40,"success":10,"untyped":2},"recovery_s":9.5,"recovery_bound_s":5,"lost_admitted":0,"double_introductions":0,"ceiling_breaches":0,"cross_tenant_reads":1}`
 )
 
 // TestRenderHA: a run's evidence lines become the scenario list and the
@@ -48,6 +49,8 @@ func TestRenderHA(t *testing.T) {
 		{"cmd/rendezvous", "TestHARedisOutage/redis", "output", "    e2e_redis_outage_test.go:99: ha-evidence: " + outageLine + "\n"},
 		{"cmd/rendezvous", "TestHARedisOutage/redis", "pass", ""},
 		{"cmd/rendezvous", "TestHARedisOutage", "fail", ""},
+		{"cmd/rendezvous", "TestHAPartition", "output", "    p_test.go:9: ha-evidence: " + partitionLine + "\n"},
+		{"cmd/rendezvous", "TestHAPartition", "pass", ""},
 		{"cmd/rendezvous", "TestHANoLine", "output", "    x_test.go:1: nothing logged\n"},
 		{"cmd/rendezvous", "TestHANoLine", "pass", ""},
 		{"engine/redisstore", "TestHASentinel", "output", "    redistest.go:40: redis-sentinel not installed\n"},
@@ -59,7 +62,7 @@ func TestRenderHA(t *testing.T) {
 	doc := filepath.Join(t.TempDir(), "ha.md")
 	writer(t)(doc, "# HA\n\nProse before.\n\n"+marker+"\nold run\n"+endMarker+"\n\nProse after.\n")
 	m := haMeta{Command: "make ha-evidence", Date: time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC), Machine: []string{"cpu:    2", "kernel: linux 6.1.0", "redis:  Redis server v=7.0.15"}}
-	flags, err := renderHA(strings.NewReader("build output that is not json\n"+stream), doc, []string{"instance-sigkill", "primary-partition"}, m)
+	flags, err := renderHA(strings.NewReader("build output that is not json\n"+stream), doc, []string{"instance-sigkill", "primary-partition", "instance-partition"}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +77,7 @@ func TestRenderHA(t *testing.T) {
 		"- **instance-sigkill** (`TestHAInstanceKill`, client): SIGKILL of one of three instances under load",
 		"- **redis-outage** (`TestHARedisOutage/redis`, cmd/rendezvous): redis-server killed mid-load",
 		"| instance-sigkill | success 950, service_unavailable 3, untyped 0 | 1.25 s (≤ 3 s) | 0 | 0 | 0 | 0 | met |",
+		"| primary-partition | success 20, untyped 0 | 2.50 s (≤ 5 s) | 7 (stated: writes within the partition bound) | 0 | 0 | 0 | met |",
 		"| redis-outage | service_unavailable 40, success 10, untyped 2 | 9.50 s (≤ 5 s) | 0 | 0 | 0 | 1 | **not met**: 2 untyped answers; recovery over its bound; 1 cross-tenant reads |",
 	} {
 		if !strings.Contains(page, want) {
@@ -90,7 +94,7 @@ func TestRenderHA(t *testing.T) {
 		"redis-outage: 2 untyped answers",
 		"redis-outage: recovery over its bound",
 		"redis-outage: 1 cross-tenant reads",
-		"primary-partition: expected scenario missing from the run",
+		"instance-partition: expected scenario missing from the run",
 		"TestHARedisOutage (cmd/rendezvous): test failed",
 		"TestHANoLine (cmd/rendezvous): no evidence line (scenario missing)",
 		"TestHASentinel (engine/redisstore): skipped: redistest.go:40: redis-sentinel not installed",

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -52,8 +53,12 @@ func haTables(w io.Writer, run *haRun, expect []string, m haMeta) (flags []strin
 			if len(bad) > 0 {
 				v = "**not met**: " + strings.Join(bad, "; ")
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %s |\n", e.Scenario, fmtAnswers(e.Answers), fmtRecovery(e),
-				e.LostAdmitted, e.DoubleIntroductions, e.CeilingBreaches, e.CrossTenantReads, v)
+			lost := strconv.FormatInt(e.LostAdmitted, 10)
+			if e.LostStated != "" {
+				lost += " (stated: " + e.LostStated + ")"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d | %d | %s |\n", e.Scenario, fmtAnswers(e.Answers), fmtRecovery(e),
+				lost, e.DoubleIntroductions, e.CeilingBreaches, e.CrossTenantReads, v)
 		}
 	}
 	seen := map[string]bool{}
@@ -115,13 +120,22 @@ func (e *Evidence) breaches() []string {
 	for _, f := range []struct {
 		n    int64
 		what string
-	}{{e.LostAdmitted, "lost admitted items"}, {e.DoubleIntroductions, "double introductions"},
+	}{{e.unstatedLoss(), "lost admitted items"}, {e.DoubleIntroductions, "double introductions"},
 		{e.CeilingBreaches, "ceiling breaches"}, {e.CrossTenantReads, "cross-tenant reads"}} {
 		if f.n != 0 {
 			bad = append(bad, fmt.Sprintf("%d %s", f.n, f.what))
 		}
 	}
 	return bad
+}
+
+// unstatedLoss is the loss to flag: none when the scenario states the
+// window its loss falls in.
+func (e *Evidence) unstatedLoss() int64 {
+	if e.LostStated != "" {
+		return 0
+	}
+	return e.LostAdmitted
 }
 
 // fmtAnswers lists outcomes by count, most first; untyped is always shown.
