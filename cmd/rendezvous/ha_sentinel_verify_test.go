@@ -122,11 +122,19 @@ func (l *failoverLoad) present(s *redisstore.Store, ls failoverListing) bool {
 	if !ok {
 		l.t.Fatalf("listing ID %q is not a UUID", ls.id)
 	}
-	_, r, err := s.GetListing(context.Background(), engine.GetListing{Tenant: failoverTenants[ls.tenant], Listing: engine.ListingID{UUID: id}})
-	if err != nil || r.Outcome != engine.Success && r.Outcome != engine.NotFound {
-		l.t.Fatalf("reading a listing on the new primary: %v %v", r.Outcome, err)
+	// A read runs the store's cleanup, a write, which the new primary
+	// refuses (NOREPLICAS: service_unavailable) while its replica resyncs
+	// after the promotion: retry for a bounded while.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, r, err := s.GetListing(context.Background(), engine.GetListing{Tenant: failoverTenants[ls.tenant], Listing: engine.ListingID{UUID: id}})
+		if err == nil && r.Outcome == engine.ServiceUnavailable && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil || r.Outcome != engine.Success && r.Outcome != engine.NotFound {
+			l.t.Fatalf("reading a listing on the new primary: %v %v", r.Outcome, err)
+		}
+		return r.OK()
 	}
-	return r.OK()
 }
 
 // primaryStore is a store on the data node addr itself (not through the
