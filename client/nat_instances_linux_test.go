@@ -112,11 +112,7 @@ func (l *lab) joinAcrossInstances(srv *testServer, via, id string, host *peerPro
 		if code == 0 {
 			break
 		}
-		// Right after a promotion a join was once answered 404 on its
-		// first GET of the listing, the next one punching through: a
-		// retryable outcome inside the same bound (the cause is not
-		// known; see the failover section of docs/deployment.md).
-		if (unavailableRe.MatchString(errOut) || retryFor > 0 && listingGoneRe.MatchString(errOut)) && time.Now().Before(deadline) {
+		if unavailableRe.MatchString(errOut) && time.Now().Before(deadline) {
 			unavailable++
 			time.Sleep(100 * time.Millisecond)
 			continue
@@ -150,9 +146,6 @@ func (l *lab) joinAcrossInstances(srv *testServer, via, id string, host *peerPro
 // unavailableRe matches a joiner's typed service_unavailable, from the HTTP
 // API or the mediator (a STUN 503 to its bind).
 var unavailableRe = regexp.MustCompile(`HTTP 503 service_unavailable|mediator error 503 `)
-
-// listingGoneRe matches a joiner whose GET of the listing was answered 404.
-var listingGoneRe = regexp.MustCompile(`get listing: .*HTTP 404 not_found`)
 
 // The two NATs' WAN addresses and the two instances' addresses in pub.
 var (
