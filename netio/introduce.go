@@ -70,14 +70,7 @@ func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, pads *e
 	if !to.Bound() || !peer.Bound() {
 		return
 	}
-	// The completing request's destination cannot be the source of an
-	// INTRODUCE to a peer of the other address family (the kernel refuses
-	// it): let the kernel choose one.
-	local := r.local
-	if local.IsValid() && local.Unmap().Is4() != to.Public.Addr().Unmap().Is4() {
-		local = netip.Addr{}
-	}
-	s := p.slot(to.Public, local)
+	s := p.indicationSlot(r, to.Public)
 	if s == nil {
 		return
 	}
@@ -88,6 +81,18 @@ func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, pads *e
 	if p.commit(s, &b, stun.MaxSignedAnswer) {
 		p.stats.answers[methodIntroduce][resOK]++
 	}
+}
+
+// indicationSlot is the answer slot of an indication to peer address to,
+// sent from the local address the completing request r reached, unless it
+// is of the other address family (the kernel refuses that source): then
+// the kernel chooses one.
+func (p *processor) indicationSlot(r *request, to netip.AddrPort) *packet {
+	local := r.local
+	if local.IsValid() && local.Unmap().Is4() != to.Addr().Unmap().Is4() {
+		local = netip.Addr{}
+	}
+	return p.slot(to, local)
 }
 
 // addIntroduceBody adds an INTRODUCE's attributes before its signature:

@@ -52,13 +52,7 @@ func (p *processor) relayIntroduceSide(r *request, op *engine.Op, kind byte, at 
 }
 
 func (p *processor) relayIntroduceOne(r *request, kind byte, h engine.Handle, pads *engine.HMACKey, to, peerRelayed netip.AddrPort) {
-	// The completing request's destination cannot be the source of a
-	// datagram to a peer of the other address family: the kernel chooses.
-	local := r.local
-	if local.IsValid() && local.Unmap().Is4() != to.Addr().Unmap().Is4() {
-		local = netip.Addr{}
-	}
-	s := p.slot(to, local)
+	s := p.indicationSlot(r, to)
 	if s == nil {
 		return
 	}
