@@ -18,11 +18,7 @@ import (
 // RELAY-INTRODUCE this instance re-sends to the host's own retransmission.
 // Queuing it allocates nothing.
 func TestRelayIntroduceToASideBoundElsewhereIsForwarded(t *testing.T) {
-	pf := newProcFixture(t)
-	other := engine.NewUUID()
-	pf.proc.store = hostElsewhere{Store: pf.store, other: other}
-	fwd := &forwarder{self: pf.store.InstanceID(), out: make(chan outgoing, 1)}
-	pf.proc.fwd = fwd
+	pf, fwd, other := hostElsewhereFixture(t)
 	v, pc := pf.listing()
 	host := netip.MustParseAddrPort("203.0.113.10:40000")
 	client := netip.MustParseAddrPort("198.51.100.20:50000")

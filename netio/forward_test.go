@@ -28,6 +28,17 @@ func (s hostElsewhere) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	return err
 }
 
+// hostElsewhereFixture is a processor whose store says every host bound
+// through instance other, and whose forwarder queues one push.
+func hostElsewhereFixture(t *testing.T) (*procFixture, *forwarder, engine.UUID) {
+	pf := newProcFixture(t)
+	other := engine.NewUUID()
+	pf.proc.store = hostElsewhere{Store: pf.store, other: other}
+	fwd := &forwarder{self: pf.store.InstanceID(), out: make(chan outgoing, 1)}
+	pf.proc.fwd = fwd
+	return pf, fwd, other
+}
+
 // TestIntroduceToASideBoundElsewhereIsForwarded: when the client's bind
 // completes an attempt whose host bound through another instance, the
 // client's INTRODUCE leaves here and the host's is queued for that
@@ -36,11 +47,7 @@ func (s hostElsewhere) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 // retransmission. Queuing it allocates nothing; with the queue full it is
 // dropped and counted.
 func TestIntroduceToASideBoundElsewhereIsForwarded(t *testing.T) {
-	pf := newProcFixture(t)
-	other := engine.NewUUID()
-	pf.proc.store = hostElsewhere{Store: pf.store, other: other}
-	fwd := &forwarder{self: pf.store.InstanceID(), out: make(chan outgoing, 1)}
-	pf.proc.fwd = fwd
+	pf, fwd, other := hostElsewhereFixture(t)
 	v, pc := pf.listing()
 	host := netip.MustParseAddrPort("203.0.113.10:40000")
 	client := netip.MustParseAddrPort("198.51.100.20:50000")
