@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -33,23 +34,31 @@ func (e *haEvidence) log(t *testing.T, recovery, bound time.Duration) {
 	t.Logf("ha-evidence: %s", b)
 }
 
+// statsPools is the pools member of /v1/admin/stats.
+type statsPools struct {
+	Pools map[string]struct{ Used, Ceiling int } `json:"pools"`
+}
+
+// over lists the pools above their ceiling, as "name used > ceiling".
+func (st *statsPools) over() []string {
+	var over []string
+	for name, pool := range st.Pools {
+		if pool.Used > pool.Ceiling {
+			over = append(over, fmt.Sprintf("%s %d > %d", name, pool.Used, pool.Ceiling))
+		}
+	}
+	return over
+}
+
 // ceilingBreaches counts the pools above their ceiling in p's stats (an
 // error for each).
 func ceilingBreaches(t *testing.T, p *proc) int {
 	t.Helper()
-	var st struct {
-		Pools map[string]struct {
-			Used    int `json:"used"`
-			Ceiling int `json:"ceiling"`
-		} `json:"pools"`
-	}
+	var st statsPools
 	p.call("GET", "/v1/admin/stats", statsToken(p.tokens), nil).expect(t, "stats", http.StatusOK, &st)
-	n := 0
-	for name, pool := range st.Pools {
-		if pool.Ceiling > 0 && pool.Used > pool.Ceiling {
-			t.Errorf("pool %s above its ceiling: %d > %d", name, pool.Used, pool.Ceiling)
-			n++
-		}
+	over := st.over()
+	for _, o := range over {
+		t.Errorf("pool above its ceiling: %s", o)
 	}
-	return n
+	return len(over)
 }

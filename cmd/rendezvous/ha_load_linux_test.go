@@ -505,18 +505,14 @@ func (l *haLoad) joiner(ti int) {
 // those above their ceiling.
 func (l *haLoad) checkPools(opsToken string) (breaches int) {
 	for i, p := range l.insts {
-		var st struct {
-			Pools map[string]struct{ Used, Ceiling int } `json:"pools"`
-		}
+		var st statsPools
 		p.call("GET", "/v1/admin/stats", opsToken, nil).expect(l.t, "stats", http.StatusOK, &st)
 		if len(st.Pools) == 0 {
 			l.t.Fatalf("instance %d's stats name no pools", i)
 		}
-		for name, pool := range st.Pools {
-			if pool.Used > pool.Ceiling {
-				breaches++
-				l.t.Errorf("instance %d: pool %s holds %d, ceiling %d", i, name, pool.Used, pool.Ceiling)
-			}
+		for _, o := range st.over() {
+			breaches++
+			l.t.Errorf("instance %d: pool above its ceiling: %s", i, o)
 		}
 	}
 	return breaches

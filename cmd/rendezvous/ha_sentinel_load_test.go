@@ -378,17 +378,13 @@ func (l *failoverLoad) checkCeilings(p *proc) {
 		return
 	}
 	defer resp.Body.Close()
-	var st struct {
-		Pools map[string]struct{ Used, Ceiling int } `json:"pools"`
-	}
+	var st statsPools
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
 		return // unavailable meanwhile: nothing to read
 	}
-	for name, pool := range st.Pools {
-		if pool.Used > pool.Ceiling {
-			l.mu.Lock()
-			l.breaches = append(l.breaches, fmt.Sprintf("%s %d > %d", name, pool.Used, pool.Ceiling))
-			l.mu.Unlock()
-		}
+	if over := st.over(); len(over) > 0 {
+		l.mu.Lock()
+		l.breaches = append(l.breaches, over...)
+		l.mu.Unlock()
 	}
 }
