@@ -170,8 +170,8 @@ type ListingView struct {
 	HostLocal      netip.AddrPort
 	// PresenceInstance is the instance (Store.InstanceID) the host's last
 	// accepted presence refresh reached, so the API can name that
-	// instance's mediator without asking the store again. Zero when the
-	// store serves one instance only (MemStore) or before the first refresh.
+	// instance's mediator without asking the store again. Zero on a store
+	// that serves one instance only (MemStore) and before the first refresh.
 	PresenceInstance UUID
 }
 
