@@ -69,7 +69,8 @@ func validateCreateListing(cmd *CreateListing) error {
 }
 
 // admitNewWork is the reference's admission check for new work; subject is
-// also refused by a revocation confined to the tenant it acts in (rev).
+// also refused by a revocation confined to the tenant it acts in (rev). A
+// lease renewal passes it too.
 func (s *MemStore) admitNewWork(subject subjectKey, rev *tenantRevKey) (Result, bool) {
 	switch {
 	case !s.available.Load():

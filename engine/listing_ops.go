@@ -4,12 +4,15 @@ import "context"
 
 // RenewLease is a compare-and-swap on the version. Order: current_players
 // above the listing's max_players (owner's own listing only) -> input error;
-// ServiceUnavailable -> Draining -> NotFound -> Conflict (with the current
-// version) -> Success.
+// ServiceUnavailable -> Draining -> Revoked(owner, globally or in the
+// tenant) -> NotFound -> Conflict (with the current version) -> Success.
+// Deciding revocation here, as creations do, lets the server answer a
+// renewal with this one call.
 func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView, Result, error) {
 	if err := ValidateRenew(&cmd); err != nil {
 		return ListingView{}, Result{}, err
 	}
+	owner, rev := s.subjectKey(cmd.Owner), s.tenantRevKey(cmd.Tenant, cmd.Owner)
 	now, err := s.begin(ctx)
 	if err != nil {
 		return ListingView{}, Result{}, err
@@ -21,11 +24,8 @@ func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView,
 	if li >= 0 && cmd.CurrentPlayers > int(s.listings.at(li).maxPlayers) {
 		return ListingView{}, Result{}, errPlayers
 	}
-	if !s.available.Load() {
-		return ListingView{}, Result{Outcome: ServiceUnavailable}, nil
-	}
-	if s.draining.Load() {
-		return ListingView{}, Result{Outcome: Draining}, nil
+	if r, stop := s.admitNewWork(owner, &rev); stop {
+		return ListingView{}, r, nil
 	}
 	if li < 0 || !s.leaseMatches(li, cmd.Lease, &cmd.LeaseKey) {
 		return ListingView{}, Result{Outcome: NotFound}, nil

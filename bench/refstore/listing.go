@@ -117,11 +117,13 @@ func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.L
 	if l != nil && cmd.CurrentPlayers > l.spec.MaxPlayers {
 		return engine.ListingView{}, engine.Result{}, inputErr("current_players", "must be 0..max_players")
 	}
+	// The reference renews without a revocation check (a revocation
+	// removes the owner's listings, so it answered NotFound); the contract
+	// makes it Revoked, checked as for new work.
+	if r, stop := s.admission(cmd.Tenant, cmd.Owner); stop {
+		return engine.ListingView{}, r, nil
+	}
 	switch {
-	case !s.available:
-		return engine.ListingView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	case s.draining:
-		return engine.ListingView{}, engine.Result{Outcome: engine.Draining}, nil
 	case l == nil || l.lease != cmd.Lease || l.leaseKey != cmd.LeaseKey:
 		return engine.ListingView{}, engine.Result{Outcome: engine.NotFound}, nil
 	case l.version != cmd.ExpectedVersion:

@@ -93,6 +93,8 @@ func (m *model) opRenew(in *stream) {
 		switch {
 		case m.draining:
 			m.expect("RenewLease", r, err, engine.Draining)
+		case m.revoked[cmd.Owner] != 0:
+			m.expect("RenewLease", r, err, engine.Revoked)
 		case !l.alive || wrongKey:
 			m.expect("RenewLease", r, err, engine.NotFound)
 		case cmd.ExpectedVersion != l.version:

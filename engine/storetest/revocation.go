@@ -91,6 +91,38 @@ func runRevocation(t *testing.T, f Factory) {
 		e.check()
 	})
 
+	// A renewal checks revocation like new work (after ServiceUnavailable
+	// and Draining, before NotFound): the server's single call for a
+	// renewal decides it, so a revoked owner's renewal is Revoked, whatever
+	// the listing it names, and changes nothing.
+	t.Run("RenewalByARevokedOwnerIsRevoked", func(t *testing.T) {
+		e := newEnv(t, f)
+		v := e.visible("publisher-1")
+		other := e.visible("publisher-2")
+		_, r, err := e.s.RevokePrincipal(e.ctx, "publisher-1", time.Minute)
+		e.want("RevokePrincipal", r, err, engine.Success)
+		stranger := e.renewCmd(other)
+		stranger.Owner = "publisher-1"
+		unknown := e.renewCmd(v)
+		unknown.Listing = engine.ListingID{UUID: engine.NewUUID()}
+		e.unchanged("renewals by a revoked owner", func() {
+			for _, c := range []struct {
+				name string
+				cmd  engine.RenewLease
+			}{{"its own (removed) listing", e.renewCmd(v)}, {"another owner's listing", stranger}, {"an unknown listing", unknown}} {
+				_, r, err := e.s.RenewLease(e.ctx, c.cmd)
+				e.want("RenewLease by a revoked owner of "+c.name, r, err, engine.Revoked)
+			}
+		})
+		if err := e.s.BeginDrain(e.ctx); err != nil {
+			t.Fatalf("BeginDrain: %v", err)
+		}
+		e.unchanged("renewal by a revoked owner while draining", func() {
+			_, r, err := e.s.RenewLease(e.ctx, e.renewCmd(v))
+			e.want("RenewLease by a revoked owner while draining", r, err, engine.Draining)
+		})
+	})
+
 	t.Run("RevokedReplayIsRevoked", func(t *testing.T) {
 		e := newEnv(t, f)
 		cmd := e.listingCmd("publisher-1")

@@ -147,7 +147,17 @@ func runTenantRevocation(t *testing.T, f Factory) {
 			_, r, err = e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(hostHere, "publisher-1"))
 			e.want("CreateJoinAttempt in the tenant", r, err, engine.Revoked)
 		})
+		e.unchanged("renewal in the revoking tenant", func() {
+			stranger := e.renewCmd(hostHere)
+			stranger.Owner = "publisher-1"
+			for _, c := range []engine.RenewLease{e.renewCmd(here), stranger} {
+				_, r, err := e.s.RenewLease(e.ctx, c)
+				e.want("RenewLease in the tenant", r, err, engine.Revoked)
+			}
+		})
 		// Elsewhere the subject works on.
+		_, r, err = e.s.RenewLease(e.ctx, e.renewCmd(there))
+		e.want("RenewLease in another tenant", r, err, engine.Success)
 		e.visibleIn(otherTenant, "publisher-1")
 		e.attempt(hostThere, "publisher-1")
 		// Re-revoking re-times it and takes no second slot; it then expires.

@@ -1,7 +1,9 @@
 -- RenewLease: compare-and-swap on the version. ARGV[3..]: tenant, owner,
 -- listing, lease, lease key, expected version, players (-1: unchanged).
 -- Order: players above the owner's listing's max, unavailable, draining,
--- not found, conflict (with the current view), success. A renewal also
+-- revoked (the owner, globally or in the tenant: admit, as for new work, so
+-- the server answers a renewal with this one call), not found, conflict
+-- (with the current view), success. A renewal also
 -- extends the listing's idempotency record to now + its lifetime, so the
 -- record always outlives the listing and a replay never makes a duplicate.
 redis.register_function('rdv_renew_lease', function(keys, a)
@@ -10,8 +12,8 @@ redis.register_function('rdv_renew_lease', function(keys, a)
   local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'owner', 'lease', 'lkey', 'ver', 'maxp', 'ik')
   local owned = f[1] == tenant and f[2] == owner
   if owned and players > tonumber(f[6]) then return {BAD_PLAYERS, 0} end
-  if META.unavail then return {UNAVAILABLE, 0} end
-  if META.draining then return {DRAINING, 0} end
+  local admitted = admit(tenant, owner)
+  if admitted ~= OK then return {admitted, 0} end
   if not owned or f[3] ~= lease or f[4] ~= key then return {NOT_FOUND, 0} end
   if f[5] ~= ver then return {CONFLICT, 0, 0, listingView(id)} end
   local dl = I(NOW + LIM[LEASE_TTL])
