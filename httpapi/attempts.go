@@ -12,26 +12,28 @@ import (
 )
 
 // createAttempt answers POST /v1/listings/{id}/join-attempts (CONTRACT.md
-// §3.6) and, for a new attempt, has the host told over UDP (the OFFER).
-func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+// §3.6) and, for a new attempt, has the host told over UDP (the OFFER). It
+// reports whether its answer came from the transition past its revocation
+// check (see serveOp).
+func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (checked bool) {
 	lid, ok := a.parseID(ctx, id, "listing_id")
 	if !ok {
-		return
+		return false
 	}
 	key, ok := a.idempotencyKey(ctx)
 	if !ok {
-		return
+		return false
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)
 	pv, relayOnly, err := decodeJoin(&s.dec, ctx.Request.Body())
 	if err != nil {
 		a.writeInputError(ctx, err)
-		return
+		return false
 	}
 	if relayOnly && a.relay == nil {
 		a.writeProblem(ctx, probRelayUnavailable, "relay_only: the relay fallback is not enabled on this server", nil)
-		return
+		return false
 	}
 	start := time.Now()
 	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
@@ -40,19 +42,19 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	})
 	if err != nil {
 		a.writeStoreError(ctx, err)
-		return
+		return false
 	}
 	a.metrics.outcome(opCreateAttempt, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
-		return
+		return checkedRevocation(r)
 	}
 	if v.RelayOnly && a.relay == nil {
 		// The listing requires relay-only joins (created where relay was
 		// on); the attempt can never connect here: no OFFER, and it expires
 		// unused.
 		a.writeProblem(ctx, probRelayUnavailable, "the listing requires relay-only joins and the relay fallback is not enabled on this server", nil)
-		return
+		return true
 	}
 	if !r.Replay && a.offerer != nil {
 		a.offerer.Offer(v)
@@ -93,4 +95,5 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "join attempt created",
 		slog.String("attempt_id", v.ID.String()), slog.String("listing_id", v.Listing.String()),
 		slog.String("subject", string(p.Subject)), slog.Bool("replay", r.Replay))
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rendezvous/rendezvous/engine"
 	"github.com/valyala/fasthttp"
 )
 
@@ -14,7 +15,10 @@ const MaxBodySize = 16 << 10
 
 // Handler is the whole router. The checks run in the order of CONTRACT.md
 // §7.9: 413, 401, 404/405, 403 (revoked, role, tenant), 415, then each
-// operation's 400 checks and store outcomes.
+// operation's 400 checks and store outcomes. Revocation is checked by its
+// own store call before the rest, except on the routes whose transition
+// decides it (create listing, renew, join: one call each when valid), which
+// check it apart only before an answer their transition did not decide.
 func (a *API) Handler(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
 	r, id := match(ctx.Path())
@@ -55,31 +59,39 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.methodNotAllowed(ctx, allow)
 		return
 	}
-	revoked, err := a.revoked(p)
-	if err != nil {
-		a.writeStoreError(ctx, err)
+	if opAccess[o].ownRevocation {
+		if !a.serveOp(ctx, p, o, id) {
+			a.answerRevoked(ctx, p)
+		}
 		return
 	}
-	if revoked {
-		a.writeProblem(ctx, probRevoked, "", nil)
+	if a.answerRevoked(ctx, p) {
 		return
 	}
+	a.serveOp(ctx, p, o, id)
+}
+
+// serveOp runs the role, tenant and 415 checks, then the operation. For an
+// operation whose transition decides revocation it reports whether the
+// answer came from that transition past its revocation check; if not, a
+// revoked principal's 403 must still replace it.
+func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) bool {
 	acc := &opAccess[o]
 	if acc.roles != 0 && acc.roles&p.Roles == 0 {
 		a.writeProblem(ctx, probForbidden, "the principal lacks the role for this route", nil)
-		return
+		return false
 	}
 	if acc.global && !p.Global {
 		a.writeProblem(ctx, probForbidden, "only a global operator (tenant *) may act on the whole instance", nil)
-		return
+		return false
 	}
 	if acc.tenant && p.Global {
 		a.writeProblem(ctx, probForbidden, "a global principal has no tenant for this route", nil)
-		return
+		return false
 	}
 	if acc.hasBody && !isJSONContentType(ctx.Request.Header.ContentType()) {
 		a.writeProblem(ctx, probUnsupportedMediaType, "", nil)
-		return
+		return false
 	}
 	switch o {
 	case opWhoami:
@@ -89,13 +101,13 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 	case opGetListing:
 		a.getListing(ctx, p, id)
 	case opCreateListing:
-		a.createListing(ctx, p)
+		return a.createListing(ctx, p)
 	case opRenewLease:
-		a.renewLease(ctx, p, id)
+		return a.renewLease(ctx, p, id)
 	case opDeleteListing:
 		a.deleteListing(ctx, p, id)
 	case opCreateAttempt:
-		a.createAttempt(ctx, p, id)
+		return a.createAttempt(ctx, p, id)
 	case opAdminRevokeListing:
 		a.revokeListing(ctx, p, id)
 	case opAdminRevokePrincipal:
@@ -115,6 +127,31 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 	default:
 		panic("BUG: unrouted operation " + opNames[o])
 	}
+	return false
+}
+
+// answerRevoked answers 403 revoked if p is revoked, or the store's error
+// if that cannot be told, and reports whether it answered. The answer
+// replaces any already written, with the Retry-After an outcome set.
+func (a *API) answerRevoked(ctx *fasthttp.RequestCtx, p *Principal) bool {
+	revoked, err := a.revoked(p)
+	if err == nil && !revoked {
+		return false
+	}
+	ctx.Response.Header.Del("Retry-After")
+	if err != nil {
+		a.writeStoreError(ctx, err)
+	} else {
+		a.writeProblem(ctx, probRevoked, "", nil)
+	}
+	return true
+}
+
+// checkedRevocation reports whether a transition that decides revocation
+// answered r past that check: every outcome but the two the reference
+// order puts before it.
+func checkedRevocation(r engine.Result) bool {
+	return r.Outcome != engine.ServiceUnavailable && r.Outcome != engine.Draining
 }
 
 // revoked reports whether p may do nothing: a global revocation of its

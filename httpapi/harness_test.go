@@ -27,6 +27,7 @@ type harness struct {
 	clock  *engine.ManualClock
 	keys   *engine.Keyring
 	store  *engine.MemStore
+	served engine.Store // the store the API runs on: store unless an option set another
 	api    *API
 	client *fasthttp.Client
 	ln     *fasthttputil.InmemoryListener
@@ -138,6 +139,7 @@ func newHarness(t *testing.T, limits engine.Limits, opts ...func(*Config)) *harn
 	for _, o := range opts {
 		o(&cfg)
 	}
+	h.served = cfg.Store
 	h.api, err = New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -274,11 +276,18 @@ func (h *harness) create(token, body string) listing {
 	createSeq++
 	key := "key-" + itoa(createSeq)
 	r := h.expect(req{method: "POST", path: "/v1/listings", token: token, body: body, headers: []string{"Idempotency-Key", key}}, 201, "")
+	l := h.created(r)
+	l.idemKey, l.body = key, body
+	return l
+}
+
+// created reads the listing a create answer r hands the publisher.
+func (h *harness) created(r *response) listing {
 	lease, _ := r.json["lease"].(map[string]any)
 	pres, _ := r.json["presence"].(map[string]any)
 	l := listing{
 		id: r.str("listing_id"), leaseID: lease["lease_id"].(string), leaseToken: lease["token"].(string),
-		presence: pres["handle"].(string), presenceToken: pres["token"].(string), idemKey: key, body: body,
+		presence: pres["handle"].(string), presenceToken: pres["token"].(string),
 	}
 	h.secrets = append(h.secrets, l.leaseToken, l.presenceToken)
 	return l
@@ -292,7 +301,7 @@ func (h *harness) bindPresence(l listing, seq uint64) {
 	if !ok {
 		h.t.Fatalf("presence token does not parse")
 	}
-	_, r, err := h.store.BindHostPresence(context.Background(), engine.BindPresence{
+	_, r, err := h.served.BindHostPresence(context.Background(), engine.BindPresence{
 		Handle: hd, Key: engine.FingerprintOf(&cp), Seq: seq,
 		Public: netip.MustParseAddrPort("198.51.100.7:40000"),
 	})

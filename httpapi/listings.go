@@ -35,21 +35,24 @@ func (a *API) idempotencyKey(ctx *fasthttp.RequestCtx) (string, bool) {
 	return key, true
 }
 
-func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
+// createListing answers POST /v1/listings (CONTRACT.md §3.1). It reports
+// whether its answer came from the transition past its revocation check
+// (see serveOp).
+func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) (checked bool) {
 	key, ok := a.idempotencyKey(ctx)
 	if !ok {
-		return
+		return false
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)
 	spec := &s.spec
 	if err := decodeCreateListing(&s.dec, ctx.Request.Body(), spec); err != nil {
 		a.writeInputError(ctx, err)
-		return
+		return false
 	}
 	if spec.RelayOnlyJoins && a.relay == nil {
 		a.writeProblem(ctx, probRelayUnavailable, "relay_only_joins: the relay fallback is not enabled on this server", nil)
-		return
+		return false
 	}
 	// The spec outlives the request in the store. Its strings and metadata
 	// slice were freshly allocated by the decoder (the scratch spec is reset
@@ -65,12 +68,12 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 	v, r, err := a.store.CreateListing(context.Background(), cmd)
 	if err != nil {
 		a.writeStoreError(ctx, err)
-		return
+		return false
 	}
 	a.metrics.outcome(opCreateListing, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
-		return
+		return checkedRevocation(r)
 	}
 	b := append(s.b[:0], `{"listing_id":`...)
 	b = appendUUID(b, v.ID.UUID)
@@ -109,6 +112,7 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) {
 		slog.String("listing_id", v.ID.String()), slog.String("subject", string(p.Subject)),
 		slog.String("game_id", p.Tenant.Game), slog.String("environment_id", p.Tenant.Env),
 		slog.Bool("replay", r.Replay))
+	return true
 }
 
 // leaseKeyOf is the fingerprint a renew or delete presents. A malformed
@@ -132,18 +136,19 @@ func (a *API) leaseTTLOf(v *engine.ListingView) int64 {
 }
 
 // renewLease answers PUT /v1/listings/{id}/lease. Apart from encoding into a
-// pooled buffer it does not allocate.
-func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+// pooled buffer it does not allocate. It reports whether its answer came
+// from the transition past its revocation check (see serveOp).
+func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (checked bool) {
 	lid, ok := a.parseID(ctx, id, "listing_id")
 	if !ok {
-		return
+		return false
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)
 	req := &s.renew
 	if err := decodeRenew(&s.dec, ctx.Request.Body(), req); err != nil {
 		a.writeInputError(ctx, err)
-		return
+		return false
 	}
 	cmd := engine.RenewLease{
 		Tenant: p.Tenant, Owner: p.Subject, Listing: engine.ListingID{UUID: lid},
@@ -154,7 +159,7 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	v, r, err := a.store.RenewLease(context.Background(), cmd)
 	if err != nil {
 		a.writeStoreError(ctx, err)
-		return
+		return false
 	}
 	a.metrics.outcome(opRenewLease, r.Outcome, start)
 	if !r.OK() {
@@ -167,7 +172,7 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 			}
 		}
 		a.writeOutcome(ctx, r, extra)
-		return
+		return checkedRevocation(r)
 	}
 	b := append(s.b[:0], `{"version":`...)
 	b = appendUint(b, v.Version)
@@ -180,6 +185,7 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	b = append(b, '}')
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)
+	return true
 }
 
 // deleteListing answers DELETE /v1/listings/{id} (headers Lease-Id, Lease-Token).

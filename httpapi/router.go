@@ -210,16 +210,20 @@ type access struct {
 	tenant  bool  // acts in the principal's own tenant (global principals may not)
 	global  bool  // acts on the whole instance: only a global principal (tenant *) may
 	hasBody bool  // a JSON body: Content-Type is checked (415)
+	// ownRevocation: the operation's store transition decides revocation
+	// itself, so the request is served with that one call and revocation
+	// is checked apart only before an answer it did not decide.
+	ownRevocation bool
 }
 
 var opAccess = [numOps]access{
 	opWhoami:               {},
 	opBrowse:               {roles: Roles(RoleClient | RolePublisher), tenant: true},
 	opGetListing:           {roles: Roles(RoleClient | RolePublisher), tenant: true},
-	opCreateListing:        {roles: Roles(RolePublisher), tenant: true, hasBody: true},
-	opRenewLease:           {roles: Roles(RolePublisher), tenant: true, hasBody: true},
+	opCreateListing:        {roles: Roles(RolePublisher), tenant: true, hasBody: true, ownRevocation: true},
+	opRenewLease:           {roles: Roles(RolePublisher), tenant: true, hasBody: true, ownRevocation: true},
 	opDeleteListing:        {roles: Roles(RolePublisher), tenant: true},
-	opCreateAttempt:        {roles: Roles(RoleClient), tenant: true, hasBody: true},
+	opCreateAttempt:        {roles: Roles(RoleClient), tenant: true, hasBody: true, ownRevocation: true},
 	opAdminRevokeListing:   {roles: Roles(RoleOperator)},
 	opAdminRevokePrincipal: {roles: Roles(RoleOperator), hasBody: true},
 	opAdminDrain:           {roles: Roles(RoleOperator), global: true},

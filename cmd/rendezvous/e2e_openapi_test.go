@@ -124,7 +124,17 @@ func TestE2EOpenAPITour(t *testing.T) {
 		p.call("POST", "/v1/admin/revocations", ops, map[string]any{"subject": "dev-client", "ttl_s": 60}).
 			expect(t, "revoke principal", http.StatusOK, nil)
 		refused("revoked", p.call("GET", "/v1/whoami", cli, nil), http.StatusForbidden, "revoked")
+		// A join decides revocation in its own store call; an answer it would
+		// give otherwise (400, draining) still loses to 403 revoked.
+		revokedJoin := func(what string, body map[string]any) {
+			t.Helper()
+			refused(what, p.call("POST", "/v1/listings/"+h2.pub.ListingID+"/join-attempts", cli, body, "Idempotency-Key", "tour-join-2"),
+				http.StatusForbidden, "revoked")
+		}
+		revokedJoin("revoked join", map[string]any{"protocol_version": 7})
+		revokedJoin("revoked join, unknown member", map[string]any{"colour": "red"})
 		p.call("POST", "/v1/admin/drain", gop, nil).expect(t, "drain", http.StatusAccepted, nil)
+		revokedJoin("revoked join while draining", map[string]any{"protocol_version": 7})
 		p.call("GET", "/readyz", "", nil).expect(t, "readyz while draining", http.StatusServiceUnavailable, nil)
 		refused("publish while draining", p.call("POST", "/v1/listings", pub, listingBody("late"), "Idempotency-Key", "tour-3"),
 			http.StatusServiceUnavailable, "draining")
