@@ -46,6 +46,10 @@ type batchConn interface {
 	// ReadBatch blocks until at least one datagram arrives, then fills up to
 	// len(pkts) slots and returns how many.
 	ReadBatch(pkts []packet) (int, error)
+	// TryReadBatch is ReadBatch without the wait: it fills up to len(pkts)
+	// slots with the datagrams already queued and returns how many, 0 when
+	// none is (or when the platform cannot read without waiting).
+	TryReadBatch(pkts []packet) (int, error)
 	// WriteBatch sends every packet, retrying partial sends; a datagram the
 	// kernel refuses is skipped and counted in failed. err is non-nil only
 	// when the socket is unusable (closed).

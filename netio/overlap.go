@@ -6,35 +6,52 @@ package netio
 // authenticates batch N+1. Each in-flight batch has its own read buffers and
 // processor, handed between the two goroutines over channels, so neither
 // touches what the other holds; batches are committed and answered in the
-// order they were read. The loop and its hand-offs allocate nothing per
-// batch (what the store's commit allocates is the store's: see
+// order they were read.
+//
+// Batch N+1 is read as soon as N is handed over, so it holds only what
+// arrived meanwhile; what arrives during N's commit queues in the socket.
+// Handing N+1 over at once would leave that queue to batch N+2, and a store
+// whose cost is per round trip (Redis: one FCALL per batch) would commit
+// many small batches. So N+1 is held until the committer is done with N's
+// commit (a blocking receive on applied, sent as ApplyBatch returns, before
+// N's answers are sent), then topped up with one non-blocking read of what
+// queued, up to batchSize, and those datagrams are authenticated onto it
+// (prepareMore) while N's answers go out. The first part stays authenticated
+// during N's commit; only the top-up's share is not. A batch therefore
+// carries what arrived during one whole commit, and the commit rate follows
+// the store's round trip rather than the arrival rate.
+//
+// The loop and its hand-offs allocate nothing per batch (what the store's
+// commit allocates is the store's: see
 // TestApplyBatchAllocatesPerBatchNotPerOp for Redis).
 func (m *Mediator) overlapLoop(c batchConn) {
 	defer m.wg.Done()
-	type slot struct {
-		in []packet
-		p  *processor
-		n  int
-	}
-	var slots [2]slot
+	var slots [2]overlapSlot
 	free, ready := make(chan int, len(slots)), make(chan int, len(slots))
 	for k := range slots {
-		slots[k] = slot{in: newPackets(batchSize, readSlot), p: m.newProcessor()}
+		slots[k] = overlapSlot{in: newPackets(batchSize, readSlot), p: m.newProcessor()}
 		free <- k
 	}
+	// applied gets one token per batch whose ApplyBatch returned. The reader
+	// takes the previous batch's token before handing the next over, so at
+	// most one is ever pending and the committer never waits to send it.
+	applied := make(chan struct{}, 1)
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
 		for k := range ready {
 			s := &slots[k]
-			m.write(c, s.p, s.p.apply(), s.n)
+			out := s.p.apply()
+			applied <- struct{}{}
+			m.write(c, s.p, out, s.n)
 			free <- k
 		}
 	}()
 	defer func() {
 		close(ready)
-		<-committed // the batch in flight is committed and answered
+		<-committed // the batches in flight are committed and answered
 	}()
+	handedOver := false // a batch was handed over: its token is due
 	for {
 		k := <-free
 		s := &slots[k]
@@ -50,6 +67,34 @@ func (m *Mediator) overlapLoop(c batchConn) {
 		}
 		s.n = n
 		s.p.prepare(s.in[:n], m.nanotime())
+		if handedOver {
+			<-applied
+		}
+		m.topUp(c, s)
 		ready <- k
+		handedOver = true
 	}
+}
+
+// overlapSlot is one batch of overlapLoop: its read buffers, the processor
+// preparing and committing it, and how many datagrams it holds.
+type overlapSlot struct {
+	in []packet
+	p  *processor
+	n  int
+}
+
+// topUp adds to s's prepared batch the datagrams already queued on c, up to
+// batchSize, without waiting. A failed read adds nothing; on a closed
+// socket the next blocking read fails too and ends the loop.
+func (m *Mediator) topUp(c batchConn, s *overlapSlot) {
+	if s.n == len(s.in) {
+		return
+	}
+	n, err := c.TryReadBatch(s.in[s.n:])
+	if err != nil || n == 0 {
+		return
+	}
+	s.p.prepareMore(s.in[s.n:s.n+n], m.nanotime())
+	s.n += n
 }

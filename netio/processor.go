@@ -47,7 +47,8 @@ type processor struct {
 	fwd     *forwarder          // nil: every INTRODUCE leaves from here
 	keys    *engine.Keyring
 	limiter *rateLimiter
-	nowNS   int64 // monotonic nanoseconds, read once per batch
+	nowNS   int64 // monotonic nanoseconds, read once per batch (or part of one)
+	batched int   // datagrams prepared into this batch
 
 	msg stun.Message
 	mac *engine.HMAC // SHA-256 scratch for derivations, verifies, signatures
@@ -89,12 +90,19 @@ func (p *processor) run(in []packet, nowNS int64) []packet {
 // answers that need no store, and collect the verified requests as ops. It
 // reads in only until it returns.
 func (p *processor) prepare(in []packet, nowNS int64) {
-	if len(in) > cap(p.reqs) {
+	p.nout, p.batched = 0, 0
+	p.reqs, p.ops = p.reqs[:0], p.ops[:0]
+	p.prepareMore(in, nowNS)
+}
+
+// prepareMore adds in to the batch prepare began (the datagrams a top-up
+// read, see overlapLoop), as if prepare had been given both at once.
+func (p *processor) prepareMore(in []packet, nowNS int64) {
+	if p.batched+len(in) > cap(p.reqs) {
 		panic("BUG: processor.run given more than batchSize datagrams")
 	}
+	p.batched += len(in)
 	p.nowNS = nowNS
-	p.nout = 0
-	p.reqs, p.ops = p.reqs[:0], p.ops[:0]
 	p.stats.in += len(in)
 	for i := range in {
 		p.handle(&in[i])

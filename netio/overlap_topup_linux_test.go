@@ -1,0 +1,176 @@
+package netio
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// queuedBytes is the memory c's receive queue holds (SO_MEMINFO's
+// rmem_alloc): how the tests know datagrams wait in the socket.
+func queuedBytes(t *testing.T, c batchConn) uint32 {
+	t.Helper()
+	var uc *net.UDPConn
+	switch b := c.(*countingConn).batchConn.(type) {
+	case *rawConn:
+		uc = b.conn
+	case *portableConn:
+		uc = b.conn
+	default:
+		t.Fatalf("unknown batchConn %T", b)
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info [unix.SK_MEMINFO_VARS]uint32
+	var errno unix.Errno
+	if err := rc.Control(func(fd uintptr) {
+		l := uint32(unsafe.Sizeof(info))
+		_, _, errno = unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
+			uintptr(unsafe.Pointer(&info[0])), uintptr(unsafe.Pointer(&l)), 0)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if errno != 0 {
+		t.Fatalf("SO_MEMINFO: %v", errno)
+	}
+	return info[unix.SK_MEMINFO_RMEM_ALLOC]
+}
+
+// queueDuringCommit sends reqs (datagrams of one size) and waits until the
+// socket holds all of them: the first one's queued size, times their count.
+func queueDuringCommit(t *testing.T, f *overlapFixture, p *peer, reqs [][]byte) {
+	t.Helper()
+	if q := queuedBytes(t, f.conn); q != 0 {
+		t.Fatalf("%d bytes queued before the burst", q)
+	}
+	waitQueued := func(atLeast uint32) uint32 {
+		t.Helper()
+		for deadline := time.Now().Add(waitBound); ; time.Sleep(time.Millisecond) {
+			if q := queuedBytes(t, f.conn); q >= atLeast {
+				return q
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the socket did not queue %d bytes", atLeast)
+			}
+		}
+	}
+	p.send(reqs[0])
+	one := waitQueued(1)
+	for _, r := range reqs[1:] {
+		p.send(r)
+	}
+	waitQueued(one * uint32(len(reqs)))
+}
+
+// holdTwoBatches sends a refresh (seq 1) whose commit the gate holds, then
+// a second (seq 2), read alone into the next batch during that commit. It
+// returns both requests.
+func holdTwoBatches(t *testing.T, f *overlapFixture, p *peer, v engine.ListingView, pc *engine.Capability) [][]byte {
+	t.Helper()
+	first := signedReq('p', v.Presence, pc[:], seq(1))
+	p.send(first)
+	f.gate.awaitEntered(t)
+	second := signedReq('p', v.Presence, pc[:], seq(2))
+	p.send(second)
+	f.conn.awaitReads(t, 2)
+	return [][]byte{first, second}
+}
+
+// TestOverlapTopsUpTheNextBatch: datagrams that queue while the store
+// commits batch N join batch N+1 (read during that commit) before it is
+// committed, up to batchSize, instead of waiting for batches of their own.
+// Every refresh is answered once, in the order sent (each carries the next
+// sequence number, so one committed out of order would be refused as
+// stale), and no ApplyBatch carries more than batchSize ops.
+func TestOverlapTopsUpTheNextBatch(t *testing.T) {
+	for _, path := range []struct {
+		name     string
+		portable bool
+	}{{"recvmmsg", false}, {"portable", true}} {
+		for _, burst := range []int{40, 2 * batchSize} {
+			t.Run(fmt.Sprintf("%s/%d", path.name, burst), func(t *testing.T) {
+				f := newOverlapFixture(t, path.portable)
+				v, pc := f.listing()
+				p := f.peer()
+				reqs := holdTwoBatches(t, f, p, v, &pc)
+				var queued [][]byte
+				for i := range burst {
+					queued = append(queued, signedReq('p', v.Presence, pc[:], seq(uint64(3+i))))
+				}
+				queueDuringCommit(t, f, p, queued)
+				f.release()
+				for _, r := range append(reqs, queued...) {
+					wantSuccess(t, p.expect(txOf(r)), pc[:], p.addr())
+				}
+				p.barrier() // nothing answered twice
+				sizes := f.gate.batches()
+				if want := min(1+burst, batchSize); len(sizes) < 2 || sizes[1] != want {
+					t.Fatalf("ApplyBatch sizes %v: the batch read during the first commit carried %v ops, want %d (topped up with what queued)",
+						sizes, sizes[1:min(2, len(sizes))], want)
+				}
+				sum := 0
+				for _, n := range sizes {
+					sum += n
+				}
+				if sum != 2+burst || slices.Max(sizes) > batchSize {
+					t.Fatalf("ApplyBatch sizes %v: want %d ops in all, none over %d", sizes, 2+burst, batchSize)
+				}
+			})
+		}
+	}
+}
+
+// TestOverlapCloseWhileATopUpWaits: Close while the reader holds a batch
+// waiting to be topped up (the previous commit is held) returns once that
+// commit ends, and the held batch is still committed, as a batch in flight
+// always is; what queued behind it is not read from the closed socket.
+func TestOverlapCloseWhileATopUpWaits(t *testing.T) {
+	f := newOverlapFixture(t, false)
+	v, pc := f.listing()
+	p := f.peer()
+	holdTwoBatches(t, f, p, v, &pc)
+	queueDuringCommit(t, f, p, [][]byte{
+		signedReq('p', v.Presence, pc[:], seq(3)),
+		signedReq('p', v.Presence, pc[:], seq(4)),
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- f.med.Close() }()
+	select {
+	case <-f.conn.closed:
+	case <-time.After(waitBound):
+		t.Fatal("Close did not close the socket")
+	}
+	f.release()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(waitBound):
+		t.Fatal("Close did not return after the held commit ended")
+	}
+	if sizes := f.gate.batches(); !slices.Equal(sizes, []int{1, 1}) {
+		t.Fatalf("ApplyBatch sizes %v, want [1 1]: both batches in flight committed, nothing read after Close", sizes)
+	}
+	// The second refresh was committed and the queued ones were not: the
+	// store refuses sequence 2 as stale and takes 3.
+	for _, c := range []struct {
+		seq  uint64
+		want engine.Outcome
+	}{{2, engine.Conflict}, {3, engine.Success}} {
+		ops := []engine.Op{{Kind: engine.OpPresence, Presence: engine.BindPresence{
+			Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: c.seq, Public: p.addr()}}}
+		if err := f.store.ApplyBatch(t.Context(), ops); err != nil || ops[0].Result.Outcome != c.want {
+			t.Fatalf("refresh seq %d after Close: %v %v, want %v", c.seq, ops[0].Result, err, c.want)
+		}
+	}
+}
