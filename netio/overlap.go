@@ -19,7 +19,10 @@ package netio
 // (prepareMore) while N's answers go out. The first part stays authenticated
 // during N's commit; only the top-up's share is not. A batch therefore
 // carries what arrived during one whole commit, and the commit rate follows
-// the store's round trip rather than the arrival rate.
+// the store's round trip rather than the arrival rate. A batch the blocking
+// read filled has nothing to gain and is handed over at once, as before:
+// when the socket is never empty, the committer need not wait for the
+// reader to wake.
 //
 // The loop and its hand-offs allocate nothing per batch (what the store's
 // commit allocates is the store's: see
@@ -33,9 +36,10 @@ func (m *Mediator) overlapLoop(c batchConn) {
 		free <- k
 	}
 	// applied gets one token per batch whose ApplyBatch returned. The reader
-	// takes the previous batch's token before handing the next over, so at
-	// most one is ever pending and the committer never waits to send it.
-	applied := make(chan struct{}, 1)
+	// takes every token already sent after each hand-over, and at most
+	// len(slots) batches are in flight, so the committer never waits to
+	// send one.
+	applied := make(chan struct{}, len(slots))
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
@@ -51,7 +55,7 @@ func (m *Mediator) overlapLoop(c batchConn) {
 		close(ready)
 		<-committed // the batches in flight are committed and answered
 	}()
-	handedOver := false // a batch was handed over: its token is due
+	owed := 0 // batches handed over whose token the reader has not taken
 	for {
 		k := <-free
 		s := &slots[k]
@@ -67,12 +71,23 @@ func (m *Mediator) overlapLoop(c batchConn) {
 		}
 		s.n = n
 		s.p.prepare(s.in[:n], m.nanotime())
-		if handedOver {
-			<-applied
+		if n < len(s.in) {
+			for ; owed > 0; owed-- {
+				<-applied
+			}
+			m.topUp(c, s)
 		}
-		m.topUp(c, s)
 		ready <- k
-		handedOver = true
+		owed++
+	taken:
+		for owed > 0 {
+			select {
+			case <-applied:
+				owed--
+			default:
+				break taken
+			}
+		}
 	}
 }
 
