@@ -137,8 +137,8 @@ var metricHelp = map[string]string{
 func MetricHelp(family string) string { return metricHelp[family] }
 
 // batchBuckets bound the batch size histogram: powers of two up to
-// batchSize, the most one read returns.
-var batchBuckets = []float64{1, 2, 4, 8, 16, 32, batchSize}
+// overlapBatch (batchSize, the most one read returns, without Overlap).
+var batchBuckets = []float64{1, 2, 4, 8, 16, 32, batchSize, 2 * batchSize, overlapBatch}
 
 // commitBuckets bound the commit latency histogram, in seconds: one
 // ApplyBatch of up to batchSize operations takes microseconds.

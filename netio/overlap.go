@@ -8,21 +8,23 @@ package netio
 // touches what the other holds; batches are committed and answered in the
 // order they were read.
 //
-// Batch N+1 is read as soon as N is handed over, so it holds only what
-// arrived meanwhile; what arrives during N's commit queues in the socket.
-// Handing N+1 over at once would leave that queue to batch N+2, and a store
-// whose cost is per round trip (Redis: one FCALL per batch) would commit
-// many small batches. So N+1 is held until the committer is done with N's
+// Batch N+1 is read as soon as N is handed over, so that blocking read
+// holds only what arrived meanwhile; what arrives during N's commit queues
+// in the socket. N+1 is therefore held until the committer is done with N's
 // commit (a blocking receive on applied, sent as ApplyBatch returns, before
-// N's answers are sent), then topped up with one non-blocking read of what
-// queued, up to batchSize, and those datagrams are authenticated onto it
-// (prepareMore) while N's answers go out. The first part stays authenticated
-// during N's commit; only the top-up's share is not. A batch therefore
-// carries what arrived during one whole commit, and the commit rate follows
-// the store's round trip rather than the arrival rate. A batch the blocking
-// read filled has nothing to gain and is handed over at once, as before:
-// when the socket is never empty, the committer need not wait for the
-// reader to wake.
+// N's answers are sent), then topped up with non-blocking reads of what
+// queued, and those datagrams are authenticated onto it (prepareMore) while
+// N's answers go out: a batch carries everything that arrived up to the
+// moment the store can take it, and what arrived during N's commit is
+// committed right after N rather than a commit later. When the blocking read
+// filled (datagrams queue faster than commits), the queue is taken at once
+// too, before the wait, so that share is authenticated during N's commit.
+// A batch holds up to overlapBatch datagrams, four reads' worth: on a store
+// whose cost is per call (Redis: one FCALL per batch), a backlog is
+// committed in fewer, larger calls. A full batch is handed over at once, as
+// the committer need not then wait for the reader to wake. No read blocks
+// while the reader holds a batch (it would hold the batch until a datagram
+// came), and no read repeats on an empty queue.
 //
 // The loop and its hand-offs allocate nothing per batch (what the store's
 // commit allocates is the store's: see
@@ -32,7 +34,7 @@ func (m *Mediator) overlapLoop(c batchConn) {
 	var slots [2]overlapSlot
 	free, ready := make(chan int, len(slots)), make(chan int, len(slots))
 	for k := range slots {
-		slots[k] = overlapSlot{in: newPackets(batchSize, readSlot), p: m.newProcessor()}
+		slots[k] = overlapSlot{in: newPackets(overlapBatch, readSlot), p: m.newProcessor(overlapBatch)}
 		free <- k
 	}
 	// applied gets one token per batch whose ApplyBatch returned. The reader
@@ -71,7 +73,10 @@ func (m *Mediator) overlapLoop(c batchConn) {
 		}
 		s.n = n
 		s.p.prepare(s.in[:n], m.nanotime())
-		if n < len(s.in) {
+		if n == batchSize {
+			m.topUp(c, s) // the read filled: more is queued
+		}
+		if s.n < len(s.in) {
 			for ; owed > 0; owed-- {
 				<-applied
 			}
@@ -100,16 +105,21 @@ type overlapSlot struct {
 }
 
 // topUp adds to s's prepared batch the datagrams already queued on c, up to
-// batchSize, without waiting. A failed read adds nothing; on a closed
-// socket the next blocking read fails too and ends the loop.
+// its capacity, without waiting: non-blocking reads until one finds the
+// queue drained (returns fewer than it asked for) or the batch is full. A
+// failed read adds nothing; on a closed socket the next blocking read fails
+// too and ends the loop.
 func (m *Mediator) topUp(c batchConn, s *overlapSlot) {
-	if s.n == len(s.in) {
-		return
+	for s.n < len(s.in) {
+		want := min(len(s.in)-s.n, batchSize)
+		n, err := c.TryReadBatch(s.in[s.n : s.n+want])
+		if err != nil || n == 0 {
+			return
+		}
+		s.p.prepareMore(s.in[s.n:s.n+n], m.nanotime())
+		s.n += n
+		if n < want {
+			return
+		}
 	}
-	n, err := c.TryReadBatch(s.in[s.n:])
-	if err != nil || n == 0 {
-		return
-	}
-	s.p.prepareMore(s.in[s.n:s.n+n], m.nanotime())
-	s.n += n
 }

@@ -45,9 +45,15 @@ func queuedBytes(t *testing.T, c batchConn) uint32 {
 	return info[unix.SK_MEMINFO_RMEM_ALLOC]
 }
 
+// sent is one request and the peer sending it.
+type sent struct {
+	p   *peer
+	req []byte
+}
+
 // queueDuringCommit sends reqs (datagrams of one size) and waits until the
 // socket holds all of them: the first one's queued size, times their count.
-func queueDuringCommit(t *testing.T, f *overlapFixture, p *peer, reqs [][]byte) {
+func queueDuringCommit(t *testing.T, f *overlapFixture, reqs []sent) {
 	t.Helper()
 	if q := queuedBytes(t, f.conn); q != 0 {
 		t.Fatalf("%d bytes queued before the burst", q)
@@ -63,10 +69,10 @@ func queueDuringCommit(t *testing.T, f *overlapFixture, p *peer, reqs [][]byte) 
 			}
 		}
 	}
-	p.send(reqs[0])
+	reqs[0].p.send(reqs[0].req)
 	one := waitQueued(1)
 	for _, r := range reqs[1:] {
-		p.send(r)
+		r.p.send(r.req)
 	}
 	waitQueued(one * uint32(len(reqs)))
 }
@@ -87,33 +93,50 @@ func holdTwoBatches(t *testing.T, f *overlapFixture, p *peer, v engine.ListingVi
 
 // TestOverlapTopsUpTheNextBatch: datagrams that queue while the store
 // commits batch N join batch N+1 (read during that commit) before it is
-// committed, up to batchSize, instead of waiting for batches of their own.
-// Every refresh is answered once, in the order sent (each carries the next
-// sequence number, so one committed out of order would be refused as
-// stale), and no ApplyBatch carries more than batchSize ops.
+// committed, up to overlapBatch, instead of waiting for batches of their
+// own. Every refresh is answered once, in the order each peer sent it (each
+// carries its listing's next sequence number, so one committed out of order
+// would be refused as stale), and no ApplyBatch carries more than
+// overlapBatch ops. Four peers share the burst so that none receives more
+// answers at once than its socket buffer holds.
 func TestOverlapTopsUpTheNextBatch(t *testing.T) {
+	const peers = 4
 	for _, path := range []struct {
 		name     string
 		portable bool
 	}{{"recvmmsg", false}, {"portable", true}} {
-		for _, burst := range []int{40, 2 * batchSize} {
+		for _, burst := range []int{40, overlapBatch + batchSize} {
 			t.Run(fmt.Sprintf("%s/%d", path.name, burst), func(t *testing.T) {
 				f := newOverlapFixture(t, path.portable)
-				v, pc := f.listing()
-				p := f.peer()
-				reqs := holdTwoBatches(t, f, p, v, &pc)
-				var queued [][]byte
-				for i := range burst {
-					queued = append(queued, signedReq('p', v.Presence, pc[:], seq(uint64(3+i))))
+				type client struct {
+					p    *peer
+					v    engine.ListingView
+					key  engine.Capability
+					reqs [][]byte
 				}
-				queueDuringCommit(t, f, p, queued)
+				cs := make([]*client, peers)
+				for i := range cs {
+					v, key := f.listing()
+					cs[i] = &client{p: f.peer(), v: v, key: key}
+				}
+				cs[0].reqs = holdTwoBatches(t, f, cs[0].p, cs[0].v, &cs[0].key)
+				queued := make([]sent, burst)
+				for i := range queued {
+					c := cs[i%peers]
+					r := signedReq('p', c.v.Presence, c.key[:], seq(uint64(len(c.reqs)+1)))
+					c.reqs = append(c.reqs, r)
+					queued[i] = sent{c.p, r}
+				}
+				queueDuringCommit(t, f, queued)
 				f.release()
-				for _, r := range append(reqs, queued...) {
-					wantSuccess(t, p.expect(txOf(r)), pc[:], p.addr())
+				for _, c := range cs {
+					for _, r := range c.reqs {
+						wantSuccess(t, c.p.expect(txOf(r)), c.key[:], c.p.addr())
+					}
+					c.p.barrier() // nothing answered twice
 				}
-				p.barrier() // nothing answered twice
 				sizes := f.gate.batches()
-				if want := min(1+burst, batchSize); len(sizes) < 2 || sizes[1] != want {
+				if want := min(1+burst, overlapBatch); len(sizes) < 2 || sizes[1] != want {
 					t.Fatalf("ApplyBatch sizes %v: the batch read during the first commit carried %v ops, want %d (topped up with what queued)",
 						sizes, sizes[1:min(2, len(sizes))], want)
 				}
@@ -121,8 +144,8 @@ func TestOverlapTopsUpTheNextBatch(t *testing.T) {
 				for _, n := range sizes {
 					sum += n
 				}
-				if sum != 2+burst || slices.Max(sizes) > batchSize {
-					t.Fatalf("ApplyBatch sizes %v: want %d ops in all, none over %d", sizes, 2+burst, batchSize)
+				if sum != 2+burst || slices.Max(sizes) > overlapBatch {
+					t.Fatalf("ApplyBatch sizes %v: want %d ops in all, none over %d", sizes, 2+burst, overlapBatch)
 				}
 			})
 		}
@@ -138,9 +161,9 @@ func TestOverlapCloseWhileATopUpWaits(t *testing.T) {
 	v, pc := f.listing()
 	p := f.peer()
 	holdTwoBatches(t, f, p, v, &pc)
-	queueDuringCommit(t, f, p, [][]byte{
-		signedReq('p', v.Presence, pc[:], seq(3)),
-		signedReq('p', v.Presence, pc[:], seq(4)),
+	queueDuringCommit(t, f, []sent{
+		{p, signedReq('p', v.Presence, pc[:], seq(3))},
+		{p, signedReq('p', v.Presence, pc[:], seq(4))},
 	})
 	closed := make(chan error, 1)
 	go func() { closed <- f.med.Close() }()

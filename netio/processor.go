@@ -56,8 +56,8 @@ type processor struct {
 	// INTRODUCE is signed (introduce clears them).
 	peerPads engine.HMACKey
 	reqs     []request   // parallel to ops
-	ops      []engine.Op // cap batchSize
-	out      []packet    // batchSize × answersPerRequest write slots
+	ops      []engine.Op // cap: the most datagrams of a batch
+	out      []packet    // that many × answersPerRequest write slots
 	nout     int
 	stats    batchStats
 
@@ -67,18 +67,19 @@ type processor struct {
 	marks chan<- engine.Handle
 }
 
-func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
+// newProcessor makes a processor for batches of at most capacity datagrams.
+func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter, capacity int) *processor {
 	hosts, _ := store.(engine.HostResolver)
 	return &processor{
 		hosts: hosts,
 		store: store, keys: keys, limiter: limiter, mac: engine.NewHMAC(),
-		reqs: make([]request, 0, batchSize),
-		ops:  make([]engine.Op, 0, batchSize),
-		out:  newPackets(batchSize*answersPerRequest, writeSlot),
+		reqs: make([]request, 0, capacity),
+		ops:  make([]engine.Op, 0, capacity),
+		out:  newPackets(capacity*answersPerRequest, writeSlot),
 	}
 }
 
-// run processes in (at most batchSize datagrams) at monotonic time nowNS and
+// run processes in (at most the processor's capacity of datagrams) at monotonic time nowNS and
 // returns the answers to send. The returned packets alias the processor's
 // write slots and are valid until the next run.
 func (p *processor) run(in []packet, nowNS int64) []packet {
@@ -99,7 +100,7 @@ func (p *processor) prepare(in []packet, nowNS int64) {
 // read, see overlapLoop), as if prepare had been given both at once.
 func (p *processor) prepareMore(in []packet, nowNS int64) {
 	if p.batched+len(in) > cap(p.reqs) {
-		panic("BUG: processor.run given more than batchSize datagrams")
+		panic("BUG: processor given more datagrams than its capacity")
 	}
 	p.batched += len(in)
 	p.nowNS = nowNS
