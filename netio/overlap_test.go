@@ -53,18 +53,32 @@ func (g *gatedStore) awaitEntered(t *testing.T) {
 	}
 }
 
-// countingConn counts the batches read from its socket (blocking reads) and
-// closes closed when the mediator closes it.
+// countingConn counts the batches read from its socket (blocking reads)
+// and the non-blocking reads that found datagrams, holds the second
+// blocking read until secondRead is closed (when not nil), and closes closed
+// when the mediator closes it.
 type countingConn struct {
 	batchConn
-	reads  atomic.Int32
-	closed chan struct{}
+	reads, tries atomic.Int32
+	secondRead   chan struct{}
+	closed       chan struct{}
 }
 
 func (c *countingConn) ReadBatch(pkts []packet) (int, error) {
+	if c.secondRead != nil && c.reads.Load() == 1 {
+		<-c.secondRead
+	}
 	n, err := c.batchConn.ReadBatch(pkts)
 	if err == nil {
 		c.reads.Add(1)
+	}
+	return n, err
+}
+
+func (c *countingConn) TryReadBatch(pkts []packet) (int, error) {
+	n, err := c.batchConn.TryReadBatch(pkts)
+	if n > 0 {
+		c.tries.Add(1)
 	}
 	return n, err
 }
@@ -87,14 +101,15 @@ func (c *countingConn) awaitReads(t *testing.T, n int32) {
 
 // overlapFixture is a fixture whose mediator (Config.Overlap, one socket)
 // commits through a gatedStore over its MemStore, reading through a
-// countingConn. Cleanup releases the gate, then closes the mediator.
+// countingConn (holding its second read if holdSecondRead). Cleanup lets
+// both go on, then closes the mediator.
 type overlapFixture struct {
 	*fixture
 	gate *gatedStore
 	conn *countingConn
 }
 
-func newOverlapFixture(t *testing.T, portable bool) *overlapFixture {
+func newOverlapFixture(t *testing.T, portable, holdSecondRead bool) *overlapFixture {
 	t.Helper()
 	f := &fixture{t: t, clock: engine.NewManualClock(), keys: engine.NewKeyring(testKey), set: metrics.NewSet()}
 	st, err := engine.NewMemStore(engine.DefaultLimits(), f.clock, f.keys)
@@ -109,12 +124,16 @@ func newOverlapFixture(t *testing.T, portable bool) *overlapFixture {
 		t.Fatal(err)
 	}
 	cc := &countingConn{batchConn: m.conns[0], closed: make(chan struct{})}
+	if holdSecondRead {
+		cc.secondRead = make(chan struct{})
+	}
 	m.conns[0] = cc
 	f.med, f.addr = m, m.LocalAddrs()[0]
 	m.Start()
 	of := &overlapFixture{fixture: f, gate: g, conn: cc}
 	t.Cleanup(func() {
 		of.release()
+		of.allowSecondRead()
 		if err := m.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
@@ -131,11 +150,23 @@ func (of *overlapFixture) release() {
 	}
 }
 
+// allowSecondRead lets a held second read go on (once).
+func (of *overlapFixture) allowSecondRead() {
+	if of.conn.secondRead == nil {
+		return
+	}
+	select {
+	case <-of.conn.secondRead:
+	default:
+		close(of.conn.secondRead)
+	}
+}
+
 // TestOverlapReadsTheNextBatchWhileCommitting: with Config.Overlap the
 // socket's next batch is read while the store still commits the previous
 // one, and the answers leave in the order the batches were read.
 func TestOverlapReadsTheNextBatchWhileCommitting(t *testing.T) {
-	f := newOverlapFixture(t, false)
+	f := newOverlapFixture(t, false, false)
 	v, pc := f.listing()
 	p := f.peer()
 	refresh := signedReq('p', v.Presence, pc[:], seq(1))
@@ -152,7 +183,7 @@ func TestOverlapReadsTheNextBatchWhileCommitting(t *testing.T) {
 // TestOverlapLoopZeroAllocs: a datagram through the overlap loop (read,
 // hand-offs, top-up attempt, commit, answer) allocates nothing.
 func TestOverlapLoopZeroAllocs(t *testing.T) {
-	f := newOverlapFixture(t, false)
+	f := newOverlapFixture(t, false, false)
 	f.release()
 	p := f.peer()
 	msg := plainBinding(t)

@@ -91,65 +91,116 @@ func holdTwoBatches(t *testing.T, f *overlapFixture, p *peer, v engine.ListingVi
 	return [][]byte{first, second}
 }
 
+// refresher is a peer refreshing its own listing, with every refresh it
+// sent, in order.
+type refresher struct {
+	p    *peer
+	v    engine.ListingView
+	key  engine.Capability
+	reqs [][]byte
+}
+
+// newRefreshers makes n refreshers, each with its own listing and peer.
+// Bursts are spread over several so that none receives more answers at once
+// than its socket buffer holds.
+func newRefreshers(f *overlapFixture, n int) []*refresher {
+	rs := make([]*refresher, n)
+	for i := range rs {
+		v, key := f.listing()
+		rs[i] = &refresher{p: f.peer(), v: v, key: key}
+	}
+	return rs
+}
+
+// burst makes n refreshes, round-robin over rs, each carrying its listing's
+// next sequence number.
+func burst(rs []*refresher, n int) []sent {
+	out := make([]sent, n)
+	for i := range out {
+		r := rs[i%len(rs)]
+		req := signedReq('p', r.v.Presence, r.key[:], seq(uint64(len(r.reqs)+1)))
+		r.reqs = append(r.reqs, req)
+		out[i] = sent{r.p, req}
+	}
+	return out
+}
+
+// wantAnsweredInOrder: every refresh succeeded, answered once, in the order
+// its peer sent it (each carries its listing's next sequence number, so one
+// committed out of order would be refused as stale).
+func wantAnsweredInOrder(t *testing.T, rs []*refresher) {
+	t.Helper()
+	for _, r := range rs {
+		for _, req := range r.reqs {
+			wantSuccess(t, r.p.expect(txOf(req)), r.key[:], r.p.addr())
+		}
+		r.p.barrier() // nothing answered twice
+	}
+}
+
+// wantBatches: the second ApplyBatch carried second ops, all of them total,
+// none more than overlapBatch.
+func wantBatches(t *testing.T, sizes []int, second, total int) {
+	t.Helper()
+	if len(sizes) < 2 || sizes[1] != second {
+		t.Fatalf("ApplyBatch sizes %v: the batch read during the first commit carried %v ops, want %d",
+			sizes, sizes[1:min(2, len(sizes))], second)
+	}
+	sum := 0
+	for _, n := range sizes {
+		sum += n
+	}
+	if sum != total || slices.Max(sizes) > overlapBatch {
+		t.Fatalf("ApplyBatch sizes %v: want %d ops in all, none over %d", sizes, total, overlapBatch)
+	}
+}
+
 // TestOverlapTopsUpTheNextBatch: datagrams that queue while the store
 // commits batch N join batch N+1 (read during that commit) before it is
 // committed, up to overlapBatch, instead of waiting for batches of their
-// own. Every refresh is answered once, in the order each peer sent it (each
-// carries its listing's next sequence number, so one committed out of order
-// would be refused as stale), and no ApplyBatch carries more than
-// overlapBatch ops. Four peers share the burst so that none receives more
-// answers at once than its socket buffer holds.
+// own; every refresh is answered once, in order.
 func TestOverlapTopsUpTheNextBatch(t *testing.T) {
-	const peers = 4
 	for _, path := range []struct {
 		name     string
 		portable bool
 	}{{"recvmmsg", false}, {"portable", true}} {
-		for _, burst := range []int{40, overlapBatch + batchSize} {
-			t.Run(fmt.Sprintf("%s/%d", path.name, burst), func(t *testing.T) {
-				f := newOverlapFixture(t, path.portable)
-				type client struct {
-					p    *peer
-					v    engine.ListingView
-					key  engine.Capability
-					reqs [][]byte
-				}
-				cs := make([]*client, peers)
-				for i := range cs {
-					v, key := f.listing()
-					cs[i] = &client{p: f.peer(), v: v, key: key}
-				}
-				cs[0].reqs = holdTwoBatches(t, f, cs[0].p, cs[0].v, &cs[0].key)
-				queued := make([]sent, burst)
-				for i := range queued {
-					c := cs[i%peers]
-					r := signedReq('p', c.v.Presence, c.key[:], seq(uint64(len(c.reqs)+1)))
-					c.reqs = append(c.reqs, r)
-					queued[i] = sent{c.p, r}
-				}
-				queueDuringCommit(t, f, queued)
+		for _, n := range []int{40, overlapBatch + batchSize} {
+			t.Run(fmt.Sprintf("%s/%d", path.name, n), func(t *testing.T) {
+				f := newOverlapFixture(t, path.portable, false)
+				rs := newRefreshers(f, 4)
+				rs[0].reqs = holdTwoBatches(t, f, rs[0].p, rs[0].v, &rs[0].key)
+				queueDuringCommit(t, f, burst(rs, n))
 				f.release()
-				for _, c := range cs {
-					for _, r := range c.reqs {
-						wantSuccess(t, c.p.expect(txOf(r)), c.key[:], c.p.addr())
-					}
-					c.p.barrier() // nothing answered twice
-				}
-				sizes := f.gate.batches()
-				if want := min(1+burst, overlapBatch); len(sizes) < 2 || sizes[1] != want {
-					t.Fatalf("ApplyBatch sizes %v: the batch read during the first commit carried %v ops, want %d (topped up with what queued)",
-						sizes, sizes[1:min(2, len(sizes))], want)
-				}
-				sum := 0
-				for _, n := range sizes {
-					sum += n
-				}
-				if sum != 2+burst || slices.Max(sizes) > overlapBatch {
-					t.Fatalf("ApplyBatch sizes %v: want %d ops in all, none over %d", sizes, 2+burst, overlapBatch)
-				}
+				wantAnsweredInOrder(t, rs)
+				wantBatches(t, f.gate.batches(), min(1+n, overlapBatch), 2+n)
 			})
 		}
 	}
+}
+
+// TestOverlapTakesABacklogDuringTheCommit: when the blocking read fills
+// (more is queued than one read takes), the reader takes the backlog at
+// once, up to overlapBatch, while the previous commit still runs, and hands
+// the full batch over without waiting for that commit to end.
+func TestOverlapTakesABacklogDuringTheCommit(t *testing.T) {
+	f := newOverlapFixture(t, false, true)
+	rs := newRefreshers(f, 4)
+	first := burst(rs[:1], 1)[0]
+	first.p.send(first.req)
+	f.gate.awaitEntered(t)
+	queueDuringCommit(t, f, burst(rs, 2*overlapBatch))
+	f.allowSecondRead()
+	// A blocking read of batchSize, then non-blocking ones up to
+	// overlapBatch, all before the held commit ends.
+	want := int32(overlapBatch/batchSize - 1)
+	for deadline := time.Now().Add(waitBound); f.conn.tries.Load() < want; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d non-blocking reads took the backlog during the commit, want %d", f.conn.tries.Load(), want)
+		}
+	}
+	f.release()
+	wantAnsweredInOrder(t, rs)
+	wantBatches(t, f.gate.batches(), overlapBatch, 1+2*overlapBatch)
 }
 
 // TestOverlapCloseWhileATopUpWaits: Close while the reader holds a batch
@@ -157,7 +208,7 @@ func TestOverlapTopsUpTheNextBatch(t *testing.T) {
 // commit ends, and the held batch is still committed, as a batch in flight
 // always is; what queued behind it is not read from the closed socket.
 func TestOverlapCloseWhileATopUpWaits(t *testing.T) {
-	f := newOverlapFixture(t, false)
+	f := newOverlapFixture(t, false, false)
 	v, pc := f.listing()
 	p := f.peer()
 	holdTwoBatches(t, f, p, v, &pc)
