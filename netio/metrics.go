@@ -138,7 +138,7 @@ func MetricHelp(family string) string { return metricHelp[family] }
 
 // batchBuckets bound the batch size histogram: powers of two up to
 // overlapBatch (batchSize, the most one read returns, without Overlap).
-var batchBuckets = []float64{1, 2, 4, 8, 16, 32, batchSize, 2 * batchSize, overlapBatch}
+var batchBuckets = []float64{1, 2, 4, 8, 16, 32, batchSize, overlapBatch}
 
 // commitBuckets bound the commit latency histogram, in seconds: one
 // ApplyBatch of up to batchSize operations takes microseconds.

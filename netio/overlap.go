@@ -19,7 +19,7 @@ package netio
 // committed right after N rather than a commit later. When the blocking read
 // filled (datagrams queue faster than commits), the queue is taken at once
 // too, before the wait, so that share is authenticated during N's commit.
-// A batch holds up to overlapBatch datagrams, four reads' worth: on a store
+// A batch holds up to overlapBatch datagrams, two reads' worth: on a store
 // whose cost is per call (Redis: one FCALL per batch), a backlog is
 // committed in fewer, larger calls. A full batch is handed over at once, as
 // the committer need not then wait for the reader to wake. No read blocks
