@@ -124,7 +124,7 @@ var metricHelp = map[string]string{
 
 	metricIn:        "UDP datagrams received by the mediator.",
 	metricOut:       "UDP datagrams sent by the mediator.",
-	metricBatches:   "Receive batches that returned datagrams (one recvmmsg call or portable batch read, on a remote store possibly topped up by a second).",
+	metricBatches:   "Receive batches that returned datagrams (one recvmmsg call or portable batch read; on a remote store, topped up by non-blocking ones).",
 	metricBatchSize: "Datagrams per receive batch.",
 	metricCommit:    "Commit latency in seconds: time in one store ApplyBatch of a receive batch.",
 	metricDropped:   "Datagrams that got no answer, by reason.",
