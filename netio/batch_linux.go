@@ -35,7 +35,7 @@ type rawConn struct {
 	wcnt  int
 	werr  syscall.Errno
 
-	readFn, writeFn func(fd uintptr) bool
+	readFn, tryReadFn, writeFn func(fd uintptr) bool
 }
 
 type mmsgArrays struct {
@@ -83,6 +83,7 @@ func newRawConn(c *net.UDPConn, pktinfo bool) (*rawConn, error) {
 	}
 	r.v6 = domain == unix.AF_INET6
 	r.readFn = r.doRead
+	r.tryReadFn = r.doTryRead
 	r.writeFn = r.doWrite
 	return r, nil
 }
@@ -96,7 +97,18 @@ func (c *rawConn) WriteTo(b []byte, addr netip.AddrPort) error {
 	return err
 }
 
-func (c *rawConn) ReadBatch(pkts []packet) (int, error) {
+func (c *rawConn) ReadBatch(pkts []packet) (int, error) { return c.read(pkts, c.readFn) }
+
+func (c *rawConn) TryReadBatch(pkts []packet) (int, error) {
+	if len(pkts) == 0 {
+		return 0, nil
+	}
+	return c.read(pkts, c.tryReadFn)
+}
+
+// read runs one recvmmsg into pkts through fn, doRead (waits for a
+// datagram) or doTryRead (does not).
+func (c *rawConn) read(pkts []packet, fn func(fd uintptr) bool) (int, error) {
 	n := min(len(pkts), len(c.r.msgs))
 	for i := 0; i < n; i++ {
 		m := &c.r.msgs[i]
@@ -114,7 +126,7 @@ func (c *rawConn) ReadBatch(pkts []packet) (int, error) {
 		}
 	}
 	c.rn, c.rerr = n, 0
-	if err := c.rc.Read(c.readFn); err != nil {
+	if err := c.rc.Read(fn); err != nil {
 		return 0, err
 	}
 	if c.rerr != 0 {
@@ -159,6 +171,15 @@ func (c *rawConn) doRead(fd uintptr) bool {
 		c.rerr = errno
 		return true
 	}
+}
+
+// doTryRead is doRead that returns to the caller on EAGAIN, with no
+// datagram, instead of letting the poller wait for one.
+func (c *rawConn) doTryRead(fd uintptr) bool {
+	if !c.doRead(fd) {
+		c.rn = 0
+	}
+	return true
 }
 
 func (c *rawConn) WriteBatch(pkts []packet) (sent, failed int, err error) {

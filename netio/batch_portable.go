@@ -1,8 +1,10 @@
 package netio
 
 import (
+	"errors"
 	"net"
 	"net/netip"
+	"syscall"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
@@ -68,7 +70,24 @@ func (c *portableConn) WriteTo(b []byte, addr netip.AddrPort) error {
 	return err
 }
 
-func (c *portableConn) ReadBatch(pkts []packet) (int, error) {
+func (c *portableConn) ReadBatch(pkts []packet) (int, error) { return c.read(pkts, 0) }
+
+// TryReadBatch reads with MSG_DONTWAIT, which x/net passes to recvmmsg and
+// then returns at once (EAGAIN when nothing is queued); off Linux it reads
+// nothing.
+func (c *portableConn) TryReadBatch(pkts []packet) (int, error) {
+	if dontWait == 0 || len(pkts) == 0 {
+		return 0, nil
+	}
+	n, err := c.read(pkts, dontWait)
+	if errors.Is(err, syscall.EAGAIN) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// read is one x/net ReadBatch into pkts with the recvmmsg flags.
+func (c *portableConn) read(pkts []packet, flags int) (int, error) {
 	n := min(len(pkts), len(c.rmsgs))
 	ms := c.rmsgs[:n]
 	for i := range ms {
@@ -79,9 +98,9 @@ func (c *portableConn) ReadBatch(pkts []packet) (int, error) {
 	}
 	var err error
 	if c.v6 {
-		n, err = c.p6.ReadBatch(ms, 0)
+		n, err = c.p6.ReadBatch(ms, flags)
 	} else {
-		n, err = c.p4.ReadBatch(ms, 0)
+		n, err = c.p4.ReadBatch(ms, flags)
 	}
 	if err != nil {
 		return 0, err

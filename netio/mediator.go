@@ -150,10 +150,11 @@ func (m *Mediator) Close() error {
 	return m.closeErr
 }
 
-// newProcessor makes a reader's processor, forwarding, counting punch
-// outcomes and queueing offered marks as m does.
-func (m *Mediator) newProcessor() *processor {
-	p := newProcessor(m.store, m.keys, m.limiter)
+// newProcessor makes a reader's processor for batches of at most capacity
+// datagrams, forwarding, counting punch outcomes and queueing offered marks
+// as m does.
+func (m *Mediator) newProcessor(capacity int) *processor {
+	p := newProcessor(m.store, m.keys, m.limiter, capacity)
 	p.fwd = m.fwd
 	p.punch, p.marks = m.punch, m.marks
 	return p
@@ -166,7 +167,7 @@ func (m *Mediator) nanotime() int64 { return int64(time.Since(m.origin)) }
 func (m *Mediator) readLoop(c batchConn) {
 	defer m.wg.Done()
 	in := newPackets(batchSize, readSlot)
-	p := m.newProcessor()
+	p := m.newProcessor(batchSize)
 	for {
 		n, err := c.ReadBatch(in)
 		if err != nil {

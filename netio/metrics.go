@@ -124,7 +124,7 @@ var metricHelp = map[string]string{
 
 	metricIn:        "UDP datagrams received by the mediator.",
 	metricOut:       "UDP datagrams sent by the mediator.",
-	metricBatches:   "Receive batches (recvmmsg calls or portable batch reads) that returned datagrams.",
+	metricBatches:   "Receive batches that returned datagrams (one recvmmsg call or portable batch read; on a remote store, topped up by non-blocking ones).",
 	metricBatchSize: "Datagrams per receive batch.",
 	metricCommit:    "Commit latency in seconds: time in one store ApplyBatch of a receive batch.",
 	metricDropped:   "Datagrams that got no answer, by reason.",
@@ -137,8 +137,8 @@ var metricHelp = map[string]string{
 func MetricHelp(family string) string { return metricHelp[family] }
 
 // batchBuckets bound the batch size histogram: powers of two up to
-// batchSize, the most one read returns.
-var batchBuckets = []float64{1, 2, 4, 8, 16, 32, batchSize}
+// overlapBatch (batchSize, the most one read returns, without Overlap).
+var batchBuckets = []float64{1, 2, 4, 8, 16, 32, batchSize, overlapBatch}
 
 // commitBuckets bound the commit latency histogram, in seconds: one
 // ApplyBatch of up to batchSize operations takes microseconds.

@@ -47,7 +47,8 @@ type processor struct {
 	fwd     *forwarder          // nil: every INTRODUCE leaves from here
 	keys    *engine.Keyring
 	limiter *rateLimiter
-	nowNS   int64 // monotonic nanoseconds, read once per batch
+	nowNS   int64 // monotonic nanoseconds, read once per batch (or part of one)
+	batched int   // datagrams prepared into this batch
 
 	msg stun.Message
 	mac *engine.HMAC // SHA-256 scratch for derivations, verifies, signatures
@@ -55,8 +56,8 @@ type processor struct {
 	// INTRODUCE is signed (introduce clears them).
 	peerPads engine.HMACKey
 	reqs     []request   // parallel to ops
-	ops      []engine.Op // cap batchSize
-	out      []packet    // batchSize × answersPerRequest write slots
+	ops      []engine.Op // cap: the most datagrams of a batch
+	out      []packet    // that many × answersPerRequest write slots
 	nout     int
 	stats    batchStats
 
@@ -66,18 +67,19 @@ type processor struct {
 	marks chan<- engine.Handle
 }
 
-func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter) *processor {
+// newProcessor makes a processor for batches of at most capacity datagrams.
+func newProcessor(store engine.Store, keys *engine.Keyring, limiter *rateLimiter, capacity int) *processor {
 	hosts, _ := store.(engine.HostResolver)
 	return &processor{
 		hosts: hosts,
 		store: store, keys: keys, limiter: limiter, mac: engine.NewHMAC(),
-		reqs: make([]request, 0, batchSize),
-		ops:  make([]engine.Op, 0, batchSize),
-		out:  newPackets(batchSize*answersPerRequest, writeSlot),
+		reqs: make([]request, 0, capacity),
+		ops:  make([]engine.Op, 0, capacity),
+		out:  newPackets(capacity*answersPerRequest, writeSlot),
 	}
 }
 
-// run processes in (at most batchSize datagrams) at monotonic time nowNS and
+// run processes in (at most the processor's capacity of datagrams) at monotonic time nowNS and
 // returns the answers to send. The returned packets alias the processor's
 // write slots and are valid until the next run.
 func (p *processor) run(in []packet, nowNS int64) []packet {
@@ -89,12 +91,19 @@ func (p *processor) run(in []packet, nowNS int64) []packet {
 // answers that need no store, and collect the verified requests as ops. It
 // reads in only until it returns.
 func (p *processor) prepare(in []packet, nowNS int64) {
-	if len(in) > cap(p.reqs) {
-		panic("BUG: processor.run given more than batchSize datagrams")
-	}
-	p.nowNS = nowNS
-	p.nout = 0
+	p.nout, p.batched = 0, 0
 	p.reqs, p.ops = p.reqs[:0], p.ops[:0]
+	p.prepareMore(in, nowNS)
+}
+
+// prepareMore adds in to the batch prepare began (the datagrams a top-up
+// read, see overlapLoop), as if prepare had been given both at once.
+func (p *processor) prepareMore(in []packet, nowNS int64) {
+	if p.batched+len(in) > cap(p.reqs) {
+		panic("BUG: processor given more datagrams than its capacity")
+	}
+	p.batched += len(in)
+	p.nowNS = nowNS
 	p.stats.in += len(in)
 	for i := range in {
 		p.handle(&in[i])

@@ -21,7 +21,7 @@ func newProcFixture(t testing.TB) *procFixture {
 	f := newFixture(t, Config{Sockets: 1})
 	pf := &procFixture{
 		fixture: f,
-		proc:    newProcessor(f.store, f.keys, newRateLimiter(10, 20)),
+		proc:    newProcessor(f.store, f.keys, newRateLimiter(10, 20), batchSize),
 		in:      newPackets(batchSize, readSlot),
 		step:    1e6,
 	}

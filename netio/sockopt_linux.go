@@ -8,6 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// dontWait is the recvmmsg flag of portableConn.TryReadBatch.
+const dontWait = unix.MSG_DONTWAIT
+
 // controlSocket runs before bind: SO_REUSEPORT so several sockets share one
 // address (the kernel fans datagrams out by flow hash), and large buffers.
 // It tries SO_RCVBUFFORCE/SO_SNDBUFFORCE first (they pass rmem_max when the

@@ -9,6 +9,10 @@ import (
 
 const rawAvailable = false
 
+// dontWait 0: portableConn.TryReadBatch reads nothing off Linux, where x/net
+// reads one datagram per batch anyway.
+const dontWait = 0
+
 func newRawConn(c *net.UDPConn, pktinfo bool) (batchConn, error) { panic("BUG: raw path on non-Linux") }
 
 // controlSocket sets nothing beyond the defaults off Linux: one socket per
