@@ -298,9 +298,9 @@ func (s *Store) CheckInvariants() error {
 }
 
 // presenceRecord is a decoded presence record (prelude.lua): the
-// fingerprint of the presence key, the last accepted sequence, the
-// instance its last refresh reached and, while the presence is fresh, its
-// deadline and endpoints.
+// fingerprint of the presence key, the pending flag, the last accepted
+// sequence, the instance its last refresh reached and, while the presence
+// is fresh, its deadline and endpoints.
 type presenceRecord struct {
 	seq       uint64
 	pending   bool // the listing has pending offers (pn holds them)
@@ -310,7 +310,8 @@ type presenceRecord struct {
 
 const (
 	prKeyLen  = 16
-	prIdleLen = prKeyLen + 16 + 36 + 1 // key, sequence, instance, pending flag
+	prSeqAt   = prKeyLen + 1      // after the key and the pending flag
+	prIdleLen = prSeqAt + 16 + 36 // key, pending flag, sequence, instance
 	prFullLen = prIdleLen + 20
 )
 
@@ -320,10 +321,10 @@ func parsePresenceRecord(v string) (presenceRecord, bool) {
 		return r, false
 	}
 	var err error
-	if r.seq, err = strconv.ParseUint(v[prKeyLen:prKeyLen+16], 10, 64); err != nil {
+	if r.seq, err = strconv.ParseUint(v[prSeqAt:prSeqAt+16], 10, 64); err != nil {
 		return r, false
 	}
-	switch v[prIdleLen-1] {
+	switch v[prKeyLen] {
 	case '0':
 	case '1':
 		r.pending = true
