@@ -168,6 +168,11 @@ type ListingView struct {
 	PresenceFresh  bool
 	HostPublic     netip.AddrPort // valid while PresenceFresh
 	HostLocal      netip.AddrPort
+	// PresenceInstance is the instance (Store.InstanceID) the host's last
+	// accepted presence refresh reached, so the API can name that
+	// instance's mediator without asking the store again. Zero on a store
+	// that serves one instance only (MemStore) and before the first refresh.
+	PresenceInstance UUID
 }
 
 // Role of a peer in a join attempt.

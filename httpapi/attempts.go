@@ -67,7 +67,7 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	c := a.keys.AttemptClient(v.Handle)
 	b = c.AppendToken(b)
 	b = append(b, `","mediator":`...)
-	b = appendString(b, a.listingMediator(v.Listing))
+	b = appendString(b, a.listingMediator(v.HostPresenceInstance, v.Listing))
 	b = append(b, `,"expires_at":`...)
 	b = appendTime(b, v.ExpiresAt)
 	b = append(b, `,"ttl_s":`...)

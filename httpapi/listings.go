@@ -176,7 +176,7 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	b = append(b, `,"ttl_s":`...)
 	b = appendInt(b, a.leaseTTLOf(&v))
 	b = append(b, `,"mediator":`...)
-	b = appendString(b, a.listingMediator(v.ID))
+	b = appendString(b, a.listingMediator(v.PresenceInstance, v.ID))
 	b = append(b, '}')
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)

@@ -160,7 +160,7 @@ func (s *Store) wall(ticks int64) time.Time {
 // listingView decodes prelude.lua's listingView.
 func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 	f, err := m.ToArray()
-	if err != nil || len(f) != 14 {
+	if err != nil || len(f) != 15 {
 		return engine.ListingView{}, false
 	}
 	spec := new(engine.ListingSpec)
@@ -172,7 +172,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 		Presence: engine.Handle{UUID: parseID(str(f[2]))}, Tenant: parseTenant(str(f[3])),
 		Owner: engine.Subject(str(f[4])), Spec: spec, CurrentPlayers: int(num(f[7])),
 		LeaseExpiresAt: s.wall(num(f[9])), LeaseTTL: s.duration(num(f[10])), PresenceFresh: num(f[11]) == 1,
-		HostPublic: parseEndpoint(str(f[12])), HostLocal: parseEndpoint(str(f[13])),
+		HostPublic: parseEndpoint(str(f[12])), HostLocal: parseEndpoint(str(f[13])), PresenceInstance: parseID(str(f[14])),
 	}
 	if doc := str(f[6]); doc != "" {
 		v.Doc = []byte(doc)

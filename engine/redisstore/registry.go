@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // The instance registry (scripts/instance_registry.lua). With
@@ -32,6 +33,17 @@ type Instance struct {
 	ID       string // Store.InstanceID of that process
 	Addr     string // its advertised mediator host:port
 	Draining bool   // drained instances keep their lease but get no listing
+	// uuid is ID parsed; until is when its lease may expire at the
+	// earliest (monotonic): the renewal that listed it was sent before
+	// Redis measured the lease left.
+	uuid  engine.UUID
+	until time.Time
+}
+
+// serving reports whether listings and attempts may be routed to in at
+// now: its lease is live and it is not draining.
+func (in *Instance) serving(now time.Time) bool {
+	return !in.Draining && in.Addr != "" && now.Before(in.until)
 }
 
 // fence is one registration as calls carry it.
@@ -89,7 +101,8 @@ func (s *Store) Epoch() int64 {
 	return n
 }
 
-// Instances is the deployment's live registrations as of the last renewal.
+// Instances is the deployment's live registrations as of the last renewal
+// (a lease among them may have expired since: routing checks each one's).
 func (s *Store) Instances() []Instance {
 	if l := s.reg.live.Load(); l != nil {
 		return *l
@@ -180,7 +193,7 @@ func (s *Store) renew(ctx context.Context) error {
 		return err // the fence lapses on its own
 	}
 	if n, _ := a[0].AsInt64(); n == 1 {
-		s.reg.live.Store(instancesOf(a[1:]))
+		s.reg.live.Store(s.instancesOf(a[1:], sent))
 		s.reg.fence.CompareAndSwap(f, &fence{arg: f.arg, epoch: f.epoch, until: s.fenceUntil(sent)})
 		return nil
 	}
@@ -213,7 +226,7 @@ func (s *Store) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.reg.live.Store(instancesOf(a[1:]))
+	s.reg.live.Store(s.instancesOf(a[1:], sent))
 	s.reg.fence.Store(&fence{arg: "@" + s.id.String() + ":" + epoch, epoch: epoch, until: s.fenceUntil(sent)})
 	return nil
 }
@@ -273,14 +286,16 @@ func (s *Store) fenced(f *fence, err error) {
 	}
 }
 
-// instancesOf reads the {id, addr, draining}... triples of a registry answer.
-func instancesOf(a []rueidis.RedisMessage) *[]Instance {
-	l := make([]Instance, 0, len(a)/3)
-	for i := 0; i+2 < len(a); i += 3 {
+// instancesOf reads the {id, addr, draining, lease left}... of a registry
+// answer to a call sent at sent.
+func (s *Store) instancesOf(a []rueidis.RedisMessage, sent time.Time) *[]Instance {
+	l := make([]Instance, 0, len(a)/4)
+	for i := 0; i+3 < len(a); i += 4 {
 		id, _ := a[i].ToString()
 		addr, _ := a[i+1].ToString()
 		d, _ := a[i+2].AsInt64()
-		l = append(l, Instance{ID: id, Addr: addr, Draining: d == 1})
+		left, _ := a[i+3].AsInt64()
+		l = append(l, Instance{ID: id, Addr: addr, Draining: d == 1, uuid: parseID(id), until: sent.Add(s.duration(left))})
 	}
 	return &l
 }

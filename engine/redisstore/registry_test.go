@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
@@ -15,8 +16,14 @@ import (
 // registered as advertising addr.
 func registeredStore(t *testing.T, name, addr string, lease time.Duration, k *engine.Keyring) *redisstore.Store {
 	t.Helper()
+	return registeredStoreOn(t, redisClient(t), name, addr, lease, k)
+}
+
+// registeredStoreOn is registeredStore on the server c is connected to.
+func registeredStoreOn(t *testing.T, c rueidis.Client, name, addr string, lease time.Duration, k *engine.Keyring) *redisstore.Store {
+	t.Helper()
 	s, err := redisstore.New(context.Background(), redisstore.Config{
-		Client: redisClient(t), Name: name, Limits: engine.DefaultLimits(), Keyring: k, InstanceLease: lease,
+		Client: c, Name: name, Limits: engine.DefaultLimits(), Keyring: k, InstanceLease: lease,
 	})
 	if err != nil {
 		t.Fatalf("redisstore.New: %v", err)

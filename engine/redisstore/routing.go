@@ -1,7 +1,7 @@
 package redisstore
 
 import (
-	"context"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -9,7 +9,9 @@ import (
 // Routing of hosts and clients to the mediators of a deployment's
 // instances. Any instance serves any datagram from the shared state, so a
 // route matters for NAT mappings (a host keeps talking to one address),
-// not for correctness.
+// not for correctness. Routes are decided from the registry as this
+// instance last renewed it (at most lease/4 old, each entry's lease
+// deadline kept), so naming one costs no Redis call.
 
 // instanceDraining answers new work (a listing, an attempt) on an instance
 // being drained by DrainInstance.
@@ -24,35 +26,41 @@ func (s *Store) NewListingMediator(id engine.ListingID) string {
 	if s.reg.lease <= 0 {
 		return ""
 	}
-	if addr := hrw(s.Instances(), id.UUID); addr != "" {
+	if addr := hrw(s.Instances(), id.UUID, time.Now()); addr != "" {
 		return addr
 	}
 	return s.reg.addr
 }
 
-// ListingMediator is the mediator a listing's host presence last reached
-// while that instance is live and not draining (a join attempt's mediator,
-// and where a host re-resolving its mediator is sent), else the one
+// ListingMediator is the mediator of listing id whose host presence last
+// reached instance presence (the view's PresenceInstance, or an attempt's
+// HostPresenceInstance; zero before the first refresh): that instance's
+// while it is live and not draining (a join attempt's mediator, and where
+// a host re-resolving its mediator is sent), else the one
 // NewListingMediator chooses. "" without a registry.
-func (s *Store) ListingMediator(ctx context.Context, id engine.ListingID) string {
+func (s *Store) ListingMediator(presence engine.UUID, id engine.ListingID) string {
 	if s.reg.lease <= 0 {
 		return ""
 	}
-	m, ok, _ := s.call(ctx, "rdv_listing_route", uuidArg(id.UUID))
-	if addr, err := m.ToString(); ok && err == nil && addr != "" {
-		return addr
+	if presence != (engine.UUID{}) {
+		now, l := time.Now(), s.Instances()
+		for i := range l {
+			if l[i].uuid == presence && l[i].serving(now) {
+				return l[i].Addr
+			}
+		}
 	}
 	return s.NewListingMediator(id)
 }
 
-// hrw picks the address of the not draining instance whose weight for key
-// is highest ("" when there is none).
-func hrw(instances []Instance, key engine.UUID) string {
+// hrw picks the address of the instance serving at now whose weight for
+// key is highest ("" when there is none).
+func hrw(instances []Instance, key engine.UUID, now time.Time) string {
 	var best uint64
 	addr := ""
 	for i := range instances {
 		in := &instances[i]
-		if in.Draining || in.Addr == "" {
+		if !in.serving(now) {
 			continue
 		}
 		if w := hrwWeight(in.ID, key); addr == "" || w > best {

@@ -14,14 +14,19 @@ local function instancesDue()
   end
 end
 
--- liveInstances: id, address, draining (0 or 1) of every live instance.
+-- liveInstances: id, address, draining (0 or 1) and lease left (ticks) of
+-- every live instance, so a caller can tell, until its next renewal, which
+-- of them has since expired.
 local function liveInstances()
   local out = {}
-  for _, id in ipairs(call('ZRANGE', P .. 'nexp', 0, -1)) do
+  local l = call('ZRANGE', P .. 'nexp', 0, -1, 'WITHSCORES')
+  for i = 1, #l, 2 do
+    local id = l[i]
     local f = call('HMGET', P .. 'n:' .. id, 'addr', 'drain')
     out[#out + 1] = id
     out[#out + 1] = f[1] or ''
     out[#out + 1] = tonumber(f[2] or '0')
+    out[#out + 1] = tonumber(l[i + 1]) - NOW
   end
   return out
 end
@@ -84,17 +89,4 @@ redis.register_function('rdv_instance_leave', function(keys, a)
   call('ZREM', P .. 'nexp', a[3])
   call('DEL', P .. 'n:' .. a[3])
   return 1
-end)
-
--- ListingRoute answers the address of the live, not draining instance the
--- presence of listing ARGV[3] last reached, or '' (none, gone or draining).
-redis.register_function('rdv_listing_route', function(keys, a)
-  setup(keys, a, false)
-  local id = presenceInstance(presenceRecord(a[3]))
-  if id == '' then return '' end
-  local dl = call('ZSCORE', P .. 'nexp', id)
-  if not dl or tonumber(dl) <= NOW then return '' end
-  local f = call('HMGET', P .. 'n:' .. id, 'addr', 'drain')
-  if f[2] == '1' then return '' end
-  return f[1] or ''
 end)

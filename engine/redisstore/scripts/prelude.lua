@@ -344,13 +344,16 @@ local function admit(tenant, subject)
 end
 
 -- listingView: id, lease, presence, tenant, owner, spec, doc, players,
--- version, lease deadline, ttl, fresh, public, local.
+-- version, lease deadline, ttl, fresh, public, local, the instance the
+-- host's presence last reached.
 local function listingView(id)
   local f = call('HMGET', P .. 'l:' .. id, 'lease', 'pres', 'tenant', 'owner', 'spec', 'doc', 'players', 'ver', 'dl')
-  local pub, loc = presenceEndpoints(presenceRecord(id))
+  local rec = presenceRecord(id)
+  local pub, loc = presenceEndpoints(rec)
   local fresh = 0
   if pub ~= '' then fresh = 1 end
-  return {id, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], tonumber(f[9]) - NOW, fresh, pub, loc}
+  return {id, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], tonumber(f[9]) - NOW, fresh, pub, loc,
+    presenceInstance(rec)}
 end
 
 -- attemptView: id, handle, listing, tenant, client, deadline, ttl, host
