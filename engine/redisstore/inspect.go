@@ -60,8 +60,9 @@ func (s *Store) dump() (*dump, error) {
 }
 
 // secretFields are left out of Snapshot: fingerprints of capabilities. So
-// are meta's clock (the clamp), which any call may move, and the primary it
-// last saw (replid, gen), which the first call on a new primary moves. A
+// are meta's clock (the clamp), which any call may move, the primary it
+// last saw (replid, gen), which the first call on a new primary moves, and
+// the instances' fencing tokens (f:<id>), which belong to the registry. A
 // presence record (hash "pr") is shown without its key's fingerprint.
 var (
 	secretFields = map[string]bool{"lkey": true, "hkey": true, "ckey": true}
@@ -87,7 +88,7 @@ func (s *Store) Snapshot() string {
 		k := d.keys[n]
 		fmt.Fprintf(&b, "%q %s:", n, k.kind)
 		for _, f := range k.fields {
-			if secretFields[f[0]] || (n == "meta" && movingMeta[f[0]]) {
+			if secretFields[f[0]] || (n == "meta" && (movingMeta[f[0]] || strings.HasPrefix(f[0], "f:"))) {
 				continue
 			}
 			if n == "pr" {

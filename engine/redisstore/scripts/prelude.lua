@@ -9,7 +9,9 @@
 -- at ARGV[3].
 --
 -- Numbers handed to redis.call are formatted with I(): Lua would otherwise
--- print them with 14 significant digits and lose precision.
+-- print them with 14 significant digits and lose precision. They are
+-- integers below 2^53, so '%d' (a C long) prints them exactly, at a fraction
+-- of the cost of '%.0f'.
 
 local P, NOW = '', 0
 local LIM = {}
@@ -25,7 +27,7 @@ local Q_OWNER, Q_TENANT_ATTEMPTS, Q_SUBJECT_ATTEMPTS, Q_TENANT_LISTINGS, Q_TENAN
 -- or reports current_players above the listing's max_players.
 local RETRY, BAD_PLAYERS = -1, -2
 
-local function I(n) return string.format('%.0f', n) end
+local function I(n) return string.format('%d', n) end
 -- sub is string.sub, which setup fetches: the library's code cannot read
 -- the global 'string' while it loads, and a local is the cheapest access
 -- in the loops over a batch's refreshes.
@@ -50,10 +52,13 @@ end
 -- checkFence refuses, before anything is written, a call from an instance
 -- whose registration is not live at time n or carries another epoch: an
 -- instance paused or cut off past its lease commits nothing on return.
-local function checkFence(id, epoch, n)
+-- token is the registration's copy in meta, '<epoch>:<lease deadline>'
+-- (instance_registry.lua keeps it), read by setup with the deployment's
+-- flags, so the check costs no call of its own.
+local function checkFence(id, epoch, token, n)
   if id == '' then return end
-  local dl = call('ZSCORE', P .. 'nexp', id)
-  if not dl or tonumber(dl) <= n or call('HGET', P .. 'n:' .. id, 'epoch') ~= epoch then
+  local colon = token and string.find(token, ':', 1, true)
+  if not colon or string.sub(token, 1, colon - 1) ~= epoch or tonumber(string.sub(token, colon + 1)) <= n then
     error({err = 'FENCED instance registration expired or superseded'})
   end
 end
@@ -80,9 +85,9 @@ local function setup(keys, args, write)
     for w in string.gmatch(args[2], '%S+') do LIM[#LIM + 1] = tonumber(w) end
     LIM_SRC = args[2]
   end
-  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl')
-  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
   local nowArg, fid, fepoch = splitFence(args[1])
+  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl', 'f:' .. fid)
+  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
   local n
   if nowArg ~= '' then
     n = tonumber(nowArg)
@@ -90,7 +95,7 @@ local function setup(keys, args, write)
     local t = call('TIME')
     n = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
-  checkFence(fid, fepoch, n)
+  checkFence(fid, fepoch, m[5], n)
   FENCE_ID = fid
   local last = tonumber(m[1] or '0')
   if n < last then
@@ -448,7 +453,7 @@ end
 -- presenceMid is what follows the sequence in a record refreshed now: the
 -- calling instance and the new deadline, formatted once per call.
 local function presenceMid()
-  return INST .. string.format('%020.0f', NOW + LIM[PRES_TTL])
+  return INST .. string.format('%020d', NOW + LIM[PRES_TTL])
 end
 
 -- presenceRefresh is BindHostPresence of refresh k after cleanup and
