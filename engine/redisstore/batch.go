@@ -234,34 +234,39 @@ func appendEndpoint(b []byte, a netip.AddrPort) []byte {
 	return a.AppendTo(b)
 }
 
-// batchAnswers decodes apply_batch.lua's {presence, others} into the sent
-// ops; false if the reply is not one.
+// batchAnswers decodes apply_batch.lua's {presence, others, offered} into
+// the sent ops; false if the reply is not one.
 func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, b *batchBuf) bool {
 	a, err := m.ToArray()
-	if err != nil || len(a) != 2 {
+	if err != nil || len(a) != 3 {
 		return false
 	}
-	pres, err := a[0].ToString()
-	if err != nil {
-		return false
+	var parts [3]string
+	for i := range parts {
+		if parts[i], err = a[i].ToString(); err != nil {
+			return false
+		}
 	}
-	others, err := a[1].ToString()
-	if err != nil {
-		return false
-	}
+	pres, others, offered := parts[0], parts[1], parts[2]
 	ttl := s.duration(int64(s.lim.PresenceTTL / s.tick))
 	k := 0 // the refresh's number in the call
 	for j, i := range b.sent {
 		op := &ops[i]
 		if op.Kind == engine.OpPresence {
 			k++
-			if len(pres) < 4 || int(pres[0])<<24|int(pres[1])<<16|int(pres[2])<<8|int(pres[3]) != k {
-				// Decided inline: accepted, no pending offers.
-				op.Result, op.PresenceView.Listing, op.PresenceView.TTL = engine.Result{}, b.ids[j], ttl
-				continue
-			}
 			var ok bool
-			if pres, ok = decodePresence(pres[4:], op, b.known[j], b.ids[j], ttl); !ok {
+			switch {
+			case answers(pres, k):
+				pres, ok = decodePresence(pres[4:], op, b.known[j], b.ids[j], ttl)
+			case answers(offered, k):
+				// Decided inline: accepted, with pending offers.
+				op.PresenceView.Listing, op.PresenceView.TTL = b.ids[j], ttl
+				offered, ok = decodeOffered(offered[4:], &op.PresenceView)
+			default:
+				// Decided inline: accepted, no pending offers.
+				op.PresenceView.Listing, op.PresenceView.TTL, ok = b.ids[j], ttl, true
+			}
+			if !ok {
 				return false
 			}
 			continue
@@ -276,12 +281,17 @@ func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, b *batchBu
 			return false
 		}
 	}
-	return len(pres) == 0 && len(others) == 0
+	return len(pres) == 0 && len(others) == 0 && len(offered) == 0
+}
+
+// answers reports whether packed answers p begin with refresh k's.
+func answers(p string, k int) bool {
+	return len(p) >= 4 && int(p[0])<<24|int(p[1])<<16|int(p[2])<<8|int(p[3]) == k
 }
 
 // decodePresence reads one presence answer after its refresh's number
-// from the front of p (see apply_batch.lua) and returns the rest. known says the refresh named its
-// listing, id.
+// from the front of p (see apply_batch.lua) and returns the rest. known
+// says the refresh named its listing, id.
 func decodePresence(p string, op *engine.Op, known bool, id engine.ListingID, ttl time.Duration) (string, bool) {
 	if len(p) < 2 {
 		return p, false
@@ -302,11 +312,26 @@ func decodePresence(p string, op *engine.Op, known bool, id engine.ListingID, tt
 		}
 		id, p = engine.ListingID{UUID: u}, p[36:]
 	}
+	op.PresenceView.Listing, op.PresenceView.TTL = id, ttl
+	return decodeHandles(p, n, &op.PresenceView)
+}
+
+// decodeOffered reads the pending offers of a refresh decided inline (see
+// offeredAnswer in apply_batch.lua) from the front of p into v and
+// returns the rest.
+func decodeOffered(p string, v *engine.PresenceView) (string, bool) {
+	if len(p) < 1 {
+		return p, false
+	}
+	return decodeHandles(p[1:], int(p[0]), v)
+}
+
+// decodeHandles reads n pending offers' handles (36 each) from the front
+// of p into v and returns the rest.
+func decodeHandles(p string, n int, v *engine.PresenceView) (string, bool) {
 	if len(p) < 36*n {
 		return p, false
 	}
-	v := &op.PresenceView
-	v.Listing, v.TTL = id, ttl
 	for k := range n {
 		h, ok := engine.ParseUUID(p[36*k : 36*k+36])
 		if !ok {

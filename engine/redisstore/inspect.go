@@ -62,8 +62,8 @@ func (s *Store) dump() (*dump, error) {
 // secretFields are left out of Snapshot: fingerprints of capabilities. So
 // are meta's clock (the clamp), which any call may move, the primary it
 // last saw (replid, gen), which the first call on a new primary moves, and
-// the instances' fencing tokens (f:<id>), which belong to the registry. A
-// presence record (hash "pr") is shown without its key's fingerprint.
+// the instances' fencing tokens (f:<id>), which belong to the registry.
+// A presence record (hash "pr") is shown without its key's fingerprint.
 var (
 	secretFields = map[string]bool{"lkey": true, "hkey": true, "ckey": true}
 	movingMeta   = map[string]bool{"clock": true, "replid": true, "gen": true}
@@ -91,8 +91,8 @@ func (s *Store) Snapshot() string {
 			if secretFields[f[0]] || (n == "meta" && (movingMeta[f[0]] || strings.HasPrefix(f[0], "f:"))) {
 				continue
 			}
-			if n == "pr" {
-				f[1] = f[1][min(len(f[1]), prKeyLen):]
+			if n == "pr" && len(f[1]) >= prFlagAt {
+				f[1] = f[1][:prKeyAt] + f[1][prFlagAt:]
 			}
 			fmt.Fprintf(&b, " %q=%q", f[0], f[1])
 		}
@@ -298,9 +298,9 @@ func (s *Store) CheckInvariants() error {
 	return errors.Join(errs...)
 }
 
-// presenceRecord is a decoded presence record (prelude.lua): the
-// fingerprint of the presence key, the pending flag, the last accepted
-// sequence, the instance its last refresh reached and, while the presence
+// presenceRecord is a decoded presence record (prelude.lua): the last
+// accepted sequence, the fingerprint of the presence key, the pending
+// flag, the instance its last refresh reached and, while the presence
 // is fresh, its deadline and endpoints.
 type presenceRecord struct {
 	seq       uint64
@@ -310,9 +310,9 @@ type presenceRecord struct {
 }
 
 const (
-	prKeyLen  = 16
-	prSeqAt   = prKeyLen + 1      // after the key and the pending flag
-	prIdleLen = prSeqAt + 16 + 36 // key, pending flag, sequence, instance
+	prKeyAt   = 16                // the fingerprint follows the sequence
+	prFlagAt  = prKeyAt + 16      // the pending flag follows the fingerprint
+	prIdleLen = prFlagAt + 1 + 36 // sequence, fingerprint, pending flag, instance
 	prFullLen = prIdleLen + 20
 )
 
@@ -322,10 +322,10 @@ func parsePresenceRecord(v string) (presenceRecord, bool) {
 		return r, false
 	}
 	var err error
-	if r.seq, err = strconv.ParseUint(v[prSeqAt:prSeqAt+16], 10, 64); err != nil {
+	if r.seq, err = strconv.ParseUint(v[:prKeyAt], 10, 64); err != nil {
 		return r, false
 	}
-	switch v[prKeyLen] {
+	switch v[prFlagAt] {
 	case '0':
 	case '1':
 		r.pending = true

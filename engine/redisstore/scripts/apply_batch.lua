@@ -20,8 +20,9 @@
 --
 -- Most refreshes are of a fresh presence without pending offers, in a
 -- batch that names every listing once: the loop decides those inline, with
--- one comparison of the record's head with the key argument, one of the
--- sequences and one join, and leaves them out of the answer; every other
+-- one comparison of the sequence with the record, one search for the key
+-- argument at its place in it and one join, and leaves them out of the
+-- answer; every other
 -- refresh goes through presenceRefresh, which decides every case.
 --
 -- Answers {presence, others}. presence packs, in order, the answers of the
@@ -39,7 +40,7 @@
 -- report's view follows its duplicate byte and its tenant. Views and
 -- introductions are fields, each length-prefixed (2 bytes, big-endian).
 -- One string per kind of answer, so the client reads a batch's answer as
--- two strings, not an array per op.
+-- three strings, not an array per op.
 
 -- packFields appends the fields of t to out, length-prefixed.
 local function packFields(out, t)
@@ -86,8 +87,38 @@ local function batchReport(out, handle, key, role, path, ms)
 end
 
 -- An accepted refresh's answer bytes after its number (OK, pool 0,
--- pending count) by the number of pending offers.
+-- pending count) by the number of pending offers, and that count alone.
 local ACCEPTED = {[0] = '\0\0\0', '\0\0\1', '\0\0\2', '\0\0\3', '\0\0\4'}
+local COUNT = {[0] = '\0', '\1', '\2', '\3', '\4'}
+
+-- REFRESH[k] is refresh k's number as an answer carries it (4 bytes,
+-- big-endian), made once per k for the library's life (refreshNumber).
+local REFRESH = {}
+local function refreshNumber(k)
+  local s = REFRESH[k]
+  if not s then
+    s = struct.pack('>I', k)
+    REFRESH[k] = s
+  end
+  return s
+end
+
+-- offeredAnswer is the answer of the refreshes a call decided inline that
+-- have pending offers (numbers offered, of listings a[5 + k]), in order:
+-- each refresh's number, the number of its pending offers (a byte) and
+-- their handles, read with one HMGET of pn.
+local function offeredAnswer(a, offered)
+  if #offered == 0 then return '' end
+  local ids = {}
+  for j, k in ipairs(offered) do ids[j] = a[5 + k] end
+  local h = hmgetAll(P .. 'pn', ids, 1, #ids)
+  local out = {}
+  for j, k in ipairs(offered) do
+    local pend = h[j] or ''
+    out[3 * j - 2], out[3 * j - 1], out[3 * j] = refreshNumber(k), COUNT[#pend / 36], pend
+  end
+  return table.concat(out)
+end
 
 redis.register_function('rdv_apply_batch', function(keys, a)
   local n, na = tonumber(a[4]), #a
@@ -100,7 +131,11 @@ redis.register_function('rdv_apply_batch', function(keys, a)
   presenceLoad(a, 5, n, byHandle)
   local mid = presenceMid()
   local inline = byHandle == '' and not unavailable()
-  local pres, np, others = {}, 0, {}
+  -- With no other op in the call, nothing changes pending offers while the
+  -- loop runs: a listing with some is decided inline as well, and its
+  -- offers are read after the loop, for all such listings at once.
+  local alone = na == 5 + 4 * n
+  local pres, np, others, offered = {}, 0, {}, {}
   local o = 6 + 4 * n -- the first argument of the next other op
   for k = 1, n + 1 do
     while o <= na and tonumber(a[o]) == k - 1 do
@@ -114,15 +149,20 @@ redis.register_function('rdv_apply_batch', function(keys, a)
     end
     if k > n then break end
     local id, rec, key, seq = a[5 + k], RECS[k], a[5 + n + k], a[5 + 2 * n + k]
-    if inline and rec and #rec > PR_IDLE and not PENDING_SYNCED[id] and sub(rec, 1, PR_FLAG) == key
-      and seq > sub(rec, PR_SEQ, PR_SEQ + 15) then
-      rec = key .. seq .. mid .. a[5 + 3 * n + k]
+    local fresh = inline and rec and #rec > PR_IDLE and not PENDING_SYNCED[id] and seq > rec
+    if fresh and find(rec, key, PR_KEY, true) == PR_KEY then
+      rec = seq .. key .. mid .. a[5 + 3 * n + k]
       WRITES[NW + 1], WRITES[NW + 2] = id, rec
       NW = NW + 2
+    elseif fresh and alone and byte(rec, PR_FLAG) == HAS_PENDING and find(rec, sub(key, 1, 16), PR_KEY, true) == PR_KEY then
+      rec = seq .. sub(rec, PR_KEY, PR_FLAG) .. mid .. a[5 + 3 * n + k]
+      WRITES[NW + 1], WRITES[NW + 2] = id, rec
+      NW = NW + 2
+      offered[#offered + 1] = k
     else
       local code, pool, lid, pending = presenceRefresh(k, mid)
       np = np + 1
-      pres[np] = struct.pack('>I', k)
+      pres[np] = refreshNumber(k)
       np = np + 1
       if code == OK then
         local count = 0
@@ -136,5 +176,5 @@ redis.register_function('rdv_apply_batch', function(keys, a)
     end
   end
   presenceFlush()
-  return {table.concat(pres), table.concat(others)}
+  return {table.concat(pres), table.concat(others), offeredAnswer(a, offered)}
 end)

@@ -28,10 +28,11 @@ local Q_OWNER, Q_TENANT_ATTEMPTS, Q_SUBJECT_ATTEMPTS, Q_TENANT_LISTINGS, Q_TENAN
 local RETRY, BAD_PLAYERS = -1, -2
 
 local function I(n) return string.format('%d', n) end
--- sub is string.sub, which setup fetches: the library's code cannot read
--- the global 'string' while it loads, and a local is the cheapest access
--- in the loops over a batch's refreshes.
-local sub
+-- sub, find and byte are string.sub, string.find and string.byte, which
+-- setup fetches: the library's code cannot read the global 'string' while
+-- it loads, and a local is the cheapest access in the loops over a batch's
+-- refreshes.
+local sub, find, byte
 local function call(...) return redis.call(...) end
 
 -- RELAY holds the relay fallback's helpers (prelude_relay.lua, loaded after
@@ -79,7 +80,7 @@ local LIM_SRC = nil
 -- FENCE_ID is the calling instance's ID when the call is fenced, else ''.
 local FENCE_ID = ''
 local function setup(keys, args, write)
-  P, sub = keys[1], string.sub
+  P, sub, find, byte = keys[1], string.sub, string.find, string.byte
   if args[2] ~= LIM_SRC then
     LIM = {}
     for w in string.gmatch(args[2], '%S+') do LIM[#LIM + 1] = tonumber(w) end
@@ -130,29 +131,32 @@ local function unavailable() return META.unavail end
 
 -- A listing's presence record is one field of the hash 'pr' (field: the
 -- listing ID), so a batch of refreshes reads all of its records with one
--- HMGET and writes them with one HSET: the presence key's fingerprint
--- (16 bytes), '1' when the listing has pending offers, else '0', the last
--- accepted sequence (16 digits, zero-padded: string order is number
--- order), the instance the last accepted refresh reached (36; NO_INSTANCE
+-- HMGET and writes them with one HSET: the last accepted sequence (16
+-- digits, zero-padded: string order is number order), the presence key's
+-- fingerprint (16 bytes), '1' when the listing has pending offers, else
+-- '0', the instance the last accepted refresh reached (36; NO_INSTANCE
 -- before the first) and, while the presence is fresh, its deadline (20
--- digits) and endpoints "public|local". The flag follows the fingerprint
--- so that a refresh of a listing without pending offers checks its key and
--- the flag with one comparison against its key argument (the fingerprint
--- and '0'), and the call's instance and deadline are adjacent, so the new
--- record is four strings joined. The hash 'pn' holds, per listing with
--- pending offers (attempts whose host endpoint is unbound), the handles of
--- the four oldest concatenated (ZRANGE of lp:<id>, 0 to 3, kept by
--- pendingSync wherever lp changes, with the record's flag).
-local PR_FLAG = 17 -- where the pending flag is; the fingerprint ends before
-local PR_SEQ = 18 -- where the sequence starts
+-- digits) and endpoints "public|local". The order serves the batch's
+-- refresh of a listing without pending offers, where every string Lua makes
+-- costs: the new sequence compares with the whole record (its digits decide,
+-- and an equal sequence is a prefix, so not greater), the key argument (the
+-- fingerprint and '0') is found at PR_KEY, and the call's instance and
+-- deadline are adjacent, so the new record is four strings joined. The
+-- hash 'pn' holds, per listing with pending offers (attempts whose host
+-- endpoint is unbound), the handles of the four oldest concatenated (ZRANGE
+-- of lp:<id>, 0 to 3, kept by pendingSync wherever lp changes, with the
+-- record's flag).
+local PR_KEY = 17 -- where the fingerprint starts, after the sequence
+local PR_FLAG = 33 -- where the pending flag is, after the fingerprint
 local PR_IDLE = 69 -- a record's length without deadline and endpoints
+local HAS_PENDING = 49 -- '1' at PR_FLAG
 local NO_INSTANCE = '000000000000000000000000000000000000'
 
 -- presenceInstance answers the instance a record's last refresh reached,
 -- '' before the first.
 local function presenceInstance(rec)
   if not rec then return '' end
-  local inst = string.sub(rec, PR_SEQ + 16, PR_IDLE)
+  local inst = string.sub(rec, PR_FLAG + 1, PR_IDLE)
   if inst == NO_INSTANCE then return '' end
   return inst
 end
@@ -416,6 +420,9 @@ end
 local REQ, RB, RN = {}, 0, 0
 local SEQ_ZERO = '0000000000000000'
 local NO_LISTING = '-' -- no listing has this ID: ph does not know the handle
+-- WRITES[1..NW] are the field-value pairs presenceFlush writes. The table
+-- lives as long as the library and is overwritten from the start, so a
+-- batch does not grow a new one entry by entry; what lies past NW is stale.
 local RECS, WROTE, WRITES, NW = {}, {}, {}, 0
 
 -- presenceLoad takes n refreshes from req after base. byHandle is '' when
@@ -424,7 +431,7 @@ local RECS, WROTE, WRITES, NW = {}, {}, {}, 0
 -- know the listing yet): those are looked up in ph and replaced by the ID.
 local function presenceLoad(req, base, n, byHandle)
   REQ, RB, RN = req, base, n
-  WROTE, WRITES, NW, PENDING_SYNCED = {}, {}, 0, {}
+  WROTE, NW, PENDING_SYNCED = {}, 0, {}
   if n == 0 then return end
   if byHandle ~= '' then
     local handles, at = {}, {}
@@ -467,9 +474,9 @@ local function presenceRefresh(k, mid)
   if unavailable() then return UNAVAILABLE, 0 end
   local id, key = REQ[RB + k], REQ[RB + RN + k]
   local rec = WROTE[id] or RECS[k]
-  if not rec or sub(rec, 1, PR_FLAG - 1) ~= sub(key, 1, PR_FLAG - 1) then return NOT_FOUND, 0 end
+  if not rec or sub(rec, PR_KEY, PR_FLAG - 1) ~= sub(key, 1, 16) then return NOT_FOUND, 0 end
   local seq = REQ[RB + 2 * RN + k]
-  if seq <= sub(rec, PR_SEQ, PR_SEQ + 15) then return CONFLICT, 0 end
+  if seq <= sub(rec, 1, 16) then return CONFLICT, 0 end
   if #rec == PR_IDLE then -- the presence is not fresh: it becomes so
     if call('ZCARD', P .. 'pexp') >= LIM[MAX_P] then return CAPACITY, P_PRESENCE end
     call('ZADD', P .. 'pexp', sub(mid, -20), id)
@@ -486,7 +493,7 @@ local function presenceRefresh(k, mid)
   if PENDING_SYNCED[id] or sub(rec, PR_FLAG, PR_FLAG) == '1' then pend = call('HGET', P .. 'pn', id) end
   local flag = '0'
   if pend then flag = '1' end
-  presenceWrite(id, sub(key, 1, PR_FLAG - 1) .. flag .. seq .. mid .. REQ[RB + 3 * RN + k])
+  presenceWrite(id, seq .. sub(key, 1, 16) .. flag .. mid .. REQ[RB + 3 * RN + k])
   return OK, 0, id, pend
 end
 
@@ -494,7 +501,7 @@ end
 -- record refreshed twice is written twice in one HSET: the later wins).
 local function presenceFlush()
   for i = 1, NW, 1024 do call('HSET', P .. 'pr', unpack(WRITES, i, math.min(i + 1023, NW))) end
-  WRITES, NW = {}, 0
+  NW = 0
 end
 
 -- bindAttempt binds one role's endpoint and, when relayed is not '', its
