@@ -80,6 +80,10 @@ type storeFixture struct {
 	sorted    []engine.ListingID // for browse cursors
 	next      int                // rotating index into ls
 	serial    int                // for idempotency keys
+	// offered is how many listings, from the first, hold one of the
+	// fill's unbound attempts: a refresh of one answers a pending offer.
+	offered int
+	cursors map[int]int // batchPresenceIn's rotating index per range start
 }
 
 var (
@@ -170,7 +174,8 @@ func newFixture(c storeCase, headroom bool, meta int) (*storeFixture, error) {
 		v.Spec, v.Doc = nil, nil // the fixture keeps IDs only, not a second copy of the data
 		f.ls[i] = v
 	}
-	for j := 0; j < l.MaxAttempts && j < n*2/5; j++ {
+	f.offered = min(l.MaxAttempts, n*2/5, n)
+	for j := 0; j < f.offered; j++ {
 		cmd := engine.CreateAttempt{Tenant: storeTenant, Client: engine.Subject(fmt.Sprintf("cli-%d", j%100)),
 			IdempotencyKey: fmt.Sprintf("fill-join-%d", j), Listing: f.ls[j%n].ID, ProtocolVersion: 7}
 		if _, r, err := s.CreateJoinAttempt(ctx, cmd); err != nil || !r.OK() {

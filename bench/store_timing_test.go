@@ -177,8 +177,25 @@ func BenchmarkStoreBatchPresence(b *testing.B) {
 // the inputs, as a UDP reader reusing its op array does: rewriting each
 // whole ~1 KB Op would be the benchmark's cost, not the store's.
 func (f *storeFixture) batchPresence(b *testing.B, ctx context.Context, ops []engine.Op, pub netip.AddrPort) {
+	f.commitPresence(b, ctx, ops, pub, f.pick)
+}
+
+// batchPresenceIn is batchPresence over the fill's listings from to to-1
+// only, round robin with a cursor of its own.
+func (f *storeFixture) batchPresenceIn(b *testing.B, ctx context.Context, ops []engine.Op, pub netip.AddrPort, from, to int) {
+	if f.cursors == nil {
+		f.cursors = map[int]int{}
+	}
+	f.commitPresence(b, ctx, ops, pub, func() int {
+		i := from + f.cursors[from]
+		f.cursors[from] = (f.cursors[from] + 1) % (to - from)
+		return i
+	})
+}
+
+func (f *storeFixture) commitPresence(b *testing.B, ctx context.Context, ops []engine.Op, pub netip.AddrPort, pick func() int) {
 	for j := range ops {
-		i := f.pick()
+		i := pick()
 		f.seq[i]++
 		ops[j].Kind = engine.OpPresence
 		ops[j].Presence = engine.BindPresence{Handle: f.ls[i].Presence, Key: f.presKeys[i], Seq: f.seq[i], Public: pub}

@@ -67,12 +67,13 @@ func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, ru
 // presenceInstance is the instance a listing's presence last reached.
 func presenceInstance(ctx context.Context, rc rueidis.Client, id string) string {
 	// The listing's presence record (ADR 0005): key fingerprint (16 bytes),
-	// sequence (16 digits), then the instance the last refresh reached.
+	// pending flag, sequence (16 digits), then the instance the last refresh
+	// reached.
 	rec, _ := rc.Do(ctx, rc.B().Hget().Key("rdv:{failover}:pr").Field(id).Build()).ToString()
-	if len(rec) < 68 {
+	if len(rec) < 69 {
 		return ""
 	}
-	return rec[32:68]
+	return rec[33:69]
 }
 
 // TestHAInstanceSIGKILL (the instance-sigkill fault scenario): three

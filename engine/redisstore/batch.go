@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/binary"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -94,10 +95,11 @@ type batchBuf struct {
 	// them once data is complete (strings into a buffer that may still
 	// grow would go stale).
 	data     []byte
-	refresh  [][4]span // per refresh: listing ID or handle, key, seq, endpoints
-	byHandle []byte    // per refresh: 'p' (names its listing) or 'h' (its handle)
-	handles  bool      // some refresh names its handle
-	others   []other   // binds and outcome reports
+	refresh  [][4]span     // per refresh: listing ID or handle, key argument, seq, endpoints
+	byHandle []byte        // per refresh: 'p' (names its listing) or 'h' (its handle)
+	handles  bool          // some refresh names its handle
+	named    []engine.UUID // per refresh: the listing ID or handle it names
+	others   []other       // binds and outcome reports
 	args     []string
 	sent     []int              // indexes of the ops sent, in order
 	known    []bool             // per op sent: its listing was named (or it is a bind)
@@ -118,6 +120,7 @@ var batchBufs = sync.Pool{New: func() any { return new(batchBuf) }}
 
 func (b *batchBuf) reset(n int) {
 	b.data, b.refresh, b.byHandle, b.handles, b.others = b.data[:0], b.refresh[:0], b.byHandle[:0], false, b.others[:0]
+	b.named = b.named[:0]
 	b.args, b.sent, b.known, b.ids = b.args[:0], b.sent[:0], b.known[:0], b.ids[:0]
 	if cap(b.errs) < n {
 		b.errs = make([]error, n)
@@ -133,15 +136,17 @@ func (b *batchBuf) since(at int) span { return span{at, len(b.data)} }
 func (b *batchBuf) addPresence(p *engine.BindPresence, id engine.ListingID, known bool) {
 	var f [4]span
 	at := len(b.data)
+	named := id.UUID
 	if known {
-		b.data = id.UUID.AppendText(b.data)
 		b.byHandle = append(b.byHandle, 'p')
 	} else {
-		b.data = p.Handle.UUID.AppendText(b.data)
+		named = p.Handle.UUID
 		b.byHandle, b.handles = append(b.byHandle, 'h'), true
 	}
+	b.data = named.AppendText(b.data)
+	b.named = append(b.named, named)
 	f[0], at = b.since(at), len(b.data)
-	b.data = append(b.data, p.Key[:]...)
+	b.data = append(append(b.data, p.Key[:]...), '0') // as a record without pending offers begins
 	f[1], at = b.since(at), len(b.data)
 	b.data = appendSeq(b.data, p.Seq)
 	f[2], at = b.since(at), len(b.data)
@@ -189,7 +194,7 @@ func (b *batchBuf) cut(instance string) []string {
 	at := len(b.data)
 	b.data = strconv.AppendInt(b.data, int64(len(b.refresh)), 10)
 	count := b.since(at)
-	if b.handles {
+	if b.handles || namesTwice(b.named) {
 		b.data = append(b.data, b.byHandle...)
 	}
 	kinds := b.since(count.to)
@@ -229,27 +234,39 @@ func appendEndpoint(b []byte, a netip.AddrPort) []byte {
 	return a.AppendTo(b)
 }
 
-// batchAnswers decodes apply_batch.lua's {presence, others} into the sent
-// ops; false if the reply is not one.
+// batchAnswers decodes apply_batch.lua's {presence, others, offered} into
+// the sent ops; false if the reply is not one.
 func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, b *batchBuf) bool {
 	a, err := m.ToArray()
-	if err != nil || len(a) != 2 {
+	if err != nil || len(a) != 3 {
 		return false
 	}
-	pres, err := a[0].ToString()
-	if err != nil {
-		return false
+	var parts [3]string
+	for i := range parts {
+		if parts[i], err = a[i].ToString(); err != nil {
+			return false
+		}
 	}
-	others, err := a[1].ToString()
-	if err != nil {
-		return false
-	}
+	pres, others, offered := parts[0], parts[1], parts[2]
 	ttl := s.duration(int64(s.lim.PresenceTTL / s.tick))
+	k := 0 // the refresh's number in the call
 	for j, i := range b.sent {
 		op := &ops[i]
 		if op.Kind == engine.OpPresence {
+			k++
 			var ok bool
-			if pres, ok = decodePresence(pres, op, b.known[j], b.ids[j], ttl); !ok {
+			switch {
+			case answers(pres, k):
+				pres, ok = decodePresence(pres[4:], op, b.known[j], b.ids[j], ttl)
+			case answers(offered, k):
+				// Decided inline: accepted, with pending offers.
+				op.PresenceView.Listing, op.PresenceView.TTL = b.ids[j], ttl
+				offered, ok = decodeOffered(offered[4:], &op.PresenceView)
+			default:
+				// Decided inline: accepted, no pending offers.
+				op.PresenceView.Listing, op.PresenceView.TTL, ok = b.ids[j], ttl, true
+			}
+			if !ok {
 				return false
 			}
 			continue
@@ -264,12 +281,17 @@ func (s *Store) batchAnswers(m rueidis.RedisMessage, ops []engine.Op, b *batchBu
 			return false
 		}
 	}
-	return len(pres) == 0 && len(others) == 0
+	return len(pres) == 0 && len(others) == 0 && len(offered) == 0
 }
 
-// decodePresence reads one presence answer from the front of p (see
-// apply_batch.lua) and returns the rest. known says the refresh named its
-// listing, id.
+// answers reports whether packed answers p begin with refresh k's.
+func answers(p string, k int) bool {
+	return len(p) >= 4 && int(p[0])<<24|int(p[1])<<16|int(p[2])<<8|int(p[3]) == k
+}
+
+// decodePresence reads one presence answer after its refresh's number
+// from the front of p (see apply_batch.lua) and returns the rest. known
+// says the refresh named its listing, id.
 func decodePresence(p string, op *engine.Op, known bool, id engine.ListingID, ttl time.Duration) (string, bool) {
 	if len(p) < 2 {
 		return p, false
@@ -290,11 +312,26 @@ func decodePresence(p string, op *engine.Op, known bool, id engine.ListingID, tt
 		}
 		id, p = engine.ListingID{UUID: u}, p[36:]
 	}
+	op.PresenceView.Listing, op.PresenceView.TTL = id, ttl
+	return decodeHandles(p, n, &op.PresenceView)
+}
+
+// decodeOffered reads the pending offers of a refresh decided inline (see
+// offeredAnswer in apply_batch.lua) from the front of p into v and
+// returns the rest.
+func decodeOffered(p string, v *engine.PresenceView) (string, bool) {
+	if len(p) < 1 {
+		return p, false
+	}
+	return decodeHandles(p[1:], int(p[0]), v)
+}
+
+// decodeHandles reads n pending offers' handles (36 each) from the front
+// of p into v and returns the rest.
+func decodeHandles(p string, n int, v *engine.PresenceView) (string, bool) {
 	if len(p) < 36*n {
 		return p, false
 	}
-	v := &op.PresenceView
-	v.Listing, v.TTL = id, ttl
 	for k := range n {
 		h, ok := engine.ParseUUID(p[36*k : 36*k+36])
 		if !ok {
@@ -354,4 +391,29 @@ func answerHead(p string, op *engine.Op) (rest string, viewed, ok bool) {
 	}
 	op.Result = engine.Result{Outcome: engine.Outcome(p[0]), Pool: engine.Pool(p[1])}
 	return p[3:], p[2] == 1, true
+}
+
+// namesTwice reports whether some listing ID or handle is named twice, in
+// which case apply_batch.lua decides every refresh in order against what
+// the earlier ones wrote. Without allocating: open addressing over 256
+// slots, so a batch of more than 128 refreshes counts as naming twice.
+func namesTwice(named []engine.UUID) bool {
+	if len(named) > 128 {
+		return true
+	}
+	var slots [256]uint8 // 1 + the index into named; 0 is empty
+	for i := range named {
+		u := &named[i]
+		h := (binary.LittleEndian.Uint64(u[:8]) ^ binary.LittleEndian.Uint64(u[8:])) * 0x9e3779b97f4a7c15
+		for s := uint8(h >> 56); ; s++ {
+			if slots[s] == 0 {
+				slots[s] = uint8(i + 1)
+				break
+			}
+			if named[slots[s]-1] == *u {
+				return true
+			}
+		}
+	}
+	return false
 }

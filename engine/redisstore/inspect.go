@@ -60,9 +60,10 @@ func (s *Store) dump() (*dump, error) {
 }
 
 // secretFields are left out of Snapshot: fingerprints of capabilities. So
-// are meta's clock (the clamp), which any call may move, and the primary it
-// last saw (replid, gen), which the first call on a new primary moves. A
-// presence record (hash "pr") is shown without its key's fingerprint.
+// are meta's clock (the clamp), which any call may move, the primary it
+// last saw (replid, gen), which the first call on a new primary moves, and
+// the instances' fencing tokens (f:<id>), which belong to the registry.
+// A presence record (hash "pr") is shown without its key's fingerprint.
 var (
 	secretFields = map[string]bool{"lkey": true, "hkey": true, "ckey": true}
 	movingMeta   = map[string]bool{"clock": true, "replid": true, "gen": true}
@@ -87,11 +88,11 @@ func (s *Store) Snapshot() string {
 		k := d.keys[n]
 		fmt.Fprintf(&b, "%q %s:", n, k.kind)
 		for _, f := range k.fields {
-			if secretFields[f[0]] || (n == "meta" && movingMeta[f[0]]) {
+			if secretFields[f[0]] || (n == "meta" && (movingMeta[f[0]] || strings.HasPrefix(f[0], "f:"))) {
 				continue
 			}
-			if n == "pr" {
-				f[1] = f[1][min(len(f[1]), prKeyLen):]
+			if n == "pr" && len(f[1]) >= prFlagAt {
+				f[1] = f[1][:prKeyAt] + f[1][prFlagAt:]
 			}
 			fmt.Fprintf(&b, " %q=%q", f[0], f[1])
 		}
@@ -297,10 +298,10 @@ func (s *Store) CheckInvariants() error {
 	return errors.Join(errs...)
 }
 
-// presenceRecord is a decoded presence record (prelude.lua): the
-// fingerprint of the presence key, the last accepted sequence, the
-// instance its last refresh reached and, while the presence is fresh, its
-// deadline and endpoints.
+// presenceRecord is a decoded presence record (prelude.lua): the last
+// accepted sequence, the fingerprint of the presence key, the pending
+// flag, the instance its last refresh reached and, while the presence
+// is fresh, its deadline and endpoints.
 type presenceRecord struct {
 	seq       uint64
 	pending   bool // the listing has pending offers (pn holds them)
@@ -309,8 +310,9 @@ type presenceRecord struct {
 }
 
 const (
-	prKeyLen  = 16
-	prIdleLen = prKeyLen + 16 + 36 + 1 // key, sequence, instance, pending flag
+	prKeyAt   = 16                // the fingerprint follows the sequence
+	prFlagAt  = prKeyAt + 16      // the pending flag follows the fingerprint
+	prIdleLen = prFlagAt + 1 + 36 // sequence, fingerprint, pending flag, instance
 	prFullLen = prIdleLen + 20
 )
 
@@ -320,10 +322,10 @@ func parsePresenceRecord(v string) (presenceRecord, bool) {
 		return r, false
 	}
 	var err error
-	if r.seq, err = strconv.ParseUint(v[prKeyLen:prKeyLen+16], 10, 64); err != nil {
+	if r.seq, err = strconv.ParseUint(v[:prKeyAt], 10, 64); err != nil {
 		return r, false
 	}
-	switch v[prIdleLen-1] {
+	switch v[prFlagAt] {
 	case '0':
 	case '1':
 		r.pending = true

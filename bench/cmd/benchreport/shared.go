@@ -24,13 +24,18 @@ const (
 	targetRateRatio = 0.5 // Redis store's UDP presence rate ÷ memory store's
 )
 
-// sharedTransitions are the sub-benchmarks of BenchmarkRedisStore, in table order.
-var sharedTransitions = []struct{ op, label string }{
-	{"presence-batch64", "presence refresh, 64 per ApplyBatch (one UDP read batch)"},
-	{"renew", "lease renewal"},
-	{"create", "listing creation"},
-	{"join", "join attempt"},
-	{"browse100", "browse page of 100"},
+// sharedTransitions are the sub-benchmarks of BenchmarkRedisStore, in
+// table order; targeted marks the one the per-refresh target is held to.
+var sharedTransitions = []struct {
+	op, label string
+	targeted  bool
+}{
+	{"presence-batch64", "presence refresh, 64 per ApplyBatch (one UDP read batch)", true},
+	{"presence-batch64-offered", "presence refresh answering a pending offer, 64 per ApplyBatch", false},
+	{"renew", "lease renewal", false},
+	{"create", "listing creation", false},
+	{"join", "join attempt", false},
+	{"browse100", "browse page of 100", false},
 }
 
 // sharedTables renders the shared-state results.
@@ -56,9 +61,11 @@ func sharedTables(w io.Writer, run *Run, mem, redis *loadResult) {
 			}
 			t := summarize(s.Values["ns/op"])
 			row := fmt.Sprintf("| %s | %s µs %s | %s µs |", tr.label, fmtVal(t.Median/1e3), fmtSpread(t), fmtVal(summarize(s.Values["redis-us/op"]).Median))
-			if per, ok := s.Values["redis-us/refresh"]; ok {
+			if per, ok := s.Values["redis-us/refresh"]; ok && tr.targeted {
 				v := summarize(per).Median
 				fmt.Fprintf(w, "%s **%s µs** | ≤ %.0f µs: %s |\n", row, fmtVal(v), targetRefreshUS, verdict(v <= targetRefreshUS))
+			} else if ok {
+				fmt.Fprintf(w, "%s %s µs | the offer is pending only until the host's next datagram |\n", row, fmtVal(summarize(per).Median))
 			} else {
 				fmt.Fprintf(w, "%s | |\n", row)
 			}

@@ -2,12 +2,13 @@
 -- cleanup (of the pools they read), in order. Arguments from ARGV[3]: the
 -- calling instance's ID (Store.InstanceID, recorded as the instance a
 -- refresh or bind reached); the number n of presence refreshes; '' when
--- every refresh names its listing's ID (the caller's cache of ph), else
--- one character per refresh, 'p' or 'h' where it names the presence
--- handle; then the refreshes' IDs (or handles), their presence keys, their
--- sequences (16 digits, zero-padded) and their endpoints "public|local", n
--- of each; then seven per other op: the number of refreshes before it,
--- its kind and its fields: 'b' (a bind), attempt handle, key, role,
+-- every refresh names its listing's ID (the caller's cache of ph) and no
+-- listing is refreshed twice, else one character per refresh, 'p' or 'h'
+-- where it names the presence handle; then the refreshes' IDs (or handles), their key arguments (the
+-- presence key's fingerprint and '0', as a record without pending offers
+-- begins), their sequences (16 digits, zero-padded) and their endpoints
+-- "public|local", n of each; then seven per other op: the number of
+-- refreshes before it, its kind and its fields: 'b' (a bind), attempt handle, key, role,
 -- binding, relayed address ('' for none); or 'o' (an outcome report),
 -- attempt handle, key, role, path (1-3), milliseconds. Arguments are the
 -- cheapest way into the function (Redis hands each over as a Lua string;
@@ -17,10 +18,19 @@
 -- writes the records refreshed before it first, so it reads them as the
 -- batch left them.
 --
--- Answers {presence, others}. presence packs the refreshes' answers in
--- order: outcome and pool (a byte each) and, when accepted, the number of
--- pending offers (a byte), the listing ID (36) if the refresh named its
--- handle, and the pending offers' handles (36 each). others packs the
+-- Most refreshes are of a fresh presence without pending offers, in a
+-- batch that names every listing once: the loop decides those inline, with
+-- one comparison of the sequence with the record, one search for the key
+-- argument at its place in it and one join, and leaves them out of the
+-- answer; every other
+-- refresh goes through presenceRefresh, which decides every case.
+--
+-- Answers {presence, others}. presence packs, in order, the answers of the
+-- refreshes the loop did not decide inline (the others are accepted, with
+-- no pending offers): the refresh's number k (2 bytes, big-endian),
+-- outcome and pool (a byte each) and, when accepted, the number of pending
+-- offers (a byte), the listing ID (36) if the refresh named its handle,
+-- and the pending offers' handles (36 each). others packs the
 -- other ops' answers in order: outcome, pool and whether an attempt view
 -- follows (a byte each). A bind's view follows its replay, ready and first
 -- bytes, and then, once both endpoints are bound (and the attempt is not
@@ -30,7 +40,7 @@
 -- report's view follows its duplicate byte and its tenant. Views and
 -- introductions are fields, each length-prefixed (2 bytes, big-endian).
 -- One string per kind of answer, so the client reads a batch's answer as
--- two strings, not an array per op.
+-- three strings, not an array per op.
 
 -- packFields appends the fields of t to out, length-prefixed.
 local function packFields(out, t)
@@ -76,23 +86,59 @@ local function batchReport(out, handle, key, role, path, ms)
   packFields(out, r[5])
 end
 
--- An accepted refresh's answer bytes (OK, pool 0, pending count) by the
--- number of pending offers.
+-- An accepted refresh's answer bytes after its number (OK, pool 0,
+-- pending count) by the number of pending offers, and that count alone.
 local ACCEPTED = {[0] = '\0\0\0', '\0\0\1', '\0\0\2', '\0\0\3', '\0\0\4'}
+local COUNT = {[0] = '\0', '\1', '\2', '\3', '\4'}
+
+-- REFRESH[k] is refresh k's number as an answer carries it (4 bytes,
+-- big-endian), made once per k for the library's life (refreshNumber).
+local REFRESH = {}
+local function refreshNumber(k)
+  local s = REFRESH[k]
+  if not s then
+    s = struct.pack('>I', k)
+    REFRESH[k] = s
+  end
+  return s
+end
+
+-- offeredAnswer is the answer of the refreshes a call decided inline that
+-- have pending offers (numbers offered, of listings a[5 + k]), in order:
+-- each refresh's number, the number of its pending offers (a byte) and
+-- their handles, read with one HMGET of pn.
+local function offeredAnswer(a, offered)
+  if #offered == 0 then return '' end
+  local ids = {}
+  for j, k in ipairs(offered) do ids[j] = a[5 + k] end
+  local h = hmgetAll(P .. 'pn', ids, 1, #ids)
+  local out = {}
+  for j, k in ipairs(offered) do
+    local pend = h[j] or ''
+    out[3 * j - 2], out[3 * j - 1], out[3 * j] = refreshNumber(k), COUNT[#pend / 36], pend
+  end
+  return table.concat(out)
+end
 
 redis.register_function('rdv_apply_batch', function(keys, a)
-  local n = tonumber(a[4])
+  local n, na = tonumber(a[4]), #a
   -- A batch of refreshes only touches no attempt, so it leaves the void
   -- of an earlier primary's attempts (followPrimary) to the next call
   -- that can bind, consume or create one.
-  begin(keys, a, true, #a == 5 + 4 * n)
+  begin(keys, a, true, na == 5 + 4 * n)
   INST = a[3]
   local byHandle = a[5]
   presenceLoad(a, 5, n, byHandle)
-  local pres, others = {}, {}
+  local mid = presenceMid()
+  local inline = byHandle == '' and not unavailable()
+  -- With no other op in the call, nothing changes pending offers while the
+  -- loop runs: a listing with some is decided inline as well, and its
+  -- offers are read after the loop, for all such listings at once.
+  local alone = na == 5 + 4 * n
+  local pres, np, others, offered = {}, 0, {}, {}
   local o = 6 + 4 * n -- the first argument of the next other op
   for k = 1, n + 1 do
-    while o <= #a and tonumber(a[o]) == k - 1 do
+    while o <= na and tonumber(a[o]) == k - 1 do
       presenceFlush()
       if a[o + 1] == 'o' then
         batchReport(others, a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6])
@@ -102,17 +148,33 @@ redis.register_function('rdv_apply_batch', function(keys, a)
       o = o + 7
     end
     if k > n then break end
-    local code, pool, id, pending = presenceRefresh(k)
-    if code == OK then
-      local count = 0
-      if pending then count = #pending / 36 end
-      pres[#pres + 1] = ACCEPTED[count]
-      if byHandle ~= '' and string.byte(byHandle, k) == 104 then pres[#pres + 1] = id end
-      if pending then pres[#pres + 1] = pending end
+    local id, rec, key, seq = a[5 + k], RECS[k], a[5 + n + k], a[5 + 2 * n + k]
+    local fresh = inline and rec and #rec > PR_IDLE and not PENDING_SYNCED[id] and seq > rec
+    if fresh and find(rec, key, PR_KEY, true) == PR_KEY then
+      rec = seq .. key .. mid .. a[5 + 3 * n + k]
+      WRITES[NW + 1], WRITES[NW + 2] = id, rec
+      NW = NW + 2
+    elseif fresh and alone and byte(rec, PR_FLAG) == HAS_PENDING and find(rec, sub(key, 1, 16), PR_KEY, true) == PR_KEY then
+      rec = seq .. sub(rec, PR_KEY, PR_FLAG) .. mid .. a[5 + 3 * n + k]
+      WRITES[NW + 1], WRITES[NW + 2] = id, rec
+      NW = NW + 2
+      offered[#offered + 1] = k
     else
-      pres[#pres + 1] = string.char(code, pool)
+      local code, pool, lid, pending = presenceRefresh(k, mid)
+      np = np + 1
+      pres[np] = refreshNumber(k)
+      np = np + 1
+      if code == OK then
+        local count = 0
+        if pending then count = #pending / 36 end
+        pres[np] = ACCEPTED[count]
+        if byHandle ~= '' and string.byte(byHandle, k) == 104 then np = np + 1; pres[np] = lid end
+        if pending then np = np + 1; pres[np] = pending end
+      else
+        pres[np] = string.char(code, pool)
+      end
     end
   end
   presenceFlush()
-  return {table.concat(pres), table.concat(others)}
+  return {table.concat(pres), table.concat(others), offeredAnswer(a, offered)}
 end)

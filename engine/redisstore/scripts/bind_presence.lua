@@ -4,8 +4,8 @@
 redis.register_function('rdv_bind_presence', function(keys, a)
   begin(keys, a)
   INST = a[8]
-  presenceLoad({a[3], a[4], a[5], a[6] .. '|' .. a[7]}, 0, 1, 'h')
-  local code, pool, id, pending = presenceRefresh(1)
+  presenceLoad({a[3], a[4] .. '0', a[5], a[6] .. '|' .. a[7]}, 0, 1, 'h')
+  local code, pool, id, pending = presenceRefresh(1, presenceMid())
   presenceFlush()
   if code ~= OK then return {code, pool} end
   local handles = {}

@@ -22,7 +22,7 @@ redis.register_function('rdv_create_listing', function(keys, a)
   call('HSET', P .. 'l:' .. id, 'lease', lease, 'pres', pres, 'tenant', tenant, 'owner', owner,
     'lkey', a[10], 'spec', a[12], 'doc', a[13], 'players', a[14], 'maxp', a[15],
     'proto', a[16], 'public', a[17], 'region', a[18], 'ver', '1', 'dl', dl, 'ik', ik)
-  call('HSET', P .. 'pr', id, a[11] .. SEQ_ZERO .. NO_INSTANCE .. '0')
+  call('HSET', P .. 'pr', id, SEQ_ZERO .. a[11] .. '0' .. NO_INSTANCE)
   call('ZADD', P .. 'lexp', dl, id)
   call('HSET', P .. 'ph', pres, id)
   call('SADD', P .. 'ol:' .. owner, id)

@@ -5,12 +5,24 @@
 -- failover lost the counter). Every later call of that instance carries it
 -- and setup checks it (checkFence).
 -- Keys: nexp (sorted set: instance ID by lease deadline), n:<id> (hash:
--- epoch, addr, drain), nepoch (the epoch counter).
+-- epoch, addr, drain), nepoch (the epoch counter), and in meta the field
+-- f:<id>, '<epoch>:<lease deadline>', which checkFence reads.
+
+-- fenceToken keeps meta's copy of instance id's registration (or removes
+-- it, with no epoch).
+local function fenceToken(id, epoch, dl)
+  if epoch then
+    call('HSET', P .. 'meta', 'f:' .. id, epoch .. ':' .. dl)
+  else
+    call('HDEL', P .. 'meta', 'f:' .. id)
+  end
+end
 
 local function instancesDue()
   for _, id in ipairs(call('ZRANGEBYSCORE', P .. 'nexp', '-inf', I(NOW))) do
     call('ZREM', P .. 'nexp', id)
     call('DEL', P .. 'n:' .. id)
+    fenceToken(id)
   end
 end
 
@@ -51,8 +63,10 @@ redis.register_function('rdv_instance_register', function(keys, a)
     call('SET', P .. 'nepoch', I(n))
   end
   local epoch = I(n)
+  local dl = I(NOW + tonumber(a[5]))
   call('HSET', P .. 'n:' .. a[3], 'epoch', epoch, 'addr', a[4], 'drain', a[6])
-  call('ZADD', P .. 'nexp', I(NOW + tonumber(a[5])), a[3])
+  call('ZADD', P .. 'nexp', dl, a[3])
+  fenceToken(a[3], epoch, dl)
   local out = liveInstances()
   table.insert(out, 1, epoch)
   return out
@@ -64,7 +78,9 @@ end)
 redis.register_function('rdv_instance_renew', function(keys, a)
   setup(keys, a, true)
   if not registered(a[3], a[4]) then return {0} end
-  call('ZADD', P .. 'nexp', I(NOW + tonumber(a[5])), a[3])
+  local dl = I(NOW + tonumber(a[5]))
+  call('ZADD', P .. 'nexp', dl, a[3])
+  fenceToken(a[3], a[4], dl)
   instancesDue()
   local out = liveInstances()
   table.insert(out, 1, 1)
@@ -88,5 +104,6 @@ redis.register_function('rdv_instance_leave', function(keys, a)
   if call('HGET', P .. 'n:' .. a[3], 'epoch') ~= a[4] then return 0 end
   call('ZREM', P .. 'nexp', a[3])
   call('DEL', P .. 'n:' .. a[3])
+  fenceToken(a[3])
   return 1
 end)

@@ -9,7 +9,9 @@
 -- at ARGV[3].
 --
 -- Numbers handed to redis.call are formatted with I(): Lua would otherwise
--- print them with 14 significant digits and lose precision.
+-- print them with 14 significant digits and lose precision. They are
+-- integers below 2^53, so '%d' (a C long) prints them exactly, at a fraction
+-- of the cost of '%.0f'.
 
 local P, NOW = '', 0
 local LIM = {}
@@ -25,7 +27,12 @@ local Q_OWNER, Q_TENANT_ATTEMPTS, Q_SUBJECT_ATTEMPTS, Q_TENANT_LISTINGS, Q_TENAN
 -- or reports current_players above the listing's max_players.
 local RETRY, BAD_PLAYERS = -1, -2
 
-local function I(n) return string.format('%.0f', n) end
+local function I(n) return string.format('%d', n) end
+-- sub, find and byte are string.sub, string.find and string.byte, which
+-- setup fetches: the library's code cannot read the global 'string' while
+-- it loads, and a local is the cheapest access in the loops over a batch's
+-- refreshes.
+local sub, find, byte
 local function call(...) return redis.call(...) end
 
 -- RELAY holds the relay fallback's helpers (prelude_relay.lua, loaded after
@@ -46,10 +53,13 @@ end
 -- checkFence refuses, before anything is written, a call from an instance
 -- whose registration is not live at time n or carries another epoch: an
 -- instance paused or cut off past its lease commits nothing on return.
-local function checkFence(id, epoch, n)
+-- token is the registration's copy in meta, '<epoch>:<lease deadline>'
+-- (instance_registry.lua keeps it), read by setup with the deployment's
+-- flags, so the check costs no call of its own.
+local function checkFence(id, epoch, token, n)
   if id == '' then return end
-  local dl = call('ZSCORE', P .. 'nexp', id)
-  if not dl or tonumber(dl) <= n or call('HGET', P .. 'n:' .. id, 'epoch') ~= epoch then
+  local colon = token and string.find(token, ':', 1, true)
+  if not colon or string.sub(token, 1, colon - 1) ~= epoch or tonumber(string.sub(token, colon + 1)) <= n then
     error({err = 'FENCED instance registration expired or superseded'})
   end
 end
@@ -70,15 +80,15 @@ local LIM_SRC = nil
 -- FENCE_ID is the calling instance's ID when the call is fenced, else ''.
 local FENCE_ID = ''
 local function setup(keys, args, write)
-  P = keys[1]
+  P, sub, find, byte = keys[1], string.sub, string.find, string.byte
   if args[2] ~= LIM_SRC then
     LIM = {}
     for w in string.gmatch(args[2], '%S+') do LIM[#LIM + 1] = tonumber(w) end
     LIM_SRC = args[2]
   end
-  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl')
-  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
   local nowArg, fid, fepoch = splitFence(args[1])
+  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl', 'f:' .. fid)
+  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
   local n
   if nowArg ~= '' then
     n = tonumber(nowArg)
@@ -86,7 +96,7 @@ local function setup(keys, args, write)
     local t = call('TIME')
     n = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
-  checkFence(fid, fepoch, n)
+  checkFence(fid, fepoch, m[5], n)
   FENCE_ID = fid
   local last = tonumber(m[1] or '0')
   if n < last then
@@ -121,26 +131,32 @@ local function unavailable() return META.unavail end
 
 -- A listing's presence record is one field of the hash 'pr' (field: the
 -- listing ID), so a batch of refreshes reads all of its records with one
--- HMGET and writes them with one HSET: the presence key's fingerprint
--- (16 bytes), the last accepted sequence (16 digits, zero-padded: string
--- order is number order), the instance the last accepted refresh reached
--- (36; NO_INSTANCE before the first), '1' when the listing has pending
--- offers, else '0', and, while the presence is fresh, its deadline (20
--- digits) and endpoints "public|local". The hash 'pn' holds, per listing
--- with pending offers (attempts whose host endpoint is unbound), the
--- handles of the four oldest concatenated (ZRANGE of lp:<id>, 0 to 3, kept
--- by pendingSync wherever lp changes, with the record's flag), so a batch
--- reads pn only for the listings whose record says they have some.
-local PR_INST_END = 68 -- where the instance ends
+-- HMGET and writes them with one HSET: the last accepted sequence (16
+-- digits, zero-padded: string order is number order), the presence key's
+-- fingerprint (16 bytes), '1' when the listing has pending offers, else
+-- '0', the instance the last accepted refresh reached (36; NO_INSTANCE
+-- before the first) and, while the presence is fresh, its deadline (20
+-- digits) and endpoints "public|local". The order serves the batch's
+-- refresh of a listing without pending offers, where every string Lua makes
+-- costs: the new sequence compares with the whole record (its digits decide,
+-- and an equal sequence is a prefix, so not greater), the key argument (the
+-- fingerprint and '0') is found at PR_KEY, and the call's instance and
+-- deadline are adjacent, so the new record is four strings joined. The
+-- hash 'pn' holds, per listing with pending offers (attempts whose host
+-- endpoint is unbound), the handles of the four oldest concatenated (ZRANGE
+-- of lp:<id>, 0 to 3, kept by pendingSync wherever lp changes, with the
+-- record's flag).
+local PR_KEY = 17 -- where the fingerprint starts, after the sequence
+local PR_FLAG = 33 -- where the pending flag is, after the fingerprint
 local PR_IDLE = 69 -- a record's length without deadline and endpoints
+local HAS_PENDING = 49 -- '1' at PR_FLAG
 local NO_INSTANCE = '000000000000000000000000000000000000'
-local HAS_PENDING = 49 -- '1' at PR_IDLE
 
 -- presenceInstance answers the instance a record's last refresh reached,
 -- '' before the first.
 local function presenceInstance(rec)
   if not rec then return '' end
-  local inst = string.sub(rec, 33, PR_INST_END)
+  local inst = string.sub(rec, PR_FLAG + 1, PR_IDLE)
   if inst == NO_INSTANCE then return '' end
   return inst
 end
@@ -168,8 +184,8 @@ local function pendingSync(id)
     call('HSET', P .. 'pn', id, table.concat(h))
   end
   local rec = presenceRecord(id)
-  if rec and string.sub(rec, PR_IDLE, PR_IDLE) ~= flag then
-    call('HSET', P .. 'pr', id, string.sub(rec, 1, PR_IDLE - 1) .. flag .. string.sub(rec, PR_IDLE + 1))
+  if rec and string.sub(rec, PR_FLAG, PR_FLAG) ~= flag then
+    call('HSET', P .. 'pr', id, string.sub(rec, 1, PR_FLAG - 1) .. flag .. string.sub(rec, PR_FLAG + 1))
   end
 end
 
@@ -380,14 +396,6 @@ local function introduction(aid)
   return {aid, f[1], f[2], f[3]}
 end
 
--- presenceDeadline is a refresh's new deadline as a record holds it,
--- formatted once per call.
-local PDL_NOW, PDL = nil, ''
-local function presenceDeadline()
-  if PDL_NOW ~= NOW then PDL_NOW, PDL = NOW, string.format('%020.0f', NOW + LIM[PRES_TTL]) end
-  return PDL
-end
-
 -- hmgetAll reads fields[from..to] of hash key: their values in that order
 -- (false when absent), in chunks within Lua's limit on unpacked arguments.
 local function hmgetAll(key, fields, from, to)
@@ -401,17 +409,21 @@ local function hmgetAll(key, fields, from, to)
 end
 
 -- The refreshes of one call are arguments of it (REQ): refresh k's
--- listing ID (or handle), presence key, sequence (16 digits) and endpoints
--- "public|local" are REQ[RB + k], REQ[RB + RN + k], REQ[RB + 2 RN + k] and
--- REQ[RB + 3 RN + k], so the IDs go to HMGET as they came. presenceLoad
--- reads every record and pending list they name at once; presenceRefresh
--- decides each in order against those (and what earlier refreshes of the
--- call wrote, in WROTE, and binds before it changed, in PENDING_SYNCED);
--- presenceFlush writes the changed records at once.
+-- listing ID (or handle), key argument (the presence key's fingerprint and
+-- '0'), sequence (16 digits) and endpoints "public|local" are REQ[RB + k],
+-- REQ[RB + RN + k], REQ[RB + 2 RN + k] and REQ[RB + 3 RN + k], so the IDs
+-- go to HMGET as they came. presenceLoad reads every record they name at
+-- once; presenceRefresh decides each in order against those (and what
+-- earlier refreshes of the call wrote, in WROTE, and binds before it
+-- changed, in PENDING_SYNCED); presenceFlush writes the changed records at
+-- once.
 local REQ, RB, RN = {}, 0, 0
 local SEQ_ZERO = '0000000000000000'
 local NO_LISTING = '-' -- no listing has this ID: ph does not know the handle
-local RECS, PENDS, WROTE, WRITES = {}, {}, {}, {}
+-- WRITES[1..NW] are the field-value pairs presenceFlush writes. The table
+-- lives as long as the library and is overwritten from the start, so a
+-- batch does not grow a new one entry by entry; what lies past NW is stale.
+local RECS, WROTE, WRITES, NW = {}, {}, {}, 0
 
 -- presenceLoad takes n refreshes from req after base. byHandle is '' when
 -- every refresh names its listing's ID, else one character per refresh,
@@ -419,7 +431,7 @@ local RECS, PENDS, WROTE, WRITES = {}, {}, {}, {}
 -- know the listing yet): those are looked up in ph and replaced by the ID.
 local function presenceLoad(req, base, n, byHandle)
   REQ, RB, RN = req, base, n
-  WROTE, WRITES, PENDING_SYNCED = {}, {}, {}
+  WROTE, NW, PENDING_SYNCED = {}, 0, {}
   if n == 0 then return end
   if byHandle ~= '' then
     local handles, at = {}, {}
@@ -435,19 +447,20 @@ local function presenceLoad(req, base, n, byHandle)
     end
   end
   RECS = hmgetAll(P .. 'pr', req, base + 1, base + n)
-  PENDS = {}
-  local ids, at = {}, {}
-  for k = 1, n do
-    local rec = RECS[k]
-    if rec and string.byte(rec, PR_IDLE) == HAS_PENDING then
-      ids[#ids + 1] = req[base + k]
-      at[#at + 1] = k
-    end
-  end
-  if #ids > 0 then
-    local h = hmgetAll(P .. 'pn', ids, 1, #ids)
-    for j, k in ipairs(at) do PENDS[k] = h[j] end
-  end
+end
+
+-- presenceWrite records refresh k's new record rec of listing id, for
+-- presenceFlush and for a later refresh of the same listing in the call.
+local function presenceWrite(id, rec)
+  WROTE[id] = rec
+  WRITES[NW + 1], WRITES[NW + 2] = id, rec
+  NW = NW + 2
+end
+
+-- presenceMid is what follows the sequence in a record refreshed now: the
+-- calling instance and the new deadline, formatted once per call.
+local function presenceMid()
+  return INST .. string.format('%020d', NOW + LIM[PRES_TTL])
 end
 
 -- presenceRefresh is BindHostPresence of refresh k after cleanup and
@@ -457,41 +470,38 @@ end
 -- fresh presence writes its record only: the deadline there moves, its
 -- entry in pexp stays, and cleanup re-times that entry when it comes due
 -- (presenceDue).
-local function presenceRefresh(k)
+local function presenceRefresh(k, mid)
   if unavailable() then return UNAVAILABLE, 0 end
   local id, key = REQ[RB + k], REQ[RB + RN + k]
   local rec = WROTE[id] or RECS[k]
-  if not rec or string.sub(rec, 1, 16) ~= key then return NOT_FOUND, 0 end
+  if not rec or sub(rec, PR_KEY, PR_FLAG - 1) ~= sub(key, 1, 16) then return NOT_FOUND, 0 end
   local seq = REQ[RB + 2 * RN + k]
-  if seq == SEQ_ZERO or seq <= string.sub(rec, 17, 32) then return CONFLICT, 0 end
-  local dl = presenceDeadline()
+  if seq <= sub(rec, 1, 16) then return CONFLICT, 0 end
   if #rec == PR_IDLE then -- the presence is not fresh: it becomes so
     if call('ZCARD', P .. 'pexp') >= LIM[MAX_P] then return CAPACITY, P_PRESENCE end
-    call('ZADD', P .. 'pexp', dl, id)
+    call('ZADD', P .. 'pexp', sub(mid, -20), id)
     local g = call('HMGET', P .. 'l:' .. id, 'tenant', 'proto', 'region', 'public')
     if g[4] == '1' then
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0', 0, id)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
     end
   end
-  -- The pending offers as loaded, or as an op earlier in the call left
-  -- them (pendingSync; a record refreshed before it holds the old flag).
-  local pend = PENDS[k] or false
-  if PENDING_SYNCED[id] then pend = call('HGET', P .. 'pn', id) end
+  -- The pending offers: the record's flag says whether there are any,
+  -- unless an op earlier in the call changed them (pendingSync; a record
+  -- refreshed before it holds the old flag).
+  local pend = false
+  if PENDING_SYNCED[id] or sub(rec, PR_FLAG, PR_FLAG) == '1' then pend = call('HGET', P .. 'pn', id) end
   local flag = '0'
   if pend then flag = '1' end
-  rec = key .. seq .. INST .. flag .. dl .. REQ[RB + 3 * RN + k]
-  WROTE[id] = rec
-  WRITES[#WRITES + 1] = id
-  WRITES[#WRITES + 1] = rec
+  presenceWrite(id, seq .. sub(key, 1, 16) .. flag .. mid .. REQ[RB + 3 * RN + k])
   return OK, 0, id, pend
 end
 
 -- presenceFlush writes the records refreshed since the last flush (a
 -- record refreshed twice is written twice in one HSET: the later wins).
 local function presenceFlush()
-  for i = 1, #WRITES, 1024 do call('HSET', P .. 'pr', unpack(WRITES, i, math.min(i + 1023, #WRITES))) end
-  WRITES = {}
+  for i = 1, NW, 1024 do call('HSET', P .. 'pr', unpack(WRITES, i, math.min(i + 1023, NW))) end
+  NW = 0
 end
 
 -- bindAttempt binds one role's endpoint and, when relayed is not '', its
