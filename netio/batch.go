@@ -16,6 +16,10 @@ const (
 	// queue: Redis CPU per presence refresh fell by about a quarter from
 	// 64-refresh to 128-refresh FCALLs and no further at 256.
 	overlapBatch = 2 * batchSize
+	// RemoteBatch is overlapBatch for what measures the store's side of a
+	// commit (BenchmarkRedisStore): the most ops one ApplyBatch carries on
+	// a remote store.
+	RemoteBatch = overlapBatch
 	// readSlot is a receive buffer: larger than the largest served datagram
 	// (stun.MaxDatagram) so an oversize datagram is seen as such.
 	readSlot = 1280

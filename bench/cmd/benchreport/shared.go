@@ -30,8 +30,8 @@ var sharedTransitions = []struct {
 	op, label string
 	targeted  bool
 }{
-	{"presence-batch64", "presence refresh, 64 per ApplyBatch (one UDP read batch)", true},
-	{"presence-batch64-offered", "presence refresh answering a pending offer, 64 per ApplyBatch", false},
+	{"presence-batch128", "presence refresh, 128 per ApplyBatch (the server's fullest commit on Redis)", true},
+	{"presence-batch128-offered", "presence refresh answering a pending offer, 128 per ApplyBatch", false},
 	{"renew", "lease renewal", false},
 	{"create", "listing creation", false},
 	{"join", "join attempt", false},
