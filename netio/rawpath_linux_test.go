@@ -11,21 +11,7 @@ import (
 // (read, answer, send) allocates nothing, with and without PKTINFO.
 func TestRawPathZeroAllocs(t *testing.T) {
 	for _, listenOn := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
-		cfg, addrs, err := Config{Addrs: []string{listenOn}, Sockets: 1}.normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns, _, _, err := listen(addrs[0], 1, &cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := conns[0]
-		defer srv.Close()
-		cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
+		srv, cl := rawServerAndClient(t, listenOn)
 		cl.SetReadDeadline(time.Now().Add(waitBound))
 		in := newPackets(batchSize, readSlot)
 		msg := plainBinding(t)
@@ -59,21 +45,7 @@ func TestRawPathZeroAllocs(t *testing.T) {
 // TestRawTryReadZeroAllocs: the non-blocking read of the overlap loop's
 // top-up allocates nothing, whether datagrams are queued or none is.
 func TestRawTryReadZeroAllocs(t *testing.T) {
-	cfg, addrs, err := Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 1}.normalize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns, _, _, err := listen(addrs[0], 1, &cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := conns[0]
-	defer srv.Close()
-	cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	srv, cl := rawServerAndClient(t, "127.0.0.1:0")
 	in := newPackets(batchSize, readSlot)
 	msg := plainBinding(t)
 	dst := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), srv.LocalAddr().Port())
@@ -105,4 +77,25 @@ func TestRawTryReadZeroAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("TryReadBatch: %v allocations per call", allocs)
 	}
+}
+
+// rawServerAndClient is a socket listening on listenOn through the raw
+// path and a loopback client socket, both closed when the test ends.
+func rawServerAndClient(t *testing.T, listenOn string) (batchConn, *net.UDPConn) {
+	t.Helper()
+	cfg, addrs, err := Config{Addrs: []string{listenOn}, Sockets: 1}.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns, _, _, err := listen(addrs[0], 1, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conns[0].Close() })
+	cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return conns[0], cl
 }

@@ -4,39 +4,39 @@
 -- refresh or bind reached); the number n of presence refreshes; '' when
 -- every refresh names its listing's ID (the caller's cache of ph) and no
 -- listing is refreshed twice, else one character per refresh, 'p' or 'h'
--- where it names the presence handle; then the refreshes' IDs (or handles), their key arguments (the
--- presence key's fingerprint and '0', as a record without pending offers
--- begins), their sequences (16 digits, zero-padded) and their endpoints
--- "public|local", n of each; then seven per other op: the number of
--- refreshes before it, its kind and its fields: 'b' (a bind), attempt handle, key, role,
--- binding, relayed address ('' for none); or 'o' (an outcome report),
--- attempt handle, key, role, path (1-3), milliseconds. Arguments are the
--- cheapest way into the function (Redis hands each over as a Lua string;
--- cutting one packed argument apart costs more), and grouped so the IDs go
--- to HMGET as they came. The refreshes' records are read with one HMGET
--- and written with one HSET (presenceLoad, presenceFlush); another op
--- writes the records refreshed before it first, so it reads them as the
--- batch left them.
+-- where it names the presence handle; then the refreshes' IDs (or
+-- handles), their key arguments (the presence key's fingerprint and '0',
+-- as a record without pending offers holds them), their sequences (16
+-- digits, zero-padded) and their endpoints "public|local", n of each; then
+-- seven per other op: the number of refreshes before it, its kind and its
+-- fields: 'b' (a bind), attempt handle, key, role, binding, relayed
+-- address ('' for none); or 'o' (an outcome report), attempt handle, key,
+-- role, path (1-3), milliseconds. Arguments are the cheapest way into the
+-- function (Redis hands each over as a Lua string; cutting one packed
+-- argument apart costs more), and grouped so the IDs go to HMGET as they
+-- came. The refreshes' records are read with one HMGET and written with
+-- one HSET (presenceLoad, presenceFlush); another op writes the records
+-- refreshed before it first, so it reads them as the batch left them.
 --
--- Most refreshes are of a fresh presence without pending offers, in a
--- batch that names every listing once: the loop decides those inline, with
--- one comparison of the sequence with the record, one search for the key
--- argument at its place in it and one join, and leaves them out of the
--- answer; every other
--- refresh goes through presenceRefresh, which decides every case.
+-- Most refreshes are of a fresh presence, in a batch that names every
+-- listing once: the loop decides those inline, with one comparison of the
+-- sequence with the record, one search for the key argument at its place
+-- in it and one join, and leaves them out of the presence answer; every
+-- other refresh goes through presenceRefresh, which decides every case.
 --
--- Answers {presence, others}. presence packs, in order, the answers of the
--- refreshes the loop did not decide inline (the others are accepted, with
--- no pending offers): the refresh's number k (2 bytes, big-endian),
--- outcome and pool (a byte each) and, when accepted, the number of pending
--- offers (a byte), the listing ID (36) if the refresh named its handle,
--- and the pending offers' handles (36 each). others packs the
--- other ops' answers in order: outcome, pool and whether an attempt view
--- follows (a byte each). A bind's view follows its replay, ready and first
--- bytes, and then, once both endpoints are bound (and the attempt is not
--- relay-only), the introduction consumed now (first) or read back; then
--- relay ready and relay first (a byte each) and, once both relayed
--- addresses are known, the relay introduction likewise. An outcome
+-- Answers {presence, others, offered}. presence packs, in order, the
+-- answers of the refreshes the loop did not decide inline: the refresh's
+-- number k (4 bytes, big-endian), outcome and pool (a byte each) and, when
+-- accepted, the number of pending offers (a byte), the listing ID (36) if
+-- the refresh named its handle, and the pending offers' handles (36 each).
+-- offered packs those the loop decided inline that have pending offers
+-- (offeredAnswer); a refresh in neither was accepted with none. others
+-- packs the other ops' answers in order: outcome, pool and whether an
+-- attempt view follows (a byte each). A bind's view follows its replay,
+-- ready and first bytes, and then, once both endpoints are bound (and the
+-- attempt is not relay-only), the introduction consumed now (first) or
+-- read back; then relay ready and relay first (a byte each) and, once both
+-- relayed addresses are known, the relay introduction likewise. An outcome
 -- report's view follows its duplicate byte and its tenant. Views and
 -- introductions are fields, each length-prefixed (2 bytes, big-endian).
 -- One string per kind of answer, so the client reads a batch's answer as

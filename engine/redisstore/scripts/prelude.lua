@@ -457,8 +457,8 @@ local function presenceWrite(id, rec)
   NW = NW + 2
 end
 
--- presenceMid is what follows the sequence in a record refreshed now: the
--- calling instance and the new deadline, formatted once per call.
+-- presenceMid is what follows the pending flag in a record refreshed now:
+-- the calling instance and the new deadline, formatted once per call.
 local function presenceMid()
   return INST .. string.format('%020d', NOW + LIM[PRES_TTL])
 end
