@@ -28,6 +28,15 @@ func (t *Topology) PlannedFailover(ctx context.Context, timeout time.Duration) (
 		return "", err
 	}
 	deadline := time.Now().Add(timeout)
+	// A paused primary holds the sentinels' PUBLISH of their hello
+	// messages and so every PING queued behind it: past
+	// down-after-milliseconds they think it down and may start a failover
+	// of their own, racing the one asked for. Until the old primary is out
+	// of the way they wait longer than the pause.
+	if err := t.setDownAfter(ctx, timeout+5*time.Second); err != nil {
+		return "", err
+	}
+	defer func() { _ = t.setDownAfter(ctx, t.Options.DownAfter) }()
 	if _, err := t.Do(ctx, old, "CLIENT", "PAUSE", strconv.FormatInt(timeout.Milliseconds(), 10), "WRITE"); err != nil {
 		return "", fmt.Errorf("pausing the primary's writes: %w", err)
 	}
@@ -115,4 +124,14 @@ func replicasCaughtUp(info string) bool {
 		}
 	}
 	return true
+}
+
+// setDownAfter sets down-after-milliseconds on every sentinel.
+func (t *Topology) setDownAfter(ctx context.Context, d time.Duration) error {
+	for _, s := range t.Sentinels {
+		if _, err := t.Do(ctx, s.Addr, "SENTINEL", "SET", MasterName, "down-after-milliseconds", strconv.FormatInt(d.Milliseconds(), 10)); err != nil {
+			return fmt.Errorf("sentinel %s: %w", s.Addr, err)
+		}
+	}
+	return nil
 }
