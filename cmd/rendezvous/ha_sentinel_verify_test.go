@@ -124,14 +124,16 @@ func (l *failoverLoad) present(s *redisstore.Store, ls failoverListing) bool {
 	}
 	// A read runs the store's cleanup, a write, which the new primary
 	// refuses (NOREPLICAS: service_unavailable) while its replica resyncs
-	// after the promotion: retry for a bounded while.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	// after the promotion, longer on a machine busy with other tests: retry
+	// for a bounded while. The check reads, it is not timed.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		_, r, err := s.GetListing(context.Background(), engine.GetListing{Tenant: failoverTenants[ls.tenant], Listing: engine.ListingID{UUID: id}})
 		if err == nil && r.Outcome == engine.ServiceUnavailable && time.Now().Before(deadline) {
 			continue
 		}
 		if err != nil || r.Outcome != engine.Success && r.Outcome != engine.NotFound {
-			l.t.Fatalf("reading a listing on the new primary: %v %v", r.Outcome, err)
+			now, perr := l.d.top.PrimaryAddr(context.Background())
+			l.t.Fatalf("reading a listing on the new primary: %v %v (the sentinels now name %q as primary: %v)", r.Outcome, err, now, perr)
 		}
 		return r.OK()
 	}
