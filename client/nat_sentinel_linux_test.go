@@ -35,13 +35,6 @@ const (
 	nsSentinelPort = 26379 // and the next two
 )
 
-// nsDownAfter and nsFailoverTimeout are the sentinels' settings, those of
-// redistest's topology: a failover takes seconds.
-const (
-	nsDownAfter       = time.Second
-	nsFailoverTimeout = 3 * time.Second
-)
-
 // requireSentinelBinaries skips t without redis-server and redis-sentinel,
 // except in CI (CI=true or RDV_REQUIRE_REDIS), which installs them.
 func requireSentinelBinaries(t *testing.T) {
@@ -67,10 +60,10 @@ func (l *lab) startSentinelRedis(ns string) (*nsSentinel, []string) {
 	l.t.Helper()
 	s := &nsSentinel{l: l, ns: ns, primary: nsPrimaryPort, replicas: []int{nsReplicaPort, nsReplicaPort + 1}}
 	dir := l.t.TempDir()
-	node := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
-		// Replicas sync at once, not after diskless sync's default 5 s delay.
-		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-		"--min-replicas-to-write", "1", "--min-replicas-max-lag", "2"}
+	// redistest's topology (its default options), on the namespace's
+	// loopback.
+	opts := redistest.SentinelOptions{Replicas: len(s.replicas)}.Defaults()
+	node := append([]string{"--bind", "127.0.0.1"}, redistest.NodeArgs(dir, opts)...)
 	l.startRedisProcess(ns, s.primary, "redis-server", append([]string{"--port", strconv.Itoa(s.primary)}, node...)...)
 	for _, r := range s.replicas {
 		l.startRedisProcess(ns, r, "redis-server", append([]string{"--port", strconv.Itoa(r),
@@ -80,16 +73,7 @@ func (l *lab) startSentinelRedis(ns string) (*nsSentinel, []string) {
 	var addrs []string
 	for i := range 3 {
 		port := nsSentinelPort + i
-		conf := []string{
-			"port " + strconv.Itoa(port),
-			"bind 127.0.0.1",
-			"dir " + dir,
-			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2", redistest.MasterName, s.primary),
-			fmt.Sprintf("sentinel down-after-milliseconds %s %d", redistest.MasterName, nsDownAfter.Milliseconds()),
-			fmt.Sprintf("sentinel failover-timeout %s %d", redistest.MasterName, nsFailoverTimeout.Milliseconds()),
-			// Every replica follows the new primary at once.
-			fmt.Sprintf("sentinel parallel-syncs %s %d", redistest.MasterName, len(s.replicas)),
-		}
+		conf := redistest.SentinelConf(dir, i, "127.0.0.1:"+strconv.Itoa(port), "127.0.0.1:"+strconv.Itoa(s.primary), opts)
 		path := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)) // Sentinel rewrites it
 		if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
 			l.t.Fatal(err)

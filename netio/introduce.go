@@ -76,10 +76,16 @@ func (p *processor) introduceOne(r *request, kind byte, h engine.Handle, pads *e
 	}
 	b := stun.NewBuilder(s.buf, stun.IntroduceIndication, indicationTxID(kind, h))
 	addIntroduceBody(&b, kind, h, peer)
+	p.sendIndication(s, &b, pads, methodIntroduce)
+}
+
+// sendIndication signs the indication built in slot s under pads, adds its
+// fingerprint and queues it, counting it as an answer of m.
+func (p *processor) sendIndication(s *packet, b *stun.Builder, pads *engine.HMACKey, m method) {
 	b.AddIntegrityWith(p.mac, pads)
 	b.AddFingerprint()
-	if p.commit(s, &b, stun.MaxSignedAnswer) {
-		p.stats.answers[methodIntroduce][resOK]++
+	if p.commit(s, b, stun.MaxSignedAnswer) {
+		p.stats.answers[m][resOK]++
 	}
 }
 

@@ -58,11 +58,7 @@ func (p *processor) relayIntroduceOne(r *request, kind byte, h engine.Handle, pa
 	}
 	b := stun.NewBuilder(s.buf, stun.RelayIntroduceIndication, relayIndicationTxID(kind, h))
 	addRelayIntroduceBody(&b, kind, h, peerRelayed)
-	b.AddIntegrityWith(p.mac, pads)
-	b.AddFingerprint()
-	if p.commit(s, &b, stun.MaxSignedAnswer) {
-		p.stats.answers[methodRelayIntroduce][resOK]++
-	}
+	p.sendIndication(s, &b, pads, methodRelayIntroduce)
 }
 
 // addRelayIntroduceBody adds a RELAY-INTRODUCE's attributes before its

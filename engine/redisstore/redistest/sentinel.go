@@ -44,6 +44,13 @@ type SentinelOptions struct {
 	OwnAddrs bool
 }
 
+// Defaults is o with the default of every field left unset (applying it
+// twice is not the same: MinReplicasToWrite -1 becomes 0, then 1).
+func (o SentinelOptions) Defaults() SentinelOptions {
+	o.defaults()
+	return o
+}
+
 func (o *SentinelOptions) defaults() {
 	if o.Replicas <= 0 {
 		o.Replicas = 2
@@ -123,20 +130,7 @@ func RequireSentinel(t testing.TB, o SentinelOptions) *Topology {
 func StartSentinel(dir string, o SentinelOptions) (*Topology, error) {
 	o.defaults()
 	top := &Topology{Options: o, dir: dir}
-	auth := func() []string {
-		if o.Password == "" {
-			return nil
-		}
-		return []string{"--requirepass", o.Password, "--masterauth", o.Password}
-	}
-	// A replica keeps the snapshot it syncs from in its directory: dir,
-	// not the test's working directory.
-	node := []string{"--save", "", "--appendonly", "no", "--dir", dir,
-		// Replicas sync at once, not after diskless sync's default 5 s delay.
-		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-		"--min-replicas-to-write", strconv.Itoa(o.MinReplicasToWrite),
-		"--min-replicas-max-lag", strconv.Itoa(o.MinReplicasMaxLag)}
-	node = append(node, auth()...)
+	node := NodeArgs(dir, o)
 	host := func() string { return "127.0.0.1" }
 	if o.OwnAddrs {
 		host = ownAddr
@@ -170,14 +164,32 @@ func StartSentinel(dir string, o SentinelOptions) (*Topology, error) {
 	return top, nil
 }
 
-func startSentinel(dir string, i int, host, primary string, o SentinelOptions) (*Server, error) {
-	port, err := freePort(host)
-	if err != nil {
-		return nil, err
+// NodeArgs are the redis-server arguments of a data node of a topology
+// with options o (defaults applied: Topology.Options, or Defaults())
+// keeping its files in dir.
+func NodeArgs(dir string, o SentinelOptions) []string {
+	// A replica keeps the snapshot it syncs from in its directory: dir,
+	// not the test's working directory.
+	node := []string{"--save", "", "--appendonly", "no", "--dir", dir,
+		// Replicas sync at once, not after diskless sync's default 5 s delay.
+		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
+		"--min-replicas-to-write", strconv.Itoa(o.MinReplicasToWrite),
+		"--min-replicas-max-lag", strconv.Itoa(o.MinReplicasMaxLag)}
+	if o.Password != "" {
+		node = append(node, "--requirepass", o.Password, "--masterauth", o.Password)
 	}
+	return node
+}
+
+// SentinelConf is the configuration file, line by line, of sentinel i of a
+// topology with options o (defaults applied): listening on addr, keeping
+// its files in dir, watching the primary at primary with the other two
+// (quorum 2).
+func SentinelConf(dir string, i int, addr, primary string, o SentinelOptions) []string {
+	host, port, _ := net.SplitHostPort(addr)
 	phost, pport, _ := net.SplitHostPort(primary)
 	conf := []string{
-		"port " + strconv.Itoa(port),
+		"port " + port,
 		"bind " + host,
 		"dir " + dir,
 		"logfile " + filepath.Join(dir, fmt.Sprintf("sentinel-%d.log", i)),
@@ -187,11 +199,20 @@ func startSentinel(dir string, i int, host, primary string, o SentinelOptions) (
 		// Every replica follows the new primary at once.
 		fmt.Sprintf("sentinel parallel-syncs %s %d", MasterName, o.Replicas),
 	}
-	if host != "127.0.0.1" {
-		conf = append(conf, ownAddrSettings(host)...)
-	}
 	if o.Password != "" {
 		conf = append(conf, "requirepass "+o.Password, fmt.Sprintf("sentinel auth-pass %s %s", MasterName, o.Password))
+	}
+	return conf
+}
+
+func startSentinel(dir string, i int, host, primary string, o SentinelOptions) (*Server, error) {
+	port, err := freePort(host)
+	if err != nil {
+		return nil, err
+	}
+	conf := SentinelConf(dir, i, net.JoinHostPort(host, strconv.Itoa(port)), primary, o)
+	if host != "127.0.0.1" {
+		conf = append(conf, ownAddrSettings(host)...)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i))
 	if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
