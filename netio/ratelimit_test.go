@@ -48,10 +48,30 @@ func TestRateLimiterBoundedMemory(t *testing.T) {
 	l := newRateLimiter(10, 2)
 	now := int64(time.Hour)
 	// Far more sources than slots: every new source gets at most its burst,
-	// nothing grows, nothing panics.
-	for i := 0; i < limiterShards*limiterSlots*3; i++ {
-		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-		l.Allow(a, now)
+	// nothing grows, nothing panics. Sources come in rounds of one per slot
+	// until no slot is empty (the hash is seeded per process, so how many
+	// rounds that takes varies; a slot left empty would give the source
+	// below a fresh bucket).
+	empty := func() int {
+		n := 0
+		for i := range l.shards {
+			for j := range l.shards[i].slots {
+				if l.shards[i].slots[j].key == 0 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	const round = limiterShards * limiterSlots
+	for r := 0; empty() > 0; r++ {
+		if r == 16 {
+			t.Fatalf("%d slots still empty after %d sources", empty(), r*round)
+		}
+		for i := r * round; i < (r+1)*round; i++ {
+			a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+			l.Allow(a, now)
+		}
 	}
 	src := netip.MustParseAddr("203.0.113.5")
 	allowed := func() int {
