@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/rendezvous/rendezvous/client"
 )
@@ -42,7 +44,8 @@ func Example_host() {
 }
 
 func Example_join() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds every wait below
+	defer cancel()
 	// The host side: publish, then greet each joiner on the punched path.
 	hostAPI, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_HOST_TOKEN"), nil)
 	if err != nil {
@@ -55,6 +58,7 @@ func Example_join() {
 		log.Fatal(err)
 	}
 	defer pub.Close(ctx)
+	var players sync.Map // the punched paths' peers
 	go func() {
 		for {
 			in, err := pub.Accept(ctx) // an introduced joiner
@@ -62,12 +66,20 @@ func Example_join() {
 				return // ErrClosed after Close; Err says why it stopped
 			}
 			path, err := pub.Punch(ctx, in, client.PunchConfig{})
-			if errors.Is(err, client.ErrPunchFailed) {
-				continue // neither a direct path nor the relay worked
+			if err != nil {
+				continue // ErrPunchFailed: neither a direct path nor the relay worked
 			}
-			buf := make([]byte, 1500)
+			players.Store(path.Peer, true)
+		}
+	}()
+	go func() { // the game's own traffic: answer the players
+		buf := make([]byte, 1500)
+		for {
 			n, from, err := pub.Socket().ReadFrom(ctx, buf)
-			if err == nil && from == path.Peer {
+			if err != nil {
+				return
+			}
+			if _, ok := players.Load(from); ok {
 				pub.Socket().WriteTo(append([]byte("welcome, "), buf[:n]...), from)
 			}
 		}
@@ -94,11 +106,16 @@ func Example_join() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		j.Socket().WriteTo([]byte("player one"), path.Peer)
 		buf := make([]byte, 1500)
-		n, _, err := j.Socket().ReadFrom(ctx, buf)
-		if err != nil {
-			log.Fatal(err)
+		n := 0
+		for n == 0 { // UDP may lose either datagram: send again until answered
+			j.Socket().WriteTo([]byte("player one"), path.Peer)
+			wait, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+			n, _, _ = j.Socket().ReadFrom(wait, buf)
+			cancel()
+			if ctx.Err() != nil {
+				log.Fatal("the host never answered: ", ctx.Err())
+			}
 		}
 		fmt.Println(string(buf[:n]))
 		break
@@ -107,7 +124,8 @@ func Example_join() {
 }
 
 func Example_relay() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds every wait below
+	defer cancel()
 	// The host requires relay-only joins: no player learns its address.
 	hostAPI, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_HOST_TOKEN"), nil)
 	if err != nil {
@@ -121,6 +139,7 @@ func Example_relay() {
 		log.Fatal(err)
 	}
 	defer pub.Close(ctx)
+	var players sync.Map
 	go func() {
 		for {
 			in, err := pub.Accept(ctx) // in.RelayOnly(): no joiner address
@@ -131,9 +150,17 @@ func Example_relay() {
 			if err != nil {
 				continue // errors.Is(err, client.ErrRelayRefused), ...
 			}
-			buf := make([]byte, 1500)
+			players.Store(path.Peer, true) // the player's relayed address
+		}
+	}()
+	go func() {
+		buf := make([]byte, 1500)
+		for {
 			n, from, err := pub.Socket().ReadFrom(ctx, buf)
-			if err == nil && from == path.Peer {
+			if err != nil {
+				return
+			}
+			if _, ok := players.Load(from); ok {
 				pub.Socket().WriteTo(append([]byte("relayed welcome, "), buf[:n]...), from)
 			}
 		}
@@ -161,11 +188,16 @@ func Example_relay() {
 			log.Fatal(err)
 		}
 		fmt.Println("host address known:", in.Public.IsValid(), "relayed:", path.Relayed)
-		j.Socket().WriteTo([]byte("player two"), path.Peer) // sent through the relay
 		buf := make([]byte, 1500)
-		n, _, err := j.Socket().ReadFrom(ctx, buf)
-		if err != nil {
-			log.Fatal(err)
+		n := 0
+		for n == 0 { // UDP may lose either datagram: send again until answered (through the relay)
+			j.Socket().WriteTo([]byte("player two"), path.Peer)
+			wait, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+			n, _, _ = j.Socket().ReadFrom(wait, buf)
+			cancel()
+			if ctx.Err() != nil {
+				log.Fatal("the host never answered: ", ctx.Err())
+			}
 		}
 		fmt.Println(string(buf[:n]))
 		// The attempt's state, as the server keeps it (for a stuck join too).
