@@ -116,11 +116,12 @@ func measureRedis(b *testing.B, inner int, loop func()) {
 // BenchmarkRedisStore measures each transition the SHARED-STATE targets
 // name, at the full fill: 128 presence refreshes in one ApplyBatch (the
 // most one commit of the server carries on Redis, netio.RemoteBatch: two
-// reads' worth, which a saturated server fills), a lease renewal, a listing creation, a join attempt and a
-// 100-item browse page. The refreshes are measured apart for the 15,000
-// listings without a pending offer (the usual refresh: an offer is pending
-// only until the host's next datagram binds it) and the 10,000 that hold
-// one of the fill's unbound attempts (the refresh answers the offer).
+// reads' worth, which a saturated server fills), a lease renewal, a
+// listing creation, a join attempt and a 100-item browse page. The
+// refreshes are measured apart for the 15,000 listings without a pending
+// offer (the usual refresh: an offer is pending only until the host's next
+// datagram binds it) and the 10,000 that hold one of the fill's unbound
+// attempts (the refresh answers the offer).
 func BenchmarkRedisStore(b *testing.B) {
 	ctx := context.Background()
 	presence := func(offered bool) func(b *testing.B) {

@@ -38,7 +38,11 @@ func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) (haEvidence
 	// check runs against the primary the sentinels settle on, and a further
 	// promotion may have lost, by ADR 0007's rule, what was answered up to
 	// it: the loss window then reaches the moment it was seen.
-	if now := l.settledPrimary(); now != f.newPrimary {
+	now, err := l.d.top.WaitForWritablePrimary(context.Background(), 30*time.Second)
+	if err != nil {
+		t.Fatalf("%v%s", err, l.d.top.Describe(context.Background()))
+	}
+	if now != f.newPrimary {
 		t.Logf("the sentinels promoted again after the fault: %s, not %s", now, f.newPrimary)
 		f.newPrimary, f.lossTo = now, time.Now()
 	}
@@ -130,30 +134,6 @@ func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) (haEvidence
 	}
 	return haEvidence{Answers: l.answers, LostAdmitted: lost,
 		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}, recovery
-}
-
-// settledPrimary waits (at most 30 s) until the sentinels agree on a
-// primary that says it is one and takes a write, and returns its address.
-func (l *failoverLoad) settledPrimary() string {
-	l.t.Helper()
-	ctx := context.Background()
-	var last error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		addr, err := l.d.top.PrimaryAddr(ctx)
-		if err != nil {
-			last = err
-			continue
-		}
-		// A write the primary refuses (a replica: READONLY; too few good
-		// replicas: NOREPLICAS) fails; a key of its own touches no state.
-		if m, err := l.d.top.Do(ctx, addr, "SET", "ha-test-probe", "1"); err != nil || m.Error() != nil {
-			last = fmt.Errorf("%s refuses a write: %v %v", addr, err, m.Error())
-			continue
-		}
-		return addr
-	}
-	l.t.Fatalf("no writable primary within 30 s: %v%s", last, l.d.top.Describe(ctx))
-	return ""
 }
 
 // present reports whether listing ls is on the store s (on the node addr).

@@ -318,6 +318,29 @@ func (t *Topology) WaitForPromotion(ctx context.Context, old string, timeout tim
 
 // agreedPrimary is the primary every live sentinel names, or an error when
 // they disagree.
+// WaitForWritablePrimary waits until every sentinel names the same
+// primary and that node takes a write (not a replica's READONLY, not
+// NOREPLICAS while its replicas resync), and returns its address. A test
+// checks the data there after a failover: Sentinel may have promoted
+// again since WaitForPromotion returned (a new primary silent for
+// down-after is failed over in turn).
+func (t *Topology) WaitForWritablePrimary(ctx context.Context, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	last := errors.New("not checked")
+	for time.Now().Before(deadline) {
+		addr, err := t.agreedPrimary(ctx)
+		if err != nil {
+			last = err
+		} else if _, err := t.Do(ctx, addr, "SET", "redistest:writable", "1"); err != nil {
+			last = fmt.Errorf("%s refuses a write: %w", addr, err)
+		} else {
+			return addr, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "", fmt.Errorf("no writable primary within %v: %w", timeout, last)
+}
+
 func (t *Topology) agreedPrimary(ctx context.Context) (string, error) {
 	var addr string
 	for _, s := range t.Sentinels {

@@ -44,15 +44,11 @@ func TestSentinelPromotesAReplica(t *testing.T) {
 	}
 	// The other replica follows the new primary, so writes (which need one
 	// replica) are accepted again.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		_, err := top.Do(ctx, addr, "SET", "k", "w")
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new primary still refuses writes: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	w, err := top.WaitForWritablePrimary(ctx, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w != addr {
+		t.Fatalf("the writable primary is %s, not the promoted %s", w, addr)
 	}
 }
