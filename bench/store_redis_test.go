@@ -133,6 +133,13 @@ func BenchmarkRedisStore(b *testing.B) {
 			}
 			ops := make([]engine.Op, netio.RemoteBatch)
 			pub := hostAddr(9)
+			// One untimed round first: the fill binds presence outside
+			// ApplyBatch, and a running instance names a listing by ID
+			// once it has seen one refresh of it (the first goes by
+			// handle), so the timed calls are the usual refresh.
+			for range (to - from + len(ops) - 1) / len(ops) {
+				f.batchPresenceIn(b, ctx, ops, pub, from, to)
+			}
 			measureRedis(b, len(ops), func() {
 				for b.Loop() {
 					f.batchPresenceIn(b, ctx, ops, pub, from, to)
