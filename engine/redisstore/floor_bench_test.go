@@ -136,8 +136,8 @@ end)
 // them (about the size of the benchmark fill's).
 var floorDoc = strings.Repeat(`{"region":"eu-central","display_name":"Bench host"}`, 6)
 
-// floorRefresh is one listing's refresh as a shape passes it: its
-// arguments (one per group) and the record it finds.
+// floorRefresh is one listing's refresh: the parts every shape lays out in
+// its own way.
 type floorRefresh struct {
 	id, fingerprint, seq, endpoints string
 }
@@ -146,7 +146,9 @@ type floorRefresh struct {
 type floorShape struct {
 	fn     string
 	groups int
-	tail   []string // the function's arguments after the refreshes' (floor_verbatim: the sequence's width)
+	// tail is the function's arguments after the refreshes' (floor_verbatim
+	// takes the stage to stop after last).
+	tail func(mid string) []string
 	// ballast lays the records out among what the full fill keeps beside
 	// them (floor_ballast), in the order the fill creates them.
 	ballast bool
@@ -156,19 +158,19 @@ type floorShape struct {
 }
 
 var floorShapes = map[string]floorShape{
-	"store": {fn: "floor_store", groups: 4,
+	"store": {fn: "floor_store", groups: 4, tail: func(mid string) []string { return []string{mid} },
 		args: func(r floorRefresh, _ string) []string {
 			return []string{r.id, r.fingerprint + "0", r.seq, r.endpoints}
 		},
 		field:  func(r floorRefresh) string { return r.id },
 		record: func(r floorRefresh, mid string) string { return r.seq + r.fingerprint + "0" + mid + r.endpoints }},
-	"joined": {fn: "floor_joined", groups: 2, tail: []string{"16"},
+	"joined": {fn: "floor_joined", groups: 2, tail: func(mid string) []string { return []string{"16", mid} },
 		args: func(r floorRefresh, _ string) []string {
 			return []string{r.id + r.fingerprint, r.seq + r.endpoints + "0"}
 		},
 		field:  func(r floorRefresh) string { return r.id + r.fingerprint },
 		record: func(r floorRefresh, mid string) string { return r.seq + r.endpoints + "0" + mid }},
-	"verbatim": {fn: "floor_verbatim", groups: 2, tail: []string{"16"},
+	"verbatim": {fn: "floor_verbatim", groups: 2, tail: sequenceWidth,
 		args: func(r floorRefresh, mid string) []string {
 			return []string{r.id + r.fingerprint, r.seq + "0" + mid + r.endpoints}
 		},
@@ -179,7 +181,7 @@ var floorShapes = map[string]floorShape{
 	// comparison, which follows the server's collation locale, sees only
 	// digits), the flag, a 2-byte instance number, a 6-byte deadline and 12
 	// bytes of endpoints as the record.
-	"compact": {fn: "floor_verbatim", groups: 2, tail: []string{"16"},
+	"compact": {fn: "floor_verbatim", groups: 2, tail: sequenceWidth,
 		args: func(r floorRefresh, _ string) []string {
 			return []string{compact(r.id, r.fingerprint), r.seq + "0" + compactMid + compactEndpoints(r)}
 		},
@@ -188,13 +190,15 @@ var floorShapes = map[string]floorShape{
 	// compact-joined is joined with compact's parts: the record is the
 	// sequence, endpoints and flag joined with the call's instance number
 	// and deadline (8 bytes), so the deadline stays the server's.
-	"compact-joined": {fn: "floor_joined", groups: 2, tail: []string{"16", compactMid},
+	"compact-joined": {fn: "floor_joined", groups: 2, tail: func(string) []string { return []string{"16", compactMid} },
 		args: func(r floorRefresh, _ string) []string {
 			return []string{compact(r.id, r.fingerprint), r.seq + compactEndpoints(r) + "0"}
 		},
 		field:  func(r floorRefresh) string { return compact(r.id, r.fingerprint) },
 		record: func(r floorRefresh, _ string) string { return r.seq + compactEndpoints(r) + "0" + compactMid }},
 }
+
+func sequenceWidth(string) []string { return []string{"16"} }
 
 // compactMid is an instance number (2 bytes) and a deadline (6 bytes).
 const compactMid = "\x00\x07\x00\x3b\x9a\xca\x00\x01"
@@ -302,16 +306,9 @@ func benchPresenceFloor(b *testing.B, s floorShape, records int, stop string) {
 			for _, g := range groups {
 				cmd = append(cmd, g...)
 			}
-			cmd = append(cmd, s.tail...)
-			switch s.fn {
-			case "floor_verbatim":
+			cmd = append(cmd, s.tail(mid)...)
+			if s.fn == "floor_verbatim" {
 				cmd = append(cmd, stop)
-			case "floor_joined":
-				if len(s.tail) == 1 {
-					cmd = append(cmd, mid)
-				}
-			default:
-				cmd = append(cmd, mid)
 			}
 			calls = append(calls, cmd)
 		}
