@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -39,7 +38,7 @@ func (t *Topology) Describe(ctx context.Context) string {
 		} else if f, err := m.AsStrMap(); err == nil {
 			fmt.Fprintf(&b, "primary %s:%s flags %s replicas %s", f["ip"], f["port"], f["flags"], f["num-slaves"])
 		}
-		log, err := os.ReadFile(filepath.Join(t.dir, fmt.Sprintf("sentinel-%d.log", i)))
+		log, err := os.ReadFile(sentinelLog(t.dir, i))
 		if err == nil {
 			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
 			b.WriteString("\n  " + strings.Join(lines[max(0, len(lines)-25):], "\n  "))

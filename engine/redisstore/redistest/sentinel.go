@@ -181,6 +181,11 @@ func NodeArgs(dir string, o SentinelOptions) []string {
 	return node
 }
 
+// sentinelLog is where sentinel i of a topology in dir writes its log.
+func sentinelLog(dir string, i int) string {
+	return filepath.Join(dir, fmt.Sprintf("sentinel-%d.log", i))
+}
+
 // SentinelConf is the configuration file, line by line, of sentinel i of a
 // topology with options o (defaults applied): listening on addr, keeping
 // its files in dir, watching the primary at primary with the other two
@@ -192,7 +197,7 @@ func SentinelConf(dir string, i int, addr, primary string, o SentinelOptions) []
 		"port " + port,
 		"bind " + host,
 		"dir " + dir,
-		"logfile " + filepath.Join(dir, fmt.Sprintf("sentinel-%d.log", i)),
+		"logfile " + sentinelLog(dir, i),
 		fmt.Sprintf("sentinel monitor %s %s %s 2", MasterName, phost, pport),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterName, o.DownAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s %d", MasterName, o.FailoverTimeout.Milliseconds()),
@@ -299,25 +304,17 @@ func (t *Topology) KillPrimary(ctx context.Context) (*Server, error) {
 // old and that node says it is a primary; it returns the new primary's
 // address.
 func (t *Topology) WaitForPromotion(ctx context.Context, old string, timeout time.Duration) (string, error) {
-	deadline := time.Now().Add(timeout)
-	last := errors.New("no sentinel answered")
-	for time.Now().Before(deadline) {
-		if addr, err := t.agreedPrimary(ctx); err != nil {
-			last = err
-		} else if addr == old {
-			last = fmt.Errorf("the sentinels still name %s", old)
-		} else if role, err := t.role(ctx, addr); err != nil || role != "master" {
-			last = fmt.Errorf("%s is not a primary yet (role %q, %v)", addr, role, err)
-		} else {
-			return addr, nil
+	return t.waitForAgreedPrimary(ctx, timeout, "no promotion", func(addr string) error {
+		if addr == old {
+			return fmt.Errorf("the sentinels still name %s", old)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "", fmt.Errorf("no promotion within %v: %w", timeout, last)
+		if role, err := t.role(ctx, addr); err != nil || role != "master" {
+			return fmt.Errorf("%s is not a primary yet (role %q, %v)", addr, role, err)
+		}
+		return nil
+	})
 }
 
-// agreedPrimary is the primary every live sentinel names, or an error when
-// they disagree.
 // WaitForWritablePrimary waits until every sentinel names the same
 // primary and that node takes a write (not a replica's READONLY, not
 // NOREPLICAS while its replicas resync), and returns its address. A test
@@ -325,22 +322,35 @@ func (t *Topology) WaitForPromotion(ctx context.Context, old string, timeout tim
 // again since WaitForPromotion returned (a new primary silent for
 // down-after is failed over in turn).
 func (t *Topology) WaitForWritablePrimary(ctx context.Context, timeout time.Duration) (string, error) {
-	deadline := time.Now().Add(timeout)
-	last := errors.New("not checked")
-	for time.Now().Before(deadline) {
-		addr, err := t.agreedPrimary(ctx)
-		if err != nil {
-			last = err
-		} else if _, err := t.Do(ctx, addr, "SET", "redistest:writable", "1"); err != nil {
-			last = fmt.Errorf("%s refuses a write: %w", addr, err)
-		} else {
-			return addr, nil
+	return t.waitForAgreedPrimary(ctx, timeout, "no writable primary", func(addr string) error {
+		if _, err := t.Do(ctx, addr, "SET", "redistest:writable", "1"); err != nil {
+			return fmt.Errorf("%s refuses a write: %w", addr, err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return "", fmt.Errorf("no writable primary within %v: %w", timeout, last)
+		return nil
+	})
 }
 
+// waitForAgreedPrimary polls until every sentinel names the same primary
+// and ready accepts it, and returns its address; after timeout it fails
+// with none (what did not happen) and the last reason.
+func (t *Topology) waitForAgreedPrimary(ctx context.Context, timeout time.Duration, none string, ready func(addr string) error) (string, error) {
+	deadline := time.Now().Add(timeout)
+	last := errors.New("no sentinel answered")
+	for time.Now().Before(deadline) {
+		addr, err := t.agreedPrimary(ctx)
+		if err == nil {
+			if err = ready(addr); err == nil {
+				return addr, nil
+			}
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "", fmt.Errorf("%s within %v: %w", none, timeout, last)
+}
+
+// agreedPrimary is the primary every live sentinel names, or an error when
+// they disagree.
 func (t *Topology) agreedPrimary(ctx context.Context) (string, error) {
 	var addr string
 	for _, s := range t.Sentinels {

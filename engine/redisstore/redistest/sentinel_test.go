@@ -2,6 +2,7 @@ package redistest_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +51,21 @@ func TestSentinelPromotesAReplica(t *testing.T) {
 	}
 	if w != addr {
 		t.Fatalf("the writable primary is %s, not the promoted %s", w, addr)
+	}
+	// What a failing HA test prints: each node's replication (the killed
+	// one's connection error), each sentinel's view of the primary (a
+	// sentinel may still show the old one while it finishes the failover)
+	// and its log, which tells of the primary going down.
+	d := top.Describe(ctx)
+	if got := strings.Count(d, ": primary "); got != len(top.Sentinels) {
+		t.Errorf("%d of %d sentinels described:\n%s", got, len(top.Sentinels), d)
+	}
+	for _, want := range []string{"node " + addr + ": role:master", "node " + old + ": ", "+sdown master"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the description lacks %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d, "node "+old+": role:") {
+		t.Errorf("the killed node %s is described with a role:\n%s", old, d)
 	}
 }
