@@ -88,41 +88,24 @@ redis.register_function('floor_store', function(keys, a)
   if nw > 0 then redis.call('HSET', keys[1], unpack(w)) end
   return nw / 2
 end)
--- floor_joined: fields, values seq..endpoints..flag (n each), then the
--- sequence's width and the call's instance and deadline; a record is
--- value..mid. An equal sequence must not pass for a greater one with other
--- endpoints: the last digits must differ too (a refresh whose sequence grew
--- by a multiple of ten would take the store's general path).
-redis.register_function('floor_joined', function(keys, a)
+-- floor_refresh: fields, values seq..rest..flag (n each), then the
+-- sequence's width, what to join to each value (the call's instance and
+-- deadline; '' writes the values as sent, which Lua does without making a
+-- string) and the stage to stop after: 'arguments', 'read', 'decide' or
+-- 'write'. An equal sequence must not pass for a greater one with other
+-- endpoints: the last digits must differ too (a refresh whose sequence
+-- grew by a multiple of ten would take the store's general path).
+redis.register_function('floor_refresh', function(keys, a)
   byte = string.byte
-  local n, w, mid = (#a - 2) / 2, tonumber(a[#a - 1]), a[#a]
+  local n, w, mid, stop = (#a - 3) / 2, tonumber(a[#a - 2]), a[#a - 1], a[#a]
+  if stop == 'arguments' then return n end
   local r = redis.call('HMGET', keys[1], unpack(a, 1, n))
+  if stop == 'read' then return n end
   local out, nw, flag = {}, 0, -#mid - 1
   for k = 1, n do
     local rec, v = r[k], a[n + k]
     if rec and v > rec and byte(v, w) ~= byte(rec, w) and byte(rec, flag) == 48 then
       out[nw + 1], out[nw + 2] = a[k], v .. mid
-      nw = nw + 2
-    end
-  end
-  if nw > 0 then redis.call('HSET', keys[1], unpack(out)) end
-  return nw / 2
-end)
--- floor_verbatim: fields, records seq..flag..rest (n each), then the
--- sequence's width and the stage to stop after: 'arguments', 'read',
--- 'decide' or 'write'.
-redis.register_function('floor_verbatim', function(keys, a)
-  byte = string.byte
-  local n, w, stop = (#a - 2) / 2, tonumber(a[#a - 1]), a[#a]
-  if stop == 'arguments' then return n end
-  local r = redis.call('HMGET', keys[1], unpack(a, 1, n))
-  if stop == 'read' then return n end
-  local out, nw = {}, 0
-  for k = 1, n do
-    local rec, v = r[k], a[n + k]
-    local last, flag = byte(rec or '', w, w + 1)
-    if rec and v > rec and byte(v, w) ~= last and flag == 48 then
-      out[nw + 1], out[nw + 2] = a[k], v
       nw = nw + 2
     end
   end
@@ -146,7 +129,7 @@ type floorRefresh struct {
 type floorShape struct {
 	fn     string
 	groups int
-	// tail is the function's arguments after the refreshes' (floor_verbatim
+	// tail is the function's arguments after the refreshes' (floor_refresh
 	// takes the stage to stop after last).
 	tail func(mid string) []string
 	// ballast lays the records out among what the full fill keeps beside
@@ -164,33 +147,33 @@ var floorShapes = map[string]floorShape{
 		},
 		field:  func(r floorRefresh) string { return r.id },
 		record: func(r floorRefresh, mid string) string { return r.seq + r.fingerprint + "0" + mid + r.endpoints }},
-	"joined": {fn: "floor_joined", groups: 2, tail: func(mid string) []string { return []string{"16", mid} },
+	"joined": {fn: "floor_refresh", groups: 2, tail: func(mid string) []string { return []string{"16", mid} },
 		args: func(r floorRefresh, _ string) []string {
 			return []string{r.id + r.fingerprint, r.seq + r.endpoints + "0"}
 		},
 		field:  func(r floorRefresh) string { return r.id + r.fingerprint },
 		record: func(r floorRefresh, mid string) string { return r.seq + r.endpoints + "0" + mid }},
-	"verbatim": {fn: "floor_verbatim", groups: 2, tail: sequenceWidth,
+	"verbatim": {fn: "floor_refresh", groups: 2, tail: asSent,
 		args: func(r floorRefresh, mid string) []string {
-			return []string{r.id + r.fingerprint, r.seq + "0" + mid + r.endpoints}
+			return []string{r.id + r.fingerprint, r.seq + mid + r.endpoints + "0"}
 		},
 		field:  func(r floorRefresh) string { return r.id + r.fingerprint },
-		record: func(r floorRefresh, mid string) string { return r.seq + "0" + mid + r.endpoints }},
+		record: func(r floorRefresh, mid string) string { return r.seq + mid + r.endpoints + "0" }},
 	// compact is verbatim with all but the sequence in binary: a 16-byte ID
 	// and 8-byte fingerprint as the field; the sequence (text, so Lua's
 	// comparison, which follows the server's collation locale, sees only
-	// digits), the flag, a 2-byte instance number, a 6-byte deadline and 12
-	// bytes of endpoints as the record.
-	"compact": {fn: "floor_verbatim", groups: 2, tail: sequenceWidth,
+	// digits), a 2-byte instance number, a 6-byte deadline, 12 bytes of
+	// endpoints and the flag as the record.
+	"compact": {fn: "floor_refresh", groups: 2, tail: asSent,
 		args: func(r floorRefresh, _ string) []string {
-			return []string{compact(r.id, r.fingerprint), r.seq + "0" + compactMid + compactEndpoints(r)}
+			return []string{compact(r.id, r.fingerprint), r.seq + compactMid + compactEndpoints(r) + "0"}
 		},
 		field:  func(r floorRefresh) string { return compact(r.id, r.fingerprint) },
-		record: func(r floorRefresh, _ string) string { return r.seq + "0" + compactMid + compactEndpoints(r) }},
+		record: func(r floorRefresh, _ string) string { return r.seq + compactMid + compactEndpoints(r) + "0" }},
 	// compact-joined is joined with compact's parts: the record is the
 	// sequence, endpoints and flag joined with the call's instance number
 	// and deadline (8 bytes), so the deadline stays the server's.
-	"compact-joined": {fn: "floor_joined", groups: 2, tail: func(string) []string { return []string{"16", compactMid} },
+	"compact-joined": {fn: "floor_refresh", groups: 2, tail: func(string) []string { return []string{"16", compactMid} },
 		args: func(r floorRefresh, _ string) []string {
 			return []string{compact(r.id, r.fingerprint), r.seq + compactEndpoints(r) + "0"}
 		},
@@ -198,7 +181,9 @@ var floorShapes = map[string]floorShape{
 		record: func(r floorRefresh, _ string) string { return r.seq + compactEndpoints(r) + "0" + compactMid }},
 }
 
-func sequenceWidth(string) []string { return []string{"16"} }
+// asSent is the tail of a shape whose records are written as sent: the
+// sequence's width, and nothing to join.
+func asSent(string) []string { return []string{"16", ""} }
 
 // compactMid is an instance number (2 bytes) and a deadline (6 bytes).
 const compactMid = "\x00\x07\x00\x3b\x9a\xca\x00\x01"
@@ -307,7 +292,7 @@ func benchPresenceFloor(b *testing.B, s floorShape, records int, stop string) {
 				cmd = append(cmd, g...)
 			}
 			cmd = append(cmd, s.tail(mid)...)
-			if s.fn == "floor_verbatim" {
+			if s.fn == "floor_refresh" {
 				cmd = append(cmd, stop)
 			}
 			calls = append(calls, cmd)
