@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,10 @@ type Server struct {
 	cmd  *exec.Cmd
 	bin  string   // redis-server, or redis-sentinel (StartSentinel)
 	args []string // the binary's arguments, for Restart
+	// tmp is the directory of a server started without one of its own:
+	// a replica writes the snapshot it syncs from there, and a server
+	// started in the test's working directory would load one left there.
+	tmp string
 }
 
 // Missing says why Redis tests cannot run (redis-server not installed), or
@@ -97,6 +102,12 @@ func startOn(host string, args ...string) (*Server, error) {
 		}
 	}
 	s := &Server{Addr: net.JoinHostPort(host, strconv.Itoa(port)), bin: "redis-server", args: append(base, args...)}
+	if !slices.Contains(args, "--dir") {
+		if s.tmp, err = os.MkdirTemp("", "redistest-"); err != nil {
+			return nil, err
+		}
+		s.args = append(s.args, "--dir", s.tmp)
+	}
 	return s, s.run()
 }
 
@@ -115,6 +126,11 @@ func (s *Server) run() error {
 	bin, err := exec.LookPath(s.bin)
 	if err != nil {
 		return err
+	}
+	if s.tmp != "" {
+		if err := os.MkdirAll(s.tmp, 0o700); err != nil {
+			return err
+		}
 	}
 	cmd := exec.Command(bin, s.args...)
 	out, err := cmd.StdoutPipe()
@@ -173,6 +189,9 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = s.cmd.Wait()
+	if s.tmp != "" {
+		_ = os.RemoveAll(s.tmp) // Restart makes it again
+	}
 }
 
 // CommandStat reads one command's calls and microseconds from the text of
