@@ -27,6 +27,11 @@ import (
 //
 //	go test -run '^$' -bench '^BenchmarkRedisStore' -benchtime 2000x -count 3 ./bench/
 //
+// With RDV_CALLGRIND set to a directory, redis-server runs under valgrind's
+// callgrind and redis-instr/op (and /refresh) report the instructions it
+// executed per call, request parsing included: a count that the machine's
+// load does not move (redistest.CallgrindEnv; the fill takes minutes then).
+//
 // The store's clock is the fixture's manual one (passed to every call, as
 // the contract tests do), so nothing of the fill expires during a run.
 
@@ -100,10 +105,19 @@ func measureRedis(b *testing.B, inner int, loop func()) {
 	if err := c.Do(ctx, c.B().ConfigResetstat().Build()).Error(); err != nil {
 		b.Fatal(err)
 	}
-	loop()
+	instr, counted, err := redisBench.srv.Instructions(loop)
+	if err != nil {
+		b.Fatal(err)
+	}
 	info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		b.Fatal(err)
+	}
+	if counted {
+		b.ReportMetric(float64(instr)/float64(b.N), "redis-instr/op")
+		if inner > 1 {
+			b.ReportMetric(float64(instr)/float64(b.N*inner), "redis-instr/refresh")
+		}
 	}
 	if calls, usec := redistest.CommandStat(info, "fcall"); calls > 0 {
 		b.ReportMetric(usec/calls, "redis-us/op")

@@ -36,6 +36,13 @@ import (
 //   - compact, compact-joined: verbatim and joined with every part but the
 //     sequence in binary (a 24-byte field; a 37-byte record).
 //
+// With RDV_CALLGRIND set to a directory (redistest.CallgrindEnv),
+// redis-server runs under valgrind's callgrind and redis-instr/refresh
+// reports the instructions it executed per refresh, request parsing
+// included, which the machine's load does not move:
+//
+//	RDV_CALLGRIND=$(mktemp -d) go test -run '^$' -bench PresenceFloor -benchtime 200x ./engine/redisstore/
+//
 // The verbatim shape is also cut short after each stage (until=arguments,
 // read, decide) to show where a refresh goes, and run over 1,024 records to
 // show what the full fill adds (records no longer in the CPU's caches);
@@ -247,7 +254,7 @@ func benchPresenceFloor(b *testing.B, s floorShape, records int, stop string) {
 	const n = 128
 	const stride = 7919 // prime, so i*stride mod records visits every record once a round
 	ctx := context.Background()
-	_, c := dedicatedServerB(b)
+	srv, c := dedicatedServerB(b)
 	do := func(cmd []string) int64 {
 		v, err := c.Do(ctx, c.B().Arbitrary(cmd...).Build()).AsInt64()
 		if err != nil {
@@ -302,13 +309,21 @@ func benchPresenceFloor(b *testing.B, s floorShape, records int, stop string) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	for i := range b.N {
-		got := do(calls[i])
-		if want := int64(n); (stop == "write" || stop == "decide") && got != want {
-			b.Fatalf("%d of %d refreshes accepted", got, want)
+	instr, counted, err := srv.Instructions(func() {
+		for i := range b.N {
+			got := do(calls[i])
+			if want := int64(n); (stop == "write" || stop == "decide") && got != want {
+				b.Fatalf("%d of %d refreshes accepted", got, want)
+			}
 		}
-	}
+	})
 	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if counted {
+		b.ReportMetric(float64(instr)/float64(b.N*n), "redis-instr/refresh")
+	}
 	info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		b.Fatal(err)

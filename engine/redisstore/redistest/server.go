@@ -34,6 +34,9 @@ type Server struct {
 	// a replica writes the snapshot it syncs from there, and a server
 	// started in the test's working directory would load one left there.
 	tmp string
+	// callgrind is the directory of its counts when it runs under
+	// valgrind's callgrind (CallgrindEnv), else "".
+	callgrind string
 }
 
 // Missing says why Redis tests cannot run (redis-server not installed), or
@@ -132,7 +135,13 @@ func (s *Server) run() error {
 			return err
 		}
 	}
-	cmd := exec.Command(bin, s.args...)
+	args := s.args
+	if s.callgrind = os.Getenv(CallgrindEnv); s.callgrind != "" && s.bin == "redis-server" {
+		bin, args = "valgrind", append(callgrindArgs(s.callgrind, bin), args...)
+	} else {
+		s.callgrind = ""
+	}
+	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
