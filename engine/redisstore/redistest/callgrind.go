@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// CallgrindEnv, when it names a directory, runs every redis-server that
-// Start starts under valgrind's callgrind, its counts written there, so a
+// CallgrindEnv, when it names a directory, runs every redis-server this
+// package starts under valgrind's callgrind, its counts written there, so a
 // benchmark can report the instructions Redis executed for it
 // (Server.Instructions): a count that does not move with the machine's
 // load, where microseconds on a shared machine do by 1.5x from hour to hour.
