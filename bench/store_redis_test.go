@@ -105,19 +105,10 @@ func measureRedis(b *testing.B, inner int, loop func()) {
 	if err := c.Do(ctx, c.B().ConfigResetstat().Build()).Error(); err != nil {
 		b.Fatal(err)
 	}
-	instr, counted, err := redisBench.srv.Instructions(loop)
-	if err != nil {
-		b.Fatal(err)
-	}
+	redisBench.srv.MeasureInstructions(b, inner, loop)
 	info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		b.Fatal(err)
-	}
-	if counted {
-		b.ReportMetric(float64(instr)/float64(b.N), "redis-instr/op")
-		if inner > 1 {
-			b.ReportMetric(float64(instr)/float64(b.N*inner), "redis-instr/refresh")
-		}
 	}
 	if calls, usec := redistest.CommandStat(info, "fcall"); calls > 0 {
 		b.ReportMetric(usec/calls, "redis-us/op")

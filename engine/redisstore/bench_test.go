@@ -28,6 +28,7 @@ import (
 // request and writing the answer.
 
 type benchEnv struct {
+	srv   *redistest.Server
 	c     rueidis.Client
 	s     *redisstore.Store
 	k     *engine.Keyring
@@ -37,7 +38,7 @@ type benchEnv struct {
 var benchTenant = engine.Tenant{Game: "g", Env: "e"}
 
 func newBenchEnv(b *testing.B, listings int) *benchEnv {
-	_, c := dedicatedServerB(b)
+	srv, c := dedicatedServerB(b)
 	l := engine.DefaultLimits()
 	l.MaxListings, l.MaxPresence, l.MaxIdempotency, l.MaxAttempts = 1<<20, 1<<20, 1<<21, 1<<20
 	l = l.WholePools()
@@ -46,7 +47,7 @@ func newBenchEnv(b *testing.B, listings int) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &benchEnv{c: c, s: s, k: k}
+	e := &benchEnv{srv: srv, c: c, s: s, k: k}
 	cmds := make([]engine.CreateListing, listings)
 	for i := range cmds {
 		cmds[i] = benchListing(i)
@@ -87,9 +88,11 @@ func (e *benchEnv) run(b *testing.B, inner int, fn func(i int)) {
 	}
 	cpu0 := e.serverCPU(b)
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		fn(i)
-	}
+	e.srv.MeasureInstructions(b, inner, func() {
+		for i := 0; i < b.N; i++ {
+			fn(i)
+		}
+	})
 	b.StopTimer()
 	cpu := (e.serverCPU(b) - cpu0) * 1e6 / float64(b.N)
 	b.ReportMetric(cpu, "redis-cpu-us/op")

@@ -309,7 +309,7 @@ func benchPresenceFloor(b *testing.B, s floorShape, records int, stop string) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	instr, counted, err := srv.Instructions(func() {
+	srv.MeasureInstructions(b, n, func() {
 		for i := range b.N {
 			got := do(calls[i])
 			if want := int64(n); (stop == "write" || stop == "decide") && got != want {
@@ -318,12 +318,6 @@ func benchPresenceFloor(b *testing.B, s floorShape, records int, stop string) {
 		}
 	})
 	b.StopTimer()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if counted {
-		b.ReportMetric(float64(instr)/float64(b.N*n), "redis-instr/refresh")
-	}
 	info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		b.Fatal(err)

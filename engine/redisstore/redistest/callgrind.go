@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // CallgrindEnv, when it names a directory, runs every redis-server this
@@ -68,4 +69,23 @@ func callgrindSummary(path string) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s has no summary line", path)
+}
+
+// MeasureInstructions runs fn, b.N calls of inner items each, and when the
+// server runs under callgrind reports the instructions it executed per call
+// (redis-instr/op) and, for more than one item a call, per item
+// (redis-instr/refresh).
+func (s *Server) MeasureInstructions(b *testing.B, inner int, fn func()) {
+	b.Helper()
+	n, counted, err := s.Instructions(fn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !counted {
+		return
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "redis-instr/op")
+	if inner > 1 {
+		b.ReportMetric(float64(n)/float64(b.N*inner), "redis-instr/refresh")
+	}
 }

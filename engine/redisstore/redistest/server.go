@@ -136,10 +136,10 @@ func (s *Server) run() error {
 		}
 	}
 	args := s.args
-	if s.callgrind = os.Getenv(CallgrindEnv); s.callgrind != "" && s.bin == "redis-server" {
-		bin, args = "valgrind", append(callgrindArgs(s.callgrind, bin), args...)
-	} else {
-		s.callgrind = ""
+	s.callgrind = ""
+	if dir := os.Getenv(CallgrindEnv); dir != "" && s.bin == "redis-server" {
+		s.callgrind = dir
+		bin, args = "valgrind", append(callgrindArgs(dir, bin), args...)
 	}
 	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
