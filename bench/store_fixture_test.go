@@ -137,6 +137,11 @@ func fillDoc(sp *engine.ListingSpec) []byte {
 	return append(doc, "}}"...)
 }
 
+// fillSeq is the fill's presence sequence: a host's heartbeat count after
+// about six days at one every five seconds, so a refresh carries as many
+// digits as a running host's does (the Redis store's records hold them).
+const fillSeq = 100_000
+
 func hostAddr(i int) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}), uint16(1024+i%60000))
 }
@@ -167,8 +172,8 @@ func newFixture(c storeCase, headroom bool, meta int) (*storeFixture, error) {
 		}
 		lc, pc := k.Lease(v.Lease), k.Presence(v.Presence)
 		f.leaseKeys[i], f.presKeys[i] = engine.FingerprintOf(&lc), engine.FingerprintOf(&pc)
-		f.seq[i], f.version[i] = 1, v.Version
-		if _, r, err := s.BindHostPresence(ctx, engine.BindPresence{Handle: v.Presence, Key: f.presKeys[i], Seq: 1, Public: hostAddr(i)}); err != nil || !r.OK() {
+		f.seq[i], f.version[i] = fillSeq, v.Version
+		if _, r, err := s.BindHostPresence(ctx, engine.BindPresence{Handle: v.Presence, Key: f.presKeys[i], Seq: fillSeq, Public: hostAddr(i)}); err != nil || !r.OK() {
 			return nil, fmt.Errorf("fill presence %d: %v %v", i, r.Outcome, err)
 		}
 		v.Spec, v.Doc = nil, nil // the fixture keeps IDs only, not a second copy of the data

@@ -66,15 +66,23 @@ func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, ru
 
 // presenceInstance is the instance a listing's presence last reached.
 func presenceInstance(ctx context.Context, rc rueidis.Client, id string) string {
-	// The listing's presence record (ADR 0005): key fingerprint (16 bytes),
-	// pending flag, sequence (16 digits), then the instance the last refresh
-	// reached.
-	rec, _ := rc.Do(ctx, rc.B().Hget().Key("rdv:{failover}:pr").Field(id).Build()).ToString()
-	if len(rec) < 69 {
-		return ""
-	}
-	return rec[33:69]
+	inst, _ := rc.Do(ctx, rc.B().Eval().Script(presenceInstanceScript).Numkeys(1).Key("rdv:{failover}:").Arg(id).Build()).ToString()
+	return inst
 }
+
+// presenceInstanceScript reads the instance a listing's presence last
+// reached as the store keeps it (ADR 0005): the entry of the call its
+// fresh record names (8 bytes after the sequence, which is its number of
+// digits in two digits and the digits; the record has a leading 'p' while
+// offers are pending), else, idle ('i'), the listing's "pi".
+const presenceInstanceScript = `
+local l = redis.call('HMGET', KEYS[1] .. 'l:' .. ARGV[1], 'prf', 'pi')
+local rec = l[1] and redis.call('HGET', KEYS[1] .. 'pr', l[1])
+if not rec or rec:sub(1, 1) == 'i' then return l[2] or '' end
+if rec:sub(1, 1) == 'p' then rec = rec:sub(2) end
+local at = 3 + tonumber(rec:sub(1, 2))
+return redis.call('HGET', KEYS[1] .. 'pc', rec:sub(at, at + 7)) or ''
+`
 
 // TestHAInstanceSIGKILL (the instance-sigkill fault scenario): three
 // server processes on one redis-server, two tenants; Publishers talk HTTP

@@ -25,7 +25,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 		return err
 	}
 	buf := batchBufs.Get().(*batchBuf)
-	buf.reset(len(ops))
+	buf.reset(len(ops), s.refs.next())
 	s.listings.mu.RLock()
 	for i := range ops {
 		op := &ops[i]
@@ -54,11 +54,21 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	var m rueidis.RedisMessage
 	ok := true
 	if len(buf.sent) > 0 {
-		var err error
-		m, ok, err = s.call(ctx, "rdv_apply_batch", buf.cut(s.idArg)...)
-		if err != nil {
-			batchBufs.Put(buf) // nothing was sent
-			return err
+		args := buf.cut(s.idArg)
+		for tries := 1; ; tries++ {
+			var err error
+			m, ok, err = s.call(ctx, "rdv_apply_batch", args...)
+			if err != nil {
+				batchBufs.Put(buf) // nothing was sent
+				return err
+			}
+			if !ok || !retried(m) || tries == refTries {
+				break
+			}
+			// Another live call holds the reference (nothing was
+			// written): draw another prefix and send the batch again.
+			s.refs.move()
+			buf.setRef(s.refs.next())
 		}
 	}
 	for i := range ops {
@@ -95,11 +105,13 @@ type batchBuf struct {
 	// them once data is complete (strings into a buffer that may still
 	// grow would go stale).
 	data     []byte
-	refresh  [][4]span     // per refresh: listing ID or handle, key argument, seq, endpoints
-	byHandle []byte        // per refresh: 'p' (names its listing) or 'h' (its handle)
-	handles  bool          // some refresh names its handle
-	named    []engine.UUID // per refresh: the listing ID or handle it names
-	others   []other       // binds and outcome reports
+	ref      [prRefLen]byte // the call's reference, which every refresh's value carries
+	refAt    int            // where the reference argument is in data
+	refresh  [][3]span      // per refresh: record field (or handle and fingerprint), sequence, value
+	byHandle []byte         // per refresh: 'p' (names its record) or 'h' (its handle)
+	handles  bool           // some refresh names its handle
+	named    []engine.UUID  // per refresh: the listing ID or handle it names
+	others   []other        // binds and outcome reports
 	args     []string
 	sent     []int              // indexes of the ops sent, in order
 	known    []bool             // per op sent: its listing was named (or it is a bind)
@@ -118,7 +130,8 @@ type other [7]span
 
 var batchBufs = sync.Pool{New: func() any { return new(batchBuf) }}
 
-func (b *batchBuf) reset(n int) {
+func (b *batchBuf) reset(n int, ref [prRefLen]byte) {
+	b.ref = ref
 	b.data, b.refresh, b.byHandle, b.handles, b.others = b.data[:0], b.refresh[:0], b.byHandle[:0], false, b.others[:0]
 	b.named = b.named[:0]
 	b.args, b.sent, b.known, b.ids = b.args[:0], b.sent[:0], b.known[:0], b.ids[:0]
@@ -131,29 +144,36 @@ func (b *batchBuf) reset(n int) {
 // since is the span from at to the end of data.
 func (b *batchBuf) since(at int) span { return span{at, len(b.data)} }
 
-// addPresence adds a refresh as apply_batch.lua reads it: by its
-// listing's ID when known, else by its handle.
+// addPresence adds a refresh as apply_batch.lua reads it: by its record's
+// field when the listing is known, else by its handle (text) and key.
 func (b *batchBuf) addPresence(p *engine.BindPresence, id engine.ListingID, known bool) {
-	var f [4]span
+	var f [3]span
 	at := len(b.data)
-	named := id.UUID
 	if known {
 		b.byHandle = append(b.byHandle, 'p')
+		b.data = appendPresenceField(b.data, id.UUID, &p.Key)
+		b.named = append(b.named, id.UUID)
 	} else {
-		named = p.Handle.UUID
 		b.byHandle, b.handles = append(b.byHandle, 'h'), true
+		b.data = append(p.Handle.UUID.AppendText(b.data), p.Key[:]...)
+		b.named = append(b.named, p.Handle.UUID)
 	}
-	b.data = named.AppendText(b.data)
-	b.named = append(b.named, named)
 	f[0], at = b.since(at), len(b.data)
-	b.data = append(append(b.data, p.Key[:]...), '0') // as a record without pending offers begins
-	f[1], at = b.since(at), len(b.data)
-	b.data = appendSeq(b.data, p.Seq)
-	f[2], at = b.since(at), len(b.data)
-	b.data = appendEndpoint(b.data, p.Public)
-	b.data = appendEndpoint(append(b.data, '|'), p.Local)
-	f[3] = b.since(at)
+	var seqLen int
+	b.data, seqLen = appendPresenceValue(b.data, p.Seq, &b.ref, p.Public, p.Local)
+	f[1], f[2] = span{at, at + seqLen}, b.since(at) // the sequence leads the value
 	b.refresh = append(b.refresh, f)
+}
+
+// setRef puts ref in place of the call's reference, in its argument and
+// in every refresh's value. The arguments' strings share data, so they
+// change with it: only once the call that sent them has answered.
+func (b *batchBuf) setRef(ref [prRefLen]byte) {
+	b.ref = ref
+	copy(b.data[b.refAt:], ref[:])
+	for _, f := range b.refresh {
+		copy(b.data[f[1].to:], ref[:]) // after the sequence
+	}
 }
 
 // addBind adds a bind as apply_batch.lua reads it, after the refreshes
@@ -191,6 +211,9 @@ func (b *batchBuf) startOther(kind byte, h engine.Handle, key *engine.Fingerprin
 // instance's ID: strings sharing data's memory (no copy, no allocation per
 // op).
 func (b *batchBuf) cut(instance string) []string {
+	b.refAt = len(b.data)
+	b.data = append(b.data, b.ref[:]...)
+	ref := b.since(b.refAt)
 	at := len(b.data)
 	b.data = strconv.AppendInt(b.data, int64(len(b.refresh)), 10)
 	count := b.since(at)
@@ -200,8 +223,8 @@ func (b *batchBuf) cut(instance string) []string {
 	kinds := b.since(count.to)
 	all := rueidis.BinaryString(b.data)
 	arg := func(s span) string { return all[s.from:s.to] }
-	b.args = append(b.args, instance, arg(count), arg(kinds))
-	for j := range 4 {
+	b.args = append(b.args, instance, arg(ref), arg(count), arg(kinds))
+	for j := range 3 {
 		for _, f := range b.refresh {
 			b.args = append(b.args, arg(f[j]))
 		}
@@ -214,24 +237,27 @@ func (b *batchBuf) cut(instance string) []string {
 	return b.args
 }
 
-// appendSeq appends seq as the presence record holds it: 16 decimal
-// digits, zero-padded (engine.MaxPresenceSeq has 16), so the scripts
-// compare sequences as strings.
-func appendSeq(b []byte, seq uint64) []byte {
-	b = append(b, "0000000000000000"...)
-	for i := len(b) - 1; seq > 0; i-- {
-		b[i] = byte('0' + seq%10)
-		seq /= 10
-	}
-	return b
-}
-
 // appendEndpoint appends endpointArg(a).
 func appendEndpoint(b []byte, a netip.AddrPort) []byte {
 	if !a.IsValid() {
 		return b
 	}
 	return a.AppendTo(b)
+}
+
+// refTries bounds the sends of one batch whose reference another live
+// call holds: each retry draws a new random prefix, so a second collision
+// is as unlikely as the first.
+const refTries = 3
+
+// retried reports whether the script answered RETRY (codeRetry): the
+// batch's reference names a live entry, and nothing was written.
+func retried(m rueidis.RedisMessage) bool {
+	if !m.IsInt64() { // asked first: AsInt64's error for a batch's answer allocates
+		return false
+	}
+	n, err := m.AsInt64()
+	return err == nil && n == codeRetry
 }
 
 // batchAnswers decodes apply_batch.lua's {presence, others, offered} into

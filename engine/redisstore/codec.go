@@ -172,7 +172,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 		Presence: engine.Handle{UUID: parseID(str(f[2]))}, Tenant: parseTenant(str(f[3])),
 		Owner: engine.Subject(str(f[4])), Spec: spec, CurrentPlayers: int(num(f[7])),
 		LeaseExpiresAt: s.wall(num(f[9])), LeaseTTL: s.duration(num(f[10])), PresenceFresh: num(f[11]) == 1,
-		HostPublic: parseEndpoint(str(f[12])), HostLocal: parseEndpoint(str(f[13])), PresenceInstance: parseID(str(f[14])),
+		HostPublic: parseBinaryEndpoint(str(f[12])), HostLocal: parseBinaryEndpoint(str(f[13])), PresenceInstance: parseID(str(f[14])),
 	}
 	if doc := str(f[6]); doc != "" {
 		v.Doc = []byte(doc)
@@ -198,7 +198,7 @@ func (s *Store) attemptViewOf(f *attemptFields) engine.AttemptView {
 		ID: engine.AttemptID{UUID: parseID(f[0])}, Handle: engine.Handle{UUID: parseID(f[1])},
 		Listing: engine.ListingID{UUID: parseID(f[2])}, Tenant: parseTenant(f[3]),
 		Client: engine.Subject(f[4]), ExpiresAt: s.wall(parseNum(f[5])), TTL: s.duration(parseNum(f[6])),
-		HostPresence: engine.Handle{UUID: parseID(f[7])}, HostPresencePublic: parseEndpoint(f[8]),
+		HostPresence: engine.Handle{UUID: parseID(f[7])}, HostPresencePublic: parseBinaryEndpoint(f[8]),
 		Host: parseBinding(f[9]), Peer: parseBinding(f[10]), Consumed: f[11] == "1",
 		HostPresenceInstance: parseID(f[12]), HostInstance: parseID(f[13]), PeerInstance: parseID(f[14]),
 		RelayOnly: f[15] == "1", HostRelayed: parseEndpoint(f[16]), PeerRelayed: parseEndpoint(f[17]),

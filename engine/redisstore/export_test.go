@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redis/rueidis"
@@ -37,4 +39,34 @@ func (s *Store) CreateListingsPipelined(ctx context.Context, cmds []engine.Creat
 // DeploymentName is the Config.Name the store was made with.
 func (s *Store) DeploymentName() string {
 	return strings.TrimSuffix(strings.TrimPrefix(s.prefix, "rdv:{"), "}:")
+}
+
+// NextCallRef is the call reference the store's next call will carry.
+func (s *Store) NextCallRef() string {
+	var ref [prRefLen]byte
+	binary.BigEndian.PutUint32(ref[:4], s.refs.prefix.Load())
+	binary.BigEndian.PutUint32(ref[4:], s.refs.count.Load()+1)
+	return string(ref[:])
+}
+
+// TakeCallRef writes a live call entry for ref as another instance's
+// call would (instance inst, due at deadline ticks).
+func (s *Store) TakeCallRef(ctx context.Context, ref, inst string, deadline int64) error {
+	return s.c.Do(ctx, s.c.B().Eval().Script(`redis.call('HSET', KEYS[1] .. 'pc', ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[1] .. 'cexp', ARGV[3], ARGV[1])
+return 1`).Numkeys(1).Key(s.prefix).Arg(ref, inst, strconv.FormatInt(deadline, 10)).Build()).Error()
+}
+
+// CallEntry is the instance call reference ref's entry names ("" and
+// false when it has none).
+func (s *Store) CallEntry(ctx context.Context, ref string) (string, bool) {
+	inst, err := s.c.Do(ctx, s.c.B().Hget().Key(s.prefix+"pc").Field(ref).Build()).ToString()
+	return inst, err == nil
+}
+
+// PresenceRecordOf is listing id's presence record as Snapshot shows it.
+func (s *Store) PresenceRecordOf(ctx context.Context, id engine.ListingID) string {
+	field, _ := s.c.Do(ctx, s.c.B().Hget().Key(s.prefix+"l:"+id.String()).Field("prf").Build()).ToString()
+	rec, _ := s.c.Do(ctx, s.c.B().Hget().Key(s.prefix+"pr").Field(field).Build()).ToString()
+	return showPresenceRecord([2]string{field, rec})[1]
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rendezvous/rendezvous/engine"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,9 +64,10 @@ func (s *Store) dump() (*dump, error) {
 // are meta's clock (the clamp), which any call may move, the primary it
 // last saw (replid, gen), which the first call on a new primary moves, and
 // the instances' fencing tokens (f:<id>), which belong to the registry.
-// A presence record (hash "pr") is shown without its key's fingerprint.
+// A presence record (hash "pr") is shown by its listing's ID, without its
+// key's fingerprint, and decoded.
 var (
-	secretFields = map[string]bool{"lkey": true, "hkey": true, "ckey": true}
+	secretFields = map[string]bool{"lkey": true, "hkey": true, "ckey": true, "prf": true}
 	movingMeta   = map[string]bool{"clock": true, "replid": true, "gen": true}
 )
 
@@ -91,8 +93,8 @@ func (s *Store) Snapshot() string {
 			if secretFields[f[0]] || (n == "meta" && (movingMeta[f[0]] || strings.HasPrefix(f[0], "f:"))) {
 				continue
 			}
-			if n == "pr" && len(f[1]) >= prFlagAt {
-				f[1] = f[1][:prKeyAt] + f[1][prFlagAt:]
+			if n == "pr" {
+				f = showPresenceRecord(f)
 			}
 			fmt.Fprintf(&b, " %q=%q", f[0], f[1])
 		}
@@ -141,6 +143,7 @@ func (s *Store) CheckInvariants() error {
 	}
 	lexp, pexp, aexp := d.members("lexp"), d.members("pexp"), d.members("aexp")
 	records, pending := d.hash("pr"), d.hash("pn")
+	calls, cexp := d.hash("pc"), d.members("cexp")
 	tenants := map[string][3]int{}
 	browse := map[string]map[string]bool{}
 	nListings, nAttempts, inflight := 0, 0, 0
@@ -162,23 +165,31 @@ func (s *Store) CheckInvariants() error {
 			if want := oldestPending(d.keys["lp:"+id]); pending[id] != want {
 				bad("listing %s: pending offers %q, oldest attempts pending %q", id, pending[id], want)
 			}
-			rec, ok := parsePresenceRecord(records[id])
-			if !ok {
-				bad("listing %s: presence record %q", id, records[id])
+			field := l["prf"]
+			if len(field) != prFieldAt+len(engine.Fingerprint{}) || parseID(id) != engine.UUID([]byte(field[:prFieldAt])) {
+				bad("listing %s: presence record field %x", id, field[:min(len(field), prFieldAt)])
 			}
-			if rec.pending != (pending[id] != "") {
+			rec, ok := parsePresenceRecord(records[field])
+			if !ok {
+				bad("listing %s: presence record %q", id, records[field])
+			}
+			if rec.fresh && rec.pending != (pending[id] != "") {
 				bad("listing %s: presence record says pending offers %v, pending offers %q", id, rec.pending, pending[id])
 			}
 			_, fresh := pexp[id]
-			if fresh != (rec.endpoints != "") {
-				bad("listing %s: scheduled presence %v, endpoints %q", id, fresh, rec.endpoints)
+			if fresh != rec.fresh {
+				bad("listing %s: scheduled presence %v, fresh record %v", id, fresh, rec.fresh)
 			}
 			if fresh {
-				// A refresh moves the record's deadline only; the schedule
-				// may lag behind it, never run ahead of it.
-				dl := strconv.FormatInt(rec.deadline, 10)
+				// A refresh moves the record's call reference only; the
+				// schedule may lag behind that call's deadline, never run
+				// ahead of it.
+				dl, named := cexp[rec.ref]
+				if _, ok := calls[rec.ref]; !ok || !named {
+					bad("presence %s names call %x, which has no entry", id, rec.ref)
+				}
 				live("presence", id, dl)
-				if sched, err := strconv.ParseInt(pexp[id], 10, 64); err != nil || sched > rec.deadline {
+				if sched, err := strconv.ParseInt(pexp[id], 10, 64); err != nil || sched > parseNum(dl) {
 					bad("presence %s scheduled at %s, after its deadline %s", id, pexp[id], dl)
 				}
 				if l["public"] == "1" {
@@ -230,6 +241,12 @@ func (s *Store) CheckInvariants() error {
 				bad("empty browse index %q", name)
 			}
 		}
+	}
+	if len(calls) != len(cexp) {
+		bad("call entries %d, scheduled %d", len(calls), len(cexp))
+	}
+	for ref, dl := range cexp {
+		live("call", fmt.Sprintf("%x", ref), dl)
 	}
 	if len(records) != nListings || len(pending) > nListings {
 		bad("presence records %d, pending counts %d, listings %d", len(records), len(pending), nListings)
@@ -298,48 +315,6 @@ func (s *Store) CheckInvariants() error {
 	return errors.Join(errs...)
 }
 
-// presenceRecord is a decoded presence record (prelude.lua): the last
-// accepted sequence, the fingerprint of the presence key, the pending
-// flag, the instance its last refresh reached and, while the presence
-// is fresh, its deadline and endpoints.
-type presenceRecord struct {
-	seq       uint64
-	pending   bool // the listing has pending offers (pn holds them)
-	deadline  int64
-	endpoints string // "public|local", "" when not fresh
-}
-
-const (
-	prKeyAt   = 16                // the fingerprint follows the sequence
-	prFlagAt  = prKeyAt + 16      // the pending flag follows the fingerprint
-	prIdleLen = prFlagAt + 1 + 36 // sequence, fingerprint, pending flag, instance
-	prFullLen = prIdleLen + 20
-)
-
-func parsePresenceRecord(v string) (presenceRecord, bool) {
-	var r presenceRecord
-	if len(v) != prIdleLen && len(v) <= prFullLen {
-		return r, false
-	}
-	var err error
-	if r.seq, err = strconv.ParseUint(v[:prKeyAt], 10, 64); err != nil {
-		return r, false
-	}
-	switch v[prFlagAt] {
-	case '0':
-	case '1':
-		r.pending = true
-	default:
-		return r, false
-	}
-	if len(v) == prIdleLen {
-		return r, true
-	}
-	r.endpoints = v[prFullLen:]
-	r.deadline, err = strconv.ParseInt(v[prIdleLen:prFullLen], 10, 64)
-	return r, err == nil && strings.Contains(r.endpoints, "|")
-}
-
 // oldestPending is what pn holds for a listing whose pending attempts are
 // lp: the handles of the oldest four concatenated ("" when none).
 func oldestPending(lp *dumpKey) string {
@@ -350,4 +325,21 @@ func oldestPending(lp *dumpKey) string {
 		}
 	}
 	return b.String()
+}
+
+// showPresenceRecord renders a "pr" field and value for Snapshot: the
+// listing's ID and the decoded record.
+func showPresenceRecord(f [2]string) [2]string {
+	if len(f[0]) >= prFieldAt {
+		f[0] = engine.UUID([]byte(f[0][:prFieldAt])).String()
+	}
+	r, ok := parsePresenceRecord(f[1])
+	if !ok {
+		return f
+	}
+	f[1] = fmt.Sprintf("seq=%d", r.seq)
+	if r.fresh {
+		f[1] += fmt.Sprintf(" pending=%v call=%x public=%v local=%v", r.pending, r.ref, r.public, r.local)
+	}
+	return f
 }

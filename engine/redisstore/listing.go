@@ -62,7 +62,7 @@ func (s *Store) createListingArgs(cmd *engine.CreateListing) []string {
 	lc, pc := s.keys.Lease(lease), s.keys.Presence(pres)
 	lk, pk := engine.FingerprintOf(&lc), engine.FingerprintOf(&pc)
 	return []string{tenantArg(cmd.Tenant), string(cmd.Owner), ik, hex.EncodeToString(fp[:]),
-		uuidArg(id.UUID), uuidArg(lease.UUID), uuidArg(pres.UUID), fpArg(&lk), fpArg(&pk), string(spec), string(cmd.Doc),
+		uuidArg(id.UUID), uuidArg(lease.UUID), uuidArg(pres.UUID), fpArg(&lk), string(appendPresenceField(nil, id.UUID, &pk)), string(spec), string(cmd.Doc),
 		strconv.Itoa(cmd.Spec.CurrentPlayers), strconv.Itoa(cmd.Spec.MaxPlayers),
 		strconv.FormatUint(uint64(cmd.Spec.ProtocolVersion), 10), boolArg(cmd.Spec.Visibility == engine.Public), cmd.Spec.Region}
 }

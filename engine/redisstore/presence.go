@@ -13,17 +13,22 @@ func (s *Store) BindHostPresence(ctx context.Context, cmd engine.BindPresence) (
 	if err := engine.ValidatePresence(&cmd); err != nil {
 		return engine.PresenceView{}, engine.Result{}, err
 	}
-	m, ok, err := s.call(ctx, "rdv_bind_presence", append(presenceArgs(&cmd), s.idArg)...)
-	if err != nil {
-		return engine.PresenceView{}, engine.Result{}, err
+	field := string(append(cmd.Handle.UUID.AppendText(nil), cmd.Key[:]...))
+	for range refTries {
+		ref := s.refs.next()
+		b, seqLen := appendPresenceValue(nil, cmd.Seq, &ref, cmd.Public, cmd.Local)
+		value := string(b)
+		m, ok, err := s.call(ctx, "rdv_bind_presence", s.idArg, string(ref[:]), field, value[:seqLen], value)
+		if err != nil {
+			return engine.PresenceView{}, engine.Result{}, err
+		}
+		code, r, rest := reply(m, ok)
+		if code != codeRetry {
+			return s.presenceResult(r, rest)
+		}
+		s.refs.move() // another live call holds the reference; nothing was written
 	}
-	_, r, rest := reply(m, ok)
-	return s.presenceResult(r, rest)
-}
-
-func presenceArgs(cmd *engine.BindPresence) []string {
-	return []string{uuidArg(cmd.Handle.UUID), fpArg(&cmd.Key), string(appendSeq(nil, cmd.Seq)),
-		endpointArg(cmd.Public), endpointArg(cmd.Local)}
+	return engine.PresenceView{}, unreachable, nil
 }
 
 // presenceResult completes a result whose rest may be {view}.

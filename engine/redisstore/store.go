@@ -81,6 +81,7 @@ type Store struct {
 	handleKey engine.Capability // see presenceHandle
 	listings  *presenceListings
 	recheck   atomic.Bool // a call failed: check the library's version first (call)
+	refs      callRefs
 	reg       registration
 }
 
@@ -110,6 +111,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		clock: cfg.Clock, tick: time.Microsecond, timeout: cfg.Timeout, id: engine.NewUUID(),
 	}
 	s.idArg = uuidArg(s.id)
+	s.refs.move()
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}

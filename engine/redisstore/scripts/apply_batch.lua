@@ -1,28 +1,31 @@
 -- ApplyBatch: the UDP side's transitions of one read batch after one
 -- cleanup (of the pools they read), in order. Arguments from ARGV[3]: the
 -- calling instance's ID (Store.InstanceID, recorded as the instance a
--- refresh or bind reached); the number n of presence refreshes; '' when
--- every refresh names its listing's ID (the caller's cache of ph) and no
+-- refresh or bind reached); the call's reference (8 bytes, which the
+-- refreshes' values carry); the number n of presence refreshes; '' when
+-- every refresh names its record's field (the caller's cache of ph) and no
 -- listing is refreshed twice, else one character per refresh, 'p' or 'h'
--- where it names the presence handle; then the refreshes' IDs (or
--- handles), their key arguments (the presence key's fingerprint and '0',
--- as a record without pending offers holds them), their sequences (16
--- digits, zero-padded) and their endpoints "public|local", n of each; then
--- seven per other op: the number of refreshes before it, its kind and its
+-- where it names the presence handle and key fingerprint; then the
+-- refreshes' record fields (or handles and fingerprints), their sequences
+-- (as a record holds them) and their values as a fresh record without pending offers
+-- holds them, n of each; then seven
+-- per other op: the number of refreshes before it, its kind and its
 -- fields: 'b' (a bind), attempt handle, key, role, binding, relayed
 -- address ('' for none); or 'o' (an outcome report), attempt handle, key,
 -- role, path (1-3), milliseconds. Arguments are the cheapest way into the
 -- function (Redis hands each over as a Lua string; cutting one packed
--- argument apart costs more), and grouped so the IDs go to HMGET as they
--- came. The refreshes' records are read with one HMGET and written with
--- one HSET (presenceLoad, presenceFlush); another op writes the records
--- refreshed before it first, so it reads them as the batch left them.
+-- argument apart costs more), and grouped so the fields go to HMGET as
+-- they came. The refreshes' records are read with one HMGET and written
+-- with one HSET (presenceLoad, presenceFlush); another op writes the
+-- records refreshed before it first, so it reads them as the batch left
+-- them. A reference that names a live entry answers RETRY, and nothing is
+-- written: the caller sends the batch again under another.
 --
 -- Most refreshes are of a fresh presence, in a batch that names every
 -- listing once: the loop decides those inline, with one comparison of the
--- sequence with the record, one search for the key argument at its place
--- in it and one join, and leaves them out of the presence answer; every
--- other refresh goes through presenceRefresh, which decides every case.
+-- sequence with the record, and writes the value as it came (no string
+-- made), leaving them out of the presence answer; every other refresh goes
+-- through presenceRefresh, which decides every case.
 --
 -- Answers {presence, others, offered}. presence packs, in order, the
 -- answers of the refreshes the loop did not decide inline: the refresh's
@@ -104,13 +107,13 @@ local function refreshNumber(k)
 end
 
 -- offeredAnswer is the answer of the refreshes a call decided inline that
--- have pending offers (numbers offered, of listings a[5 + k]), in order:
+-- have pending offers (numbers offered, of the records a[6 + k] name), in order:
 -- each refresh's number, the number of its pending offers (a byte) and
 -- their handles, read with one HMGET of pn.
 local function offeredAnswer(a, offered)
   if #offered == 0 then return '' end
   local ids = {}
-  for j, k in ipairs(offered) do ids[j] = a[5 + k] end
+  for j, k in ipairs(offered) do ids[j] = idOf(a[6 + k]) end
   local h = hmgetAll(P .. 'pn', ids, 1, #ids)
   local out = {}
   for j, k in ipairs(offered) do
@@ -120,58 +123,81 @@ local function offeredAnswer(a, offered)
   return table.concat(out)
 end
 
+-- refreshAnswer decides refresh k with presenceRefresh and appends its
+-- answer to pres, which holds np strings; it returns their new number.
+local function refreshAnswer(pres, np, k, byHandle)
+  local code, pool, lid, pending = presenceRefresh(k)
+  np = np + 1
+  pres[np] = refreshNumber(k)
+  np = np + 1
+  if code ~= OK then
+    pres[np] = string.char(code, pool)
+    return np
+  end
+  local count = 0
+  if pending then count = #pending / 36 end
+  pres[np] = ACCEPTED[count]
+  if byHandle ~= '' and string.byte(byHandle, k) == 104 then np = np + 1; pres[np] = lid end
+  if pending then np = np + 1; pres[np] = pending end
+  return np
+end
+
 redis.register_function('rdv_apply_batch', function(keys, a)
-  local n, na = tonumber(a[4]), #a
+  local n, na = tonumber(a[5]), #a
+  if n > 0 and refTaken(keys, a[4]) then return RETRY end
   -- A batch of refreshes only touches no attempt, so it leaves the void
   -- of an earlier primary's attempts (followPrimary) to the next call
   -- that can bind, consume or create one.
-  begin(keys, a, true, na == 5 + 4 * n)
+  local alone = na == 6 + 3 * n
+  begin(keys, a, true, alone)
   INST = a[3]
-  local byHandle = a[5]
-  presenceLoad(a, 5, n, byHandle)
-  local mid = presenceMid()
+  local byHandle = a[6]
+  presenceLoad(a, 6, n, byHandle, a[4])
   local inline = byHandle == '' and not unavailable()
-  -- With no other op in the call, nothing changes pending offers while the
-  -- loop runs: a listing with some is decided inline as well, and its
-  -- offers are read after the loop, for all such listings at once.
-  local alone = na == 5 + 4 * n
   local pres, np, others, offered = {}, 0, {}, {}
-  local o = 6 + 4 * n -- the first argument of the next other op
-  for k = 1, n + 1 do
-    while o <= na and tonumber(a[o]) == k - 1 do
-      presenceFlush()
-      if a[o + 1] == 'o' then
-        batchReport(others, a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6])
+  local seqs, values = 6 + n, 6 + 2 * n -- where the sequences and the values begin
+  if inline and alone then
+    -- With no other op in the call, nothing changes pending offers while
+    -- the loop runs: a listing with some is decided inline as well, and
+    -- its offers are read after the loop, for all such listings at once.
+    -- The loop keeps what it writes in locals, the cheapest to reach.
+    local recs, writes, nw = RECS, WRITES, NW
+    for k = 1, n do
+      local rec, seq = recs[k], a[seqs + k]
+      if rec and seq > rec then
+        -- Fresh, without pending offers, and the sequence is greater.
+        writes[nw + 1], writes[nw + 2] = a[6 + k], a[values + k]
+        nw = nw + 2
+      elseif rec and byte(rec, 1) == MARK_PENDING and seq > sub(rec, 2) then
+        writes[nw + 1], writes[nw + 2] = a[6 + k], 'p' .. a[values + k]
+        nw = nw + 2
+        offered[#offered + 1] = k
       else
-        batchBind(others, a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6])
+        NW = nw
+        np = refreshAnswer(pres, np, k, byHandle)
+        nw = NW
       end
-      o = o + 7
     end
-    if k > n then break end
-    local id, rec, key, seq = a[5 + k], RECS[k], a[5 + n + k], a[5 + 2 * n + k]
-    local fresh = inline and rec and #rec > PR_IDLE and not PENDING_SYNCED[id] and seq > rec
-    if fresh and find(rec, key, PR_KEY, true) == PR_KEY then
-      rec = seq .. key .. mid .. a[5 + 3 * n + k]
-      WRITES[NW + 1], WRITES[NW + 2] = id, rec
-      NW = NW + 2
-    elseif fresh and alone and byte(rec, PR_FLAG) == HAS_PENDING and find(rec, sub(key, 1, 16), PR_KEY, true) == PR_KEY then
-      rec = seq .. sub(rec, PR_KEY, PR_FLAG) .. mid .. a[5 + 3 * n + k]
-      WRITES[NW + 1], WRITES[NW + 2] = id, rec
-      NW = NW + 2
-      offered[#offered + 1] = k
-    else
-      local code, pool, lid, pending = presenceRefresh(k, mid)
-      np = np + 1
-      pres[np] = refreshNumber(k)
-      np = np + 1
-      if code == OK then
-        local count = 0
-        if pending then count = #pending / 36 end
-        pres[np] = ACCEPTED[count]
-        if byHandle ~= '' and string.byte(byHandle, k) == 104 then np = np + 1; pres[np] = lid end
-        if pending then np = np + 1; pres[np] = pending end
+    NW = nw
+  else
+    local o = 7 + 3 * n -- the first argument of the next other op
+    for k = 1, n + 1 do
+      while o <= na and tonumber(a[o]) == k - 1 do
+        presenceFlush()
+        if a[o + 1] == 'o' then
+          batchReport(others, a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6])
+        else
+          batchBind(others, a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6])
+        end
+        o = o + 7
+      end
+      if k > n then break end
+      local field, rec = a[6 + k], RECS[k]
+      if inline and rec and a[seqs + k] > rec and not PENDING_SYNCED[field] then
+        WRITES[NW + 1], WRITES[NW + 2] = field, a[values + k]
+        NW = NW + 2
       else
-        pres[np] = string.char(code, pool)
+        np = refreshAnswer(pres, np, k, byHandle)
       end
     end
   end

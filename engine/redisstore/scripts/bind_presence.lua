@@ -1,11 +1,14 @@
--- BindHostPresence. ARGV[3..]: handle, presence key, seq (16 digits,
--- zero-padded), public, local, the calling instance's ID. Answers
--- {outcome, pool[, {listing, ttl, pending handles}]}.
+-- BindHostPresence. ARGV[3..]: the calling instance's ID, the call's
+-- reference, the presence handle (36) and key fingerprint (16), the
+-- sequence and the record's value (as apply_batch.lua takes them). Answers {outcome,
+-- pool[, {listing, ttl, pending handles}]}, or RETRY when the reference
+-- names a live entry (nothing is written).
 redis.register_function('rdv_bind_presence', function(keys, a)
+  if refTaken(keys, a[4]) then return {RETRY, 0} end
   begin(keys, a)
-  INST = a[8]
-  presenceLoad({a[3], a[4] .. '0', a[5], a[6] .. '|' .. a[7]}, 0, 1, 'h')
-  local code, pool, id, pending = presenceRefresh(1, presenceMid())
+  INST = a[3]
+  presenceLoad({a[5], a[6], a[7]}, 0, 1, 'h', a[4])
+  local code, pool, id, pending = presenceRefresh(1)
   presenceFlush()
   if code ~= OK then return {code, pool} end
   local handles = {}

@@ -1,6 +1,7 @@
 -- CreateListing. ARGV[3..]: tenant, owner, idempotency key, request
 -- fingerprint, listing ID, lease ID, presence handle, lease key, presence
--- key, spec, doc, players, max players, protocol, public (1/0), region.
+-- record field (listing ID and presence key fingerprint, binary), spec,
+-- doc, players, max players, protocol, public (1/0), region.
 -- Order: unavailable, draining, revoked, idempotency (conflict, replay,
 -- expired), pools (listings, idempotency), quotas (owner listings, tenant
 -- listings, tenant idempotency records). The listing keeps its idempotency
@@ -21,8 +22,8 @@ redis.register_function('rdv_create_listing', function(keys, a)
   local dl = I(NOW + LIM[LEASE_TTL])
   call('HSET', P .. 'l:' .. id, 'lease', lease, 'pres', pres, 'tenant', tenant, 'owner', owner,
     'lkey', a[10], 'spec', a[12], 'doc', a[13], 'players', a[14], 'maxp', a[15],
-    'proto', a[16], 'public', a[17], 'region', a[18], 'ver', '1', 'dl', dl, 'ik', ik)
-  call('HSET', P .. 'pr', id, SEQ_ZERO .. a[11] .. '0' .. NO_INSTANCE)
+    'proto', a[16], 'public', a[17], 'region', a[18], 'ver', '1', 'dl', dl, 'ik', ik, 'prf', a[11])
+  call('HSET', P .. 'pr', a[11], 'i' .. SEQ_ZERO)
   call('ZADD', P .. 'lexp', dl, id)
   call('HSET', P .. 'ph', pres, id)
   call('SADD', P .. 'ol:' .. owner, id)

@@ -129,91 +129,146 @@ end
 
 local function unavailable() return META.unavail end
 
--- A listing's presence record is one field of the hash 'pr' (field: the
--- listing ID), so a batch of refreshes reads all of its records with one
--- HMGET and writes them with one HSET: the last accepted sequence (16
--- digits, zero-padded: string order is number order), the presence key's
--- fingerprint (16 bytes), '1' when the listing has pending offers, else
--- '0', the instance the last accepted refresh reached (36; NO_INSTANCE
--- before the first) and, while the presence is fresh, its deadline (20
--- digits) and endpoints "public|local". The order serves the batch's
--- refresh of a listing without pending offers, where every string Lua makes
--- costs: the new sequence compares with the whole record (its digits decide,
--- and an equal sequence is a prefix, so not greater), the key argument (the
--- fingerprint and '0') is found at PR_KEY, and the call's instance and
--- deadline are adjacent, so the new record is four strings joined. The
--- hash 'pn' holds, per listing with pending offers (attempts whose host
--- endpoint is unbound), the handles of the four oldest concatenated (ZRANGE
--- of lp:<id>, 0 to 3, kept by pendingSync wherever lp changes, with the
--- record's flag).
-local PR_KEY = 17 -- where the fingerprint starts, after the sequence
-local PR_FLAG = 33 -- where the pending flag is, after the fingerprint
-local PR_IDLE = 69 -- a record's length without deadline and endpoints
-local HAS_PENDING = 49 -- '1' at PR_FLAG
-local NO_INSTANCE = '000000000000000000000000000000000000'
+-- A listing's presence record is one field of the hash 'pr', so a batch of
+-- refreshes reads all of its records with one HMGET and writes them with
+-- one HSET. The field is the listing's ID and the presence key's
+-- fingerprint, 16 bytes each, binary (the listing's 'prf' holds it): a
+-- refresh with a wrong key finds no record. A fresh presence's value is
+-- what the calling instance sent: the last accepted sequence (its number
+-- of digits, two digits, then the digits: string order is number order),
+-- the reference of the call that accepted it (8 bytes), the public
+-- endpoint's length (a byte) and the public and local endpoints (address
+-- and port, binary: 6 or 18 bytes, the local one absent when there is
+-- none). While the listing has pending offers the record is 'p' and that
+-- value; idle, it is 'i' and the sequence. So the batch's refresh of a
+-- fresh presence without pending offers is one comparison of its
+-- sequence with the record: the digits decide, an equal sequence is a
+-- prefix and so not greater, and a letter sorts after every digit, so the
+-- other states are never passed.
+-- The refresh's value is then written as it came: Lua makes no string,
+-- and every string it makes costs by its length.
+--
+-- A call reference names the call's entry: the hash 'pc' holds the
+-- instance the call came from, the set 'cexp' its deadline, which is the
+-- presence deadline of every record the call wrote. Entries go when due
+-- (after the presences they end); a fresh record whose entry is gone has
+-- expired. When a presence ends, the listing's 'pi' keeps the instance its
+-- last refresh reached. The hash 'pn' holds, per listing with pending
+-- offers (attempts whose host endpoint is unbound), the handles of the
+-- four oldest concatenated (ZRANGE of lp:<id>, 0 to 3, kept by pendingSync
+-- wherever lp changes, with the record's state).
+local MARK_PENDING, MARK_IDLE = 112, 105 -- 'p', 'i'
+local REF_LEN = 8
 
--- presenceInstance answers the instance a record's last refresh reached,
--- '' before the first.
-local function presenceInstance(rec)
-  if not rec then return '' end
-  local inst = string.sub(rec, PR_FLAG + 1, PR_IDLE)
-  if inst == NO_INSTANCE then return '' end
-  return inst
+-- presenceValue answers a fresh record's value and whether its listing
+-- has pending offers; nil when the record is idle or absent.
+local function presenceValue(rec)
+  if not rec then return nil end
+  local b = byte(rec, 1)
+  if b == MARK_IDLE then return nil end
+  if b == MARK_PENDING then return sub(rec, 2), true end
+  return rec, false
 end
 
-local function presenceRecord(id) return call('HGET', P .. 'pr', id) end
-
--- presenceEndpoints answers a record's public and local endpoints ('' when
--- the presence is not fresh).
-local function presenceEndpoints(rec)
-  if not rec or #rec <= PR_IDLE then return '', '' end
-  local bar = string.find(rec, '|', PR_IDLE + 21, true)
-  return string.sub(rec, PR_IDLE + 21, bar - 1), string.sub(rec, bar + 1)
+-- unmarked answers a record without its mark: what begins with its last
+-- accepted sequence, so a sequence is greater than the last exactly when
+-- it is greater than this.
+local function unmarked(rec)
+  if byte(rec, 1) > 57 then return sub(rec, 2) end -- after '9': a mark
+  return rec
 end
 
-local PENDING_SYNCED = {} -- listings whose pn changed since presenceLoad
+-- refAt is where a value's call reference starts, after the sequence.
+local function refAt(value) return 3 + tonumber(sub(value, 1, 2)) end
+
+-- idOf is the listing ID (text) of a record's field.
+local function idOf(field)
+  return string.format('%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x', string.byte(field, 1, 16))
+end
+
+-- presenceField is listing id's record field (false when the listing is
+-- gone).
+local function presenceField(id) return call('HGET', P .. 'l:' .. id, 'prf') end
+
+local function presenceRecord(field)
+  if not field then return false end
+  return call('HGET', P .. 'pr', field)
+end
+
+-- presenceInstance answers the instance a presence's last refresh reached
+-- ('' before the first): its call's while fresh (value), else the
+-- listing's 'pi' (idle).
+local function presenceInstance(value, idle)
+  if value then return call('HGET', P .. 'pc', sub(value, refAt(value), refAt(value) + REF_LEN - 1)) or '' end
+  return idle or ''
+end
+
+-- presenceEndpoints answers a fresh record's value's public and local
+-- endpoints, binary ('' when the presence is not fresh).
+local function presenceEndpoints(value)
+  if not value then return '', '' end
+  local at = refAt(value) + REF_LEN
+  local n = byte(value, at)
+  return sub(value, at + 1, at + n), sub(value, at + n + 1)
+end
+
+local PENDING_SYNCED = {} -- record fields whose pn changed since presenceLoad
 
 local function pendingSync(id)
-  PENDING_SYNCED[id] = true
-  local h = call('ZRANGE', P .. 'lp:' .. id, 0, 3)
-  local flag = '1'
-  if #h == 0 then
-    call('HDEL', P .. 'pn', id)
-    flag = '0'
-  else
+  local h = call('ZRANGE', P .. 'lp:' .. id, '0', '3')
+  local pending = #h > 0
+  if pending then
     call('HSET', P .. 'pn', id, table.concat(h))
+  else
+    call('HDEL', P .. 'pn', id)
   end
-  local rec = presenceRecord(id)
-  if rec and string.sub(rec, PR_FLAG, PR_FLAG) ~= flag then
-    call('HSET', P .. 'pr', id, string.sub(rec, 1, PR_FLAG - 1) .. flag .. string.sub(rec, PR_FLAG + 1))
+  local field = presenceField(id)
+  if not field then return end
+  PENDING_SYNCED[field] = true
+  local value, had = presenceValue(presenceRecord(field))
+  if value and had ~= pending then
+    if pending then value = 'p' .. value end
+    call('HSET', P .. 'pr', field, value)
   end
 end
 
--- expirePresence ends a listing's presence (its last sequence stays).
+-- expirePresence ends a listing's presence (its last sequence stays, and
+-- the instance its last refresh reached).
 local function expirePresence(id)
-  local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'proto', 'region', 'public')
+  local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'proto', 'region', 'public', 'prf')
   call('ZREM', P .. 'pexp', id)
   if f[4] == '1' then
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0', id)
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0' .. f[3], id)
   end
-  local rec = presenceRecord(id)
-  if rec then call('HSET', P .. 'pr', id, string.sub(rec, 1, PR_IDLE)) end
+  local value = presenceValue(presenceRecord(f[5]))
+  if value then
+    call('HSET', P .. 'l:' .. id, 'pi', presenceInstance(value))
+    call('HSET', P .. 'pr', f[5], 'i' .. sub(value, 1, refAt(value) - 1))
+  end
 end
 
 -- presenceDue handles a pexp entry found due: a refresh moves only the
--- record's deadline, so an entry found early is moved to that deadline
--- (once per presence lifetime, not per refresh), else the presence ends.
+-- record's call reference, so an entry found early is moved to the
+-- deadline of the call the record names (once per presence lifetime, not
+-- per refresh), else the presence ends.
 local function presenceDue(id)
-  local rec = presenceRecord(id)
-  if rec and #rec > PR_IDLE then
-    local dl = string.sub(rec, PR_IDLE + 1, PR_IDLE + 20)
-    if tonumber(dl) > NOW then
+  local value = presenceValue(presenceRecord(presenceField(id)))
+  if value then
+    local dl = call('ZSCORE', P .. 'cexp', sub(value, refAt(value), refAt(value) + REF_LEN - 1))
+    if dl and tonumber(dl) > NOW then
       call('ZADD', P .. 'pexp', dl, id)
       return
     end
   end
   expirePresence(id)
+end
+
+-- removeCall drops a call's entry once due: cleanup has ended every
+-- presence whose record names it.
+local function removeCall(ref)
+  call('HDEL', P .. 'pc', ref)
+  call('ZREM', P .. 'cexp', ref)
 end
 
 -- removeAttempt removes an attempt, leaving its tombstone (ended by cause,
@@ -238,7 +293,7 @@ end
 -- removeListing removes a listing, its presence and every linked attempt
 -- (ended by cause, END_LISTING_REMOVED when nil).
 local function removeListing(id, cause)
-  local f = call('HMGET', P .. 'l:' .. id, 'pres', 'owner', 'tenant')
+  local f = call('HMGET', P .. 'l:' .. id, 'pres', 'owner', 'tenant', 'prf')
   if not f[1] then
     call('ZREM', P .. 'lexp', id)
     return
@@ -250,7 +305,7 @@ local function removeListing(id, cause)
   call('SREM', P .. 'ol:' .. f[2], id)
   tenantAdd(f[3], 'l', -1)
   call('DEL', P .. 'l:' .. id, P .. 'la:' .. id, P .. 'lp:' .. id)
-  call('HDEL', P .. 'pr', id)
+  call('HDEL', P .. 'pr', f[4])
 end
 
 -- An idempotency record's value: result ID (36), '|', request fingerprint
@@ -277,7 +332,7 @@ end
 -- in bounded chunks, earliest first; remove must drop the member from z.
 local function drainDue(z, upto, remove)
   while true do
-    local ids = call('ZRANGEBYSCORE', P .. z, '-inf', upto, 'LIMIT', 0, 256)
+    local ids = call('ZRANGEBYSCORE', P .. z, '-inf', upto, 'LIMIT', '0', '256')
     if #ids == 0 then return end
     for _, id in ipairs(ids) do remove(id) end
   end
@@ -288,7 +343,7 @@ end
 local function clearActive()
   drainDue('lexp', '+inf', function(id) removeListing(id, END_DRAINED) end)
   drainDue('iexp', '+inf', removeIdem)
-  call('DEL', P .. 'rexp')
+  call('DEL', P .. 'rexp', P .. 'pc', P .. 'cexp')
 end
 
 -- cleanup runs at the start of every transition: everything whose deadline
@@ -307,6 +362,7 @@ local function cleanup(presenceOnly)
     drainDue('xexp', now, RELAY.removeTomb)
   end
   drainDue('pexp', now, presenceDue)
+  drainDue('cexp', now, removeCall)
   drainDue('aexp', now, removeAttempt)
   drainDue('lexp', now, function(id) removeListing(id, END_LEASE_EXPIRED) end)
 end
@@ -356,13 +412,14 @@ end
 -- version, lease deadline, ttl, fresh, public, local, the instance the
 -- host's presence last reached.
 local function listingView(id)
-  local f = call('HMGET', P .. 'l:' .. id, 'lease', 'pres', 'tenant', 'owner', 'spec', 'doc', 'players', 'ver', 'dl')
-  local rec = presenceRecord(id)
-  local pub, loc = presenceEndpoints(rec)
+  local f = call('HMGET', P .. 'l:' .. id, 'lease', 'pres', 'tenant', 'owner', 'spec', 'doc', 'players', 'ver', 'dl',
+    'prf', 'pi')
+  local value = presenceValue(presenceRecord(f[10]))
+  local pub, loc = presenceEndpoints(value)
   local fresh = 0
-  if pub ~= '' then fresh = 1 end
+  if value then fresh = 1 end
   return {id, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], tonumber(f[9]) - NOW, fresh, pub, loc,
-    presenceInstance(rec)}
+    presenceInstance(value, f[11])}
 end
 
 -- attemptView: id, handle, listing, tenant, client, deadline, ttl, host
@@ -372,10 +429,11 @@ end
 local function attemptView(aid)
   local f = call('HMGET', P .. 'a:' .. aid, 'handle', 'listing', 'tenant', 'client', 'dl', 'host', 'peer', 'consumed',
     'hosti', 'peeri', 'ronly', 'hrel', 'crel', 'relayed')
-  local rec = presenceRecord(f[2])
-  local pub = presenceEndpoints(rec)
-  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, call('HGET', P .. 'l:' .. f[2], 'pres') or '', pub, f[6], f[7], f[8],
-    presenceInstance(rec), f[9] or '', f[10] or '', f[11] or '', f[12] or '', f[13] or '', f[14] or ''}
+  local l = call('HMGET', P .. 'l:' .. f[2], 'pres', 'prf', 'pi')
+  local value = presenceValue(presenceRecord(l[2]))
+  local pub = presenceEndpoints(value)
+  return {aid, f[1], f[2], f[3], f[4], f[5], tonumber(f[5]) - NOW, l[1] or '', pub, f[6], f[7], f[8],
+    presenceInstance(value, l[3]), f[9] or '', f[10] or '', f[11] or '', f[12] or '', f[13] or '', f[14] or ''}
 end
 
 -- idemReplay answers a creation whose idempotency key ik was used before:
@@ -408,98 +466,114 @@ local function hmgetAll(key, fields, from, to)
   return out
 end
 
--- The refreshes of one call are arguments of it (REQ): refresh k's
--- listing ID (or handle), key argument (the presence key's fingerprint and
--- '0'), sequence (16 digits) and endpoints "public|local" are REQ[RB + k],
--- REQ[RB + RN + k], REQ[RB + 2 RN + k] and REQ[RB + 3 RN + k], so the IDs
--- go to HMGET as they came. presenceLoad reads every record they name at
--- once; presenceRefresh decides each in order against those (and what
--- earlier refreshes of the call wrote, in WROTE, and binds before it
--- changed, in PENDING_SYNCED); presenceFlush writes the changed records at
--- once.
+-- The refreshes of one call are arguments of it (REQ): refresh k's record
+-- field (or presence handle and key fingerprint), sequence and value (as
+-- a fresh record without pending offers holds it) are REQ[RB + k],
+-- REQ[RB + RN + k] and REQ[RB + 2 RN + k], so the fields go to HMGET as
+-- they came. presenceLoad reads every record
+-- they name at once; presenceRefresh decides each in order against those
+-- (and what earlier refreshes of the call wrote, in WROTE, and binds
+-- before it changed, in PENDING_SYNCED); presenceFlush writes the changed
+-- records at once.
 local REQ, RB, RN = {}, 0, 0
-local SEQ_ZERO = '0000000000000000'
-local NO_LISTING = '-' -- no listing has this ID: ph does not know the handle
+local SEQ_ZERO = '010' -- sequence 0, as a record holds it
+local NO_LISTING = '-' -- no record has this field: ph does not know the handle, or the key is wrong
 -- WRITES[1..NW] are the field-value pairs presenceFlush writes. The table
 -- lives as long as the library and is overwritten from the start, so a
 -- batch does not grow a new one entry by entry; what lies past NW is stale.
 local RECS, WROTE, WRITES, NW = {}, {}, {}, 0
+-- REF is the call's reference, REF_DL its deadline (ticks, as text) and
+-- REF_SET whether its entry is written.
+local REF, REF_DL, REF_SET = '', '', false
 
--- presenceLoad takes n refreshes from req after base. byHandle is '' when
--- every refresh names its listing's ID, else one character per refresh,
--- 'h' where it names the presence handle instead (the caller does not
--- know the listing yet): those are looked up in ph and replaced by the ID.
-local function presenceLoad(req, base, n, byHandle)
+-- refTaken reports whether call reference ref names a live entry (of an
+-- earlier call, maybe another instance's): the caller draws another
+-- before anything is written. It runs before begin, with keys alone.
+local function refTaken(keys, ref)
+  return redis.call('HEXISTS', keys[1] .. 'pc', ref) == 1
+end
+
+-- presenceLoad takes n refreshes from req after base, sent by the call
+-- ref. byHandle is '' when every refresh names its record's field, else
+-- one character per refresh, 'h' where it names the presence handle (36)
+-- and key fingerprint (16) instead (the caller does not know the listing
+-- yet): those are looked up in ph and replaced by the field, or by
+-- NO_LISTING when the key is not the listing's.
+local function presenceLoad(req, base, n, byHandle, ref)
   REQ, RB, RN = req, base, n
   WROTE, NW, PENDING_SYNCED = {}, 0, {}
+  REF, REF_DL, REF_SET = ref, I(NOW + LIM[PRES_TTL]), false
   if n == 0 then return end
   if byHandle ~= '' then
     local handles, at = {}, {}
     for k = 1, n do
       if string.byte(byHandle, k) == 104 then -- 'h'
-        handles[#handles + 1] = req[base + k]
+        handles[#handles + 1] = sub(req[base + k], 1, 36)
         at[#at + 1] = base + k
       end
     end
     if #handles > 0 then
       local ids = hmgetAll(P .. 'ph', handles, 1, #handles)
-      for j, i in ipairs(at) do req[i] = ids[j] or NO_LISTING end
+      for j, i in ipairs(at) do
+        local field = ids[j] and presenceField(ids[j])
+        if field and sub(field, 17) == sub(req[i], 37) then req[i] = field else req[i] = NO_LISTING end
+      end
     end
   end
   RECS = hmgetAll(P .. 'pr', req, base + 1, base + n)
 end
 
--- presenceWrite records refresh k's new record rec of listing id, for
--- presenceFlush and for a later refresh of the same listing in the call.
-local function presenceWrite(id, rec)
-  WROTE[id] = rec
-  WRITES[NW + 1], WRITES[NW + 2] = id, rec
+-- presenceWrite records refresh k's new record rec, for presenceFlush and
+-- for a later refresh of the same listing in the call.
+local function presenceWrite(field, rec)
+  WROTE[field] = rec
+  WRITES[NW + 1], WRITES[NW + 2] = field, rec
   NW = NW + 2
-end
-
--- presenceMid is what follows the pending flag in a record refreshed now:
--- the calling instance and the new deadline, formatted once per call.
-local function presenceMid()
-  return INST .. string.format('%020d', NOW + LIM[PRES_TTL])
 end
 
 -- presenceRefresh is BindHostPresence of refresh k after cleanup and
 -- presenceLoad: outcome, pool and, when accepted, the listing ID and the
 -- handles of up to four attempts of the listing whose host endpoint is
 -- unbound, oldest first, concatenated (false when none). A refresh of a
--- fresh presence writes its record only: the deadline there moves, its
+-- fresh presence writes its record only: its deadline is its call's, its
 -- entry in pexp stays, and cleanup re-times that entry when it comes due
 -- (presenceDue).
-local function presenceRefresh(k, mid)
+local function presenceRefresh(k)
   if unavailable() then return UNAVAILABLE, 0 end
-  local id, key = REQ[RB + k], REQ[RB + RN + k]
-  local rec = WROTE[id] or RECS[k]
-  if not rec or sub(rec, PR_KEY, PR_FLAG - 1) ~= sub(key, 1, 16) then return NOT_FOUND, 0 end
-  local seq = REQ[RB + 2 * RN + k]
-  if seq <= sub(rec, 1, 16) then return CONFLICT, 0 end
-  if #rec == PR_IDLE then -- the presence is not fresh: it becomes so
+  local field, v = REQ[RB + k], REQ[RB + 2 * RN + k]
+  local rec = WROTE[field] or RECS[k]
+  if not rec then return NOT_FOUND, 0 end
+  if not (REQ[RB + RN + k] > unmarked(rec)) then return CONFLICT, 0 end
+  local id = idOf(field)
+  local fresh, pend = presenceValue(rec)
+  if not fresh then -- the presence is not fresh: it becomes so
     if call('ZCARD', P .. 'pexp') >= LIM[MAX_P] then return CAPACITY, P_PRESENCE end
-    call('ZADD', P .. 'pexp', sub(mid, -20), id)
+    call('ZADD', P .. 'pexp', REF_DL, id)
     local g = call('HMGET', P .. 'l:' .. id, 'tenant', 'proto', 'region', 'public')
     if g[4] == '1' then
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0', 0, id)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
     end
   end
-  -- The pending offers: the record's flag says whether there are any,
-  -- unless an op earlier in the call changed them (pendingSync; a record
-  -- refreshed before it holds the old flag).
-  local pend = false
-  if PENDING_SYNCED[id] or sub(rec, PR_FLAG, PR_FLAG) == '1' then pend = call('HGET', P .. 'pn', id) end
-  local flag = '0'
-  if pend then flag = '1' end
-  presenceWrite(id, seq .. sub(key, 1, 16) .. flag .. mid .. REQ[RB + 3 * RN + k])
+  -- The pending offers: a fresh record says whether there are any, unless
+  -- an op earlier in the call changed them (pendingSync; a record
+  -- refreshed before it holds the old state).
+  if not fresh or pend or PENDING_SYNCED[field] then pend = call('HGET', P .. 'pn', id) end
+  if pend then v = 'p' .. v end
+  presenceWrite(field, v)
   return OK, 0, id, pend
 end
 
 -- presenceFlush writes the records refreshed since the last flush (a
--- record refreshed twice is written twice in one HSET: the later wins).
+-- record refreshed twice is written twice in one HSET: the later wins)
+-- and, with the first, the call's entry they name.
 local function presenceFlush()
+  if NW == 0 then return end
+  if not REF_SET then
+    REF_SET = true
+    call('HSET', P .. 'pc', REF, INST)
+    call('ZADD', P .. 'cexp', REF_DL, REF)
+  end
   for i = 1, NW, 1024 do call('HSET', P .. 'pr', unpack(WRITES, i, math.min(i + 1023, NW))) end
   NW = 0
 end

@@ -1,0 +1,97 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// TestACallReferenceAnotherCallHoldsIsNotReused: the records a call
+// accepts name its reference, whose entry gives their deadline and
+// instance. When another live call already holds the reference the store
+// drew (another instance with the same random prefix), the script writes
+// nothing and the store sends the call again under a new prefix: the other
+// call's entry stays as it was, and the refresh is accepted under a
+// reference of its own. Batched and single refreshes alike.
+func TestACallReferenceAnotherCallHoldsIsNotReused(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		ctx := context.Background()
+		clock := engine.NewManualClock()
+		s, k, v := newOneListingStore(t, engine.DefaultLimits(), clock)
+		pc := k.Presence(v.Presence)
+		taken := s.NextCallRef()
+		const other = "another-instance"
+		if err := s.TakeCallRef(ctx, taken, other, int64(engine.DefaultLimits().PresenceTTL)); err != nil {
+			t.Fatal(err)
+		}
+		cmd := engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: 7, Public: netipAP("203.0.113.10:4000")}
+		var r engine.Result
+		var err error
+		if batched {
+			ops := []engine.Op{{Kind: engine.OpPresence, Presence: cmd}}
+			if err = s.ApplyBatch(ctx, ops); err == nil {
+				r = ops[0].Result
+			}
+		} else {
+			_, r, err = s.BindHostPresence(ctx, cmd)
+		}
+		if err != nil || !r.OK() {
+			t.Fatalf("batched %v: refresh under a taken reference: %v %v", batched, r.Outcome, err)
+		}
+		if inst, ok := s.CallEntry(ctx, taken); !ok || inst != other {
+			t.Fatalf("batched %v: the other call's entry is now %q (%v)", batched, inst, ok)
+		}
+		rec := s.PresenceRecordOf(ctx, v.ID)
+		if strings.Contains(rec, fmt.Sprintf("call=%x ", taken)) || !strings.HasPrefix(rec, "seq=7 pending=false call=") {
+			t.Fatalf("batched %v: record %s, want a fresh record naming another call than %x", batched, rec, taken)
+		}
+		lv, r, err := s.GetListing(ctx, engine.GetListing{Tenant: v.Tenant, Listing: v.ID})
+		if err != nil || !r.OK() || lv.PresenceInstance != s.InstanceID() {
+			t.Fatalf("batched %v: view names instance %v, want %v (%v %v)", batched, lv.PresenceInstance, s.InstanceID(), r.Outcome, err)
+		}
+		if err := s.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPresenceEndpointsComeBackAsSent: the endpoints a refresh records
+// come back in the listing's and the attempt's views as the memory store
+// keeps them (IPv6 and IPv4-mapped ones as sent, a zone dropped), and the
+// record a snapshot shows carries no fingerprint.
+func TestPresenceEndpointsComeBackAsSent(t *testing.T) {
+	ctx := context.Background()
+	clock := engine.NewManualClock()
+	s, k, v := newOneListingStore(t, engine.DefaultLimits(), clock)
+	pc := k.Presence(v.Presence)
+	fp := engine.FingerprintOf(&pc)
+	pub, loc := netip.MustParseAddrPort("[2001:db8::7]:40000"), netip.MustParseAddrPort("[::ffff:192.168.1.20]:40001")
+	ops := []engine.Op{{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: fp, Seq: 1, Public: pub, Local: loc}}}
+	if err := s.ApplyBatch(ctx, ops); err != nil || !ops[0].Result.OK() {
+		t.Fatalf("refresh: %v %v", ops[0].Result.Outcome, err)
+	}
+	lv, r, err := s.GetListing(ctx, engine.GetListing{Tenant: v.Tenant, Listing: v.ID})
+	if err != nil || !r.OK() || !lv.PresenceFresh || lv.HostPublic != pub || lv.HostLocal != loc {
+		t.Fatalf("view: fresh %v public %v local %v, want %v %v (%v %v)", lv.PresenceFresh, lv.HostPublic, lv.HostLocal, pub, loc, r.Outcome, err)
+	}
+	av, r, err := s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: v.Tenant, Client: "c", IdempotencyKey: "j", Listing: v.ID, ProtocolVersion: 1})
+	if err != nil || !r.OK() || av.HostPresencePublic != pub {
+		t.Fatalf("attempt: host presence public %v, want %v (%v %v)", av.HostPresencePublic, pub, r.Outcome, err)
+	}
+	snap := s.Snapshot()
+	for _, leak := range []string{string(fp[:]), fmt.Sprintf("%q", fp[:]), fmt.Sprintf("%x", fp[:])} {
+		if strings.Contains(snap, strings.Trim(leak, `"`)) {
+			t.Fatal("the snapshot shows the presence key's fingerprint")
+		}
+	}
+	if !strings.Contains(snap, fmt.Sprintf("%q=\"seq=1 pending=true call=", v.ID.String())) {
+		t.Fatalf("the snapshot does not show the presence record by its listing:\n%s", snap)
+	}
+	if err := s.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
