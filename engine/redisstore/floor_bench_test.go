@@ -24,9 +24,9 @@ import (
 //	go test -run '^$' -bench PresenceFloor -benchtime 1000x -count 1 ./engine/redisstore/
 //
 // Shapes:
-//   - store: the store's own: ID, key argument, sequence and endpoints; a
-//     120-byte record found by ID, the key checked in it, the new record
-//     joined from four strings.
+//   - store: the store's shape before its records were written as sent:
+//     ID, key argument, sequence and endpoints; a 120-byte record found by
+//     ID, the key checked in it, the new record joined from four strings.
 //   - joined: two arguments, the field (ID and fingerprint, so a wrong key
 //     finds no record) and the sequence, endpoints and pending flag; the
 //     record is that value joined with the call's instance and deadline.
