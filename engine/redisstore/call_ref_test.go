@@ -29,17 +29,7 @@ func TestACallReferenceAnotherCallHoldsIsNotReused(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: 7, Public: netipAP("203.0.113.10:4000")}
-		var r engine.Result
-		var err error
-		if batched {
-			ops := []engine.Op{{Kind: engine.OpPresence, Presence: cmd}}
-			if err = s.ApplyBatch(ctx, ops); err == nil {
-				r = ops[0].Result
-			}
-		} else {
-			_, r, err = s.BindHostPresence(ctx, cmd)
-		}
-		if err != nil || !r.OK() {
+		if r, err := refreshPresence(ctx, s, cmd, batched); err != nil || !r.OK() {
 			t.Fatalf("batched %v: refresh under a taken reference: %v %v", batched, r.Outcome, err)
 		}
 		if inst, ok := s.CallEntry(ctx, taken); !ok || inst != other {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,6 +36,10 @@ import (
 //     deadline out of the record, in a per-call entry the record names.
 //   - compact, compact-joined: verbatim and joined with every part but the
 //     sequence in binary (a 24-byte field; a 37-byte record).
+//   - sent: the store's records now: three arguments, the field (ID and
+//     fingerprint, 32 bytes), the sequence (its digit count and digits)
+//     and the value (the sequence, an 8-byte call reference and binary
+//     endpoints), which is the record; one comparison decides.
 //
 // With RDV_CALLGRIND set to a directory (redistest.CallgrindEnv),
 // redis-server runs under valgrind's callgrind and redis-instr/refresh
@@ -120,6 +125,23 @@ redis.register_function('floor_refresh', function(keys, a)
   if nw > 0 then redis.call('HSET', keys[1], unpack(out)) end
   return nw / 2
 end)
+-- floor_sent: fields, sequences, values (n each), as the store sends
+-- them: a record is a value, which begins with its sequence, so one
+-- comparison decides (an equal sequence is a prefix, so not greater).
+redis.register_function('floor_sent', function(keys, a)
+  local n = #a / 3
+  local r = redis.call('HMGET', keys[1], unpack(a, 1, n))
+  local out, nw = {}, 0
+  for k = 1, n do
+    local rec = r[k]
+    if rec and a[n + k] > rec then
+      out[nw + 1], out[nw + 2] = a[k], a[2 * n + k]
+      nw = nw + 2
+    end
+  end
+  if nw > 0 then redis.call('HSET', keys[1], unpack(out)) end
+  return nw / 2
+end)
 `
 
 // floorDoc stands for a listing's spec and document as the store keeps
@@ -180,12 +202,36 @@ var floorShapes = map[string]floorShape{
 	// compact-joined is joined with compact's parts: the record is the
 	// sequence, endpoints and flag joined with the call's instance number
 	// and deadline (8 bytes), so the deadline stays the server's.
+	"sent": {fn: "floor_sent", groups: 3, tail: func(string) []string { return nil },
+		args: func(r floorRefresh, _ string) []string {
+			return []string{compact(r.id) + compact(r.fingerprint) + compact(r.fingerprint), sentSeq(r), sentValue(r)}
+		},
+		field:  func(r floorRefresh) string { return compact(r.id) + compact(r.fingerprint) + compact(r.fingerprint) },
+		record: func(r floorRefresh, _ string) string { return sentValue(r) }},
 	"compact-joined": {fn: "floor_refresh", groups: 2, tail: func(string) []string { return []string{"16", compactMid} },
 		args: func(r floorRefresh, _ string) []string {
 			return []string{compact(r.id, r.fingerprint), r.seq + compactEndpoints(r) + "0"}
 		},
 		field:  func(r floorRefresh) string { return compact(r.id, r.fingerprint) },
 		record: func(r floorRefresh, _ string) string { return r.seq + compactEndpoints(r) + "0" + compactMid }},
+}
+
+// sentSeq is r's sequence as the store sends it (its digit count, then its
+// digits), six digits as in the store's benchmarks.
+func sentSeq(r floorRefresh) string {
+	n, err := strconv.Atoi(r.seq)
+	if err != nil {
+		panic(err)
+	}
+	d := strconv.Itoa(100_000 + n)
+	return fmt.Sprintf("%02d%s", len(d), d)
+}
+
+// sentValue is r's record as the store writes it: the sequence, a call
+// reference, the public endpoint's length and both endpoints, binary.
+func sentValue(r floorRefresh) string {
+	eps := compactEndpoints(r)
+	return sentSeq(r) + "\x00\x00\x00\x07\x3b\x9a\xca\x01" + "\x06" + eps
 }
 
 // asSent is the tail of a shape whose records are written as sent: the
@@ -219,7 +265,7 @@ func compactEndpoints(r floorRefresh) string {
 }
 
 func BenchmarkPresenceFloor(b *testing.B) {
-	for _, shape := range []string{"store", "joined", "verbatim", "compact", "compact-joined"} {
+	for _, shape := range []string{"store", "joined", "verbatim", "compact", "compact-joined", "sent"} {
 		b.Run("shape="+shape, func(b *testing.B) { benchPresenceFloor(b, floorShapes[shape], 25_000, "write") })
 	}
 	for _, stop := range []string{"arguments", "read", "decide"} {
@@ -230,7 +276,7 @@ func BenchmarkPresenceFloor(b *testing.B) {
 	b.Run("shape=verbatim/records=1024", func(b *testing.B) {
 		benchPresenceFloor(b, floorShapes["verbatim"], 1024, "write")
 	})
-	for _, shape := range []string{"store", "verbatim", "compact", "compact-joined"} {
+	for _, shape := range []string{"store", "verbatim", "compact", "compact-joined", "sent"} {
 		b.Run("shape="+shape+"/ballast", func(b *testing.B) {
 			s := floorShapes[shape]
 			s.ballast = true

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
 
 // TestRefreshedPresenceLivesToItsLatestDeadline: a refresh of a fresh
@@ -23,17 +24,7 @@ func TestRefreshedPresenceLivesToItsLatestDeadline(t *testing.T) {
 		refresh := func(seq uint64) {
 			t.Helper()
 			cmd := engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: seq, Public: netipAP("203.0.113.10:4000")}
-			var r engine.Result
-			var err error
-			if batched {
-				ops := []engine.Op{{Kind: engine.OpPresence, Presence: cmd}}
-				if err = s.ApplyBatch(ctx, ops); err == nil {
-					r = ops[0].Result
-				}
-			} else {
-				_, r, err = s.BindHostPresence(ctx, cmd)
-			}
-			if err != nil || !r.OK() {
+			if r, err := refreshPresence(ctx, s, cmd, batched); err != nil || !r.OK() {
 				t.Fatalf("refresh %d (batched %v): %v %v", seq, batched, r.Outcome, err)
 			}
 		}
@@ -70,4 +61,16 @@ func TestRefreshedPresenceLivesToItsLatestDeadline(t *testing.T) {
 			t.Fatalf("batched %v: presence pool %d after expiry, want 0", batched, st.Pools[engine.PoolPresence-1].Used)
 		}
 	}
+}
+
+// refreshPresence commits one presence refresh through ApplyBatch when
+// batched, else through BindHostPresence.
+func refreshPresence(ctx context.Context, s *redisstore.Store, cmd engine.BindPresence, batched bool) (engine.Result, error) {
+	if !batched {
+		_, r, err := s.BindHostPresence(ctx, cmd)
+		return r, err
+	}
+	ops := []engine.Op{{Kind: engine.OpPresence, Presence: cmd}}
+	err := s.ApplyBatch(ctx, ops)
+	return ops[0].Result, err
 }

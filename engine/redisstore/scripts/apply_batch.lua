@@ -7,10 +7,9 @@
 -- listing is refreshed twice, else one character per refresh, 'p' or 'h'
 -- where it names the presence handle and key fingerprint; then the
 -- refreshes' record fields (or handles and fingerprints), their sequences
--- (as a record holds them) and their values as a fresh record without pending offers
--- holds them, n of each; then seven
--- per other op: the number of refreshes before it, its kind and its
--- fields: 'b' (a bind), attempt handle, key, role, binding, relayed
+-- (as a record holds them) and their values (as a fresh record without
+-- pending offers holds them), n of each; then seven per other op: the
+-- number of refreshes before it, its kind and its fields: 'b' (a bind), attempt handle, key, role, binding, relayed
 -- address ('' for none); or 'o' (an outcome report), attempt handle, key,
 -- role, path (1-3), milliseconds. Arguments are the cheapest way into the
 -- function (Redis hands each over as a Lua string; cutting one packed
@@ -107,8 +106,8 @@ local function refreshNumber(k)
 end
 
 -- offeredAnswer is the answer of the refreshes a call decided inline that
--- have pending offers (numbers offered, of the records a[6 + k] name), in order:
--- each refresh's number, the number of its pending offers (a byte) and
+-- have pending offers (numbers offered, of the records a[6 + k] name), in
+-- order: each refresh's number, the number of its pending offers (a byte) and
 -- their handles, read with one HMGET of pn.
 local function offeredAnswer(a, offered)
   if #offered == 0 then return '' end

@@ -1,8 +1,8 @@
 -- BindHostPresence. ARGV[3..]: the calling instance's ID, the call's
 -- reference, the presence handle (36) and key fingerprint (16), the
--- sequence and the record's value (as apply_batch.lua takes them). Answers {outcome,
--- pool[, {listing, ttl, pending handles}]}, or RETRY when the reference
--- names a live entry (nothing is written).
+-- sequence and the record's value (as apply_batch.lua takes them).
+-- Answers {outcome, pool[, {listing, ttl, pending handles}]}, or RETRY
+-- when the reference names a live entry (nothing is written).
 redis.register_function('rdv_bind_presence', function(keys, a)
   if refTaken(keys, a[4]) then return {RETRY, 0} end
   begin(keys, a)

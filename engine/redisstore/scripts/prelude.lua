@@ -144,9 +144,9 @@ local function unavailable() return META.unavail end
 -- fresh presence without pending offers is one comparison of its
 -- sequence with the record: the digits decide, an equal sequence is a
 -- prefix and so not greater, and a letter sorts after every digit, so the
--- other states are never passed.
--- The refresh's value is then written as it came: Lua makes no string,
--- and every string it makes costs by its length.
+-- other states are never passed. The refresh's value is then written as
+-- it came: Lua makes no string, and every string it makes costs by its
+-- length.
 --
 -- A call reference names the call's entry: the hash 'pc' holds the
 -- instance the call came from, the set 'cexp' its deadline, which is the
@@ -199,8 +199,9 @@ end
 -- ('' before the first): its call's while fresh (value), else the
 -- listing's 'pi' (idle).
 local function presenceInstance(value, idle)
-  if value then return call('HGET', P .. 'pc', sub(value, refAt(value), refAt(value) + REF_LEN - 1)) or '' end
-  return idle or ''
+  if not value then return idle or '' end
+  local at = refAt(value)
+  return call('HGET', P .. 'pc', sub(value, at, at + REF_LEN - 1)) or ''
 end
 
 -- presenceEndpoints answers a fresh record's value's public and local
@@ -255,7 +256,8 @@ end
 local function presenceDue(id)
   local value = presenceValue(presenceRecord(presenceField(id)))
   if value then
-    local dl = call('ZSCORE', P .. 'cexp', sub(value, refAt(value), refAt(value) + REF_LEN - 1))
+    local at = refAt(value)
+    local dl = call('ZSCORE', P .. 'cexp', sub(value, at, at + REF_LEN - 1))
     if dl and tonumber(dl) > NOW then
       call('ZADD', P .. 'pexp', dl, id)
       return
