@@ -70,3 +70,8 @@ func (s *Store) PresenceRecordOf(ctx context.Context, id engine.ListingID) strin
 	rec, _ := s.c.Do(ctx, s.c.B().Hget().Key(s.prefix+"pr").Field(field).Build()).ToString()
 	return showPresenceRecord([2]string{field, rec})[1]
 }
+
+// RunScript runs a Lua script with KEYS[1] the deployment's prefix.
+func (s *Store) RunScript(ctx context.Context, script string, args ...string) error {
+	return s.c.Do(ctx, s.c.B().Eval().Script(script).Numkeys(1).Key(s.prefix).Arg(args...).Build()).Error()
+}

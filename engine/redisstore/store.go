@@ -131,6 +131,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := loadLibrary(lctx, s.c); err != nil {
 		return nil, err
 	}
+	if err := s.migratePresence(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

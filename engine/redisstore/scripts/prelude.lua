@@ -307,7 +307,7 @@ local function removeListing(id, cause)
   call('SREM', P .. 'ol:' .. f[2], id)
   tenantAdd(f[3], 'l', -1)
   call('DEL', P .. 'l:' .. id, P .. 'la:' .. id, P .. 'lp:' .. id)
-  call('HDEL', P .. 'pr', f[4])
+  if f[4] then call('HDEL', P .. 'pr', f[4]) end
 end
 
 -- An idempotency record's value: result ID (36), '|', request fingerprint
