@@ -12,7 +12,7 @@ import (
 // before records written as sent kept it: field the listing ID as text;
 // value the sequence in 16 digits, the key fingerprint, the pending flag,
 // the instance the last refresh reached (ARGV[3], zeros for none) and,
-// when ARGV[4] is not ”, the deadline in 20 digits and the endpoints as
+// when ARGV[4] is not empty, the deadline in 20 digits and the endpoints as
 // text (ARGV[4]). ARGV[2] is the sequence.
 const olderLayout = `
 local p, id = KEYS[1], ARGV[1]
