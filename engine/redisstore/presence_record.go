@@ -44,8 +44,8 @@ func appendPresenceValue(b []byte, seq uint64, ref *[prRefLen]byte, public, loca
 
 // appendSeq appends seq as the presence record holds it, so the scripts
 // compare sequences as strings: its number of digits as two digits
-// (engine.MaxPresenceSeq has 16), then its digits. A heartbeat counted
-// from 1 takes 7 bytes after a week at one a second, not 16.
+// (engine.MaxPresenceSeq has 16), then its digits. A day of heartbeats at
+// one a second, counted from 1, takes 7 bytes, not 16.
 func appendSeq(b []byte, seq uint64) []byte {
 	at := len(b)
 	b = strconv.AppendUint(append(b, "00"...), seq, 10)
