@@ -81,7 +81,7 @@ local rec = l[1] and redis.call('HGET', KEYS[1] .. 'pr', l[1])
 if not rec or rec:sub(1, 1) == 'i' then return l[2] or '' end
 if rec:sub(1, 1) == 'p' then rec = rec:sub(2) end
 local at = 3 + tonumber(rec:sub(1, 2))
-return redis.call('HGET', KEYS[1] .. 'pc', rec:sub(at, at + 7)) or ''
+return redis.call('GET', KEYS[1] .. 'c:' .. rec:sub(at, at + 7)) or ''
 `
 
 // TestHAInstanceSIGKILL (the instance-sigkill fault scenario): three

@@ -52,7 +52,7 @@ func (s *Store) NextCallRef() string {
 // TakeCallRef writes a live call entry for ref as another instance's
 // call would (instance inst, due at deadline ticks).
 func (s *Store) TakeCallRef(ctx context.Context, ref, inst string, deadline int64) error {
-	return s.c.Do(ctx, s.c.B().Eval().Script(`redis.call('HSET', KEYS[1] .. 'pc', ARGV[1], ARGV[2])
+	return s.c.Do(ctx, s.c.B().Eval().Script(`redis.call('SET', KEYS[1] .. 'c:' .. ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[1] .. 'cexp', ARGV[3], ARGV[1])
 return 1`).Numkeys(1).Key(s.prefix).Arg(ref, inst, strconv.FormatInt(deadline, 10)).Build()).Error()
 }
@@ -60,7 +60,7 @@ return 1`).Numkeys(1).Key(s.prefix).Arg(ref, inst, strconv.FormatInt(deadline, 1
 // CallEntry is the instance call reference ref's entry names ("" and
 // false when it has none).
 func (s *Store) CallEntry(ctx context.Context, ref string) (string, bool) {
-	inst, err := s.c.Do(ctx, s.c.B().Hget().Key(s.prefix+"pc").Field(ref).Build()).ToString()
+	inst, err := s.c.Do(ctx, s.c.B().Get().Key(s.prefix+"c:"+ref).Build()).ToString()
 	return inst, err == nil
 }
 

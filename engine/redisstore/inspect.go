@@ -123,6 +123,18 @@ func (d *dump) hash(key string) map[string]string {
 	return m
 }
 
+// callEntries returns the calls' entries (keys "c:<reference>") by
+// reference: the instance each names.
+func (d *dump) callEntries() map[string]string {
+	m := map[string]string{}
+	for name, k := range d.keys {
+		if ref, ok := strings.CutPrefix(name, "c:"); ok && len(k.fields) == 1 {
+			m[ref] = k.fields[0][0]
+		}
+	}
+	return m
+}
+
 // members returns a set's or sorted set's members with their scores.
 func (d *dump) members(key string) map[string]string { return d.hash(key) }
 
@@ -143,7 +155,7 @@ func (s *Store) CheckInvariants() error {
 	}
 	lexp, pexp, aexp := d.members("lexp"), d.members("pexp"), d.members("aexp")
 	records, pending := d.hash("pr"), d.hash("pn")
-	calls, cexp := d.hash("pc"), d.members("cexp")
+	calls, cexp := d.callEntries(), d.members("cexp")
 	tenants := map[string][3]int{}
 	browse := map[string]map[string]bool{}
 	nListings, nAttempts, inflight := 0, 0, 0

@@ -135,7 +135,7 @@ func parseSeq(s string) (seq uint64, rest string, ok bool) {
 }
 
 // callRefs hands out the call references that name a batch's entry in
-// "pc" (prelude.lua): a random prefix of this instance and a counter. A
+// "c:<reference>" (prelude.lua): a random prefix of this instance and a counter. A
 // reference that another live call holds (the script answers RETRY) moves
 // the prefix.
 type callRefs struct{ prefix, count atomic.Uint32 }

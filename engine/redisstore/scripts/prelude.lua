@@ -148,9 +148,10 @@ local function unavailable() return META.unavail end
 -- it came: Lua makes no string, and every string it makes costs by its
 -- length.
 --
--- A call reference names the call's entry: the hash 'pc' holds the
--- instance the call came from, the set 'cexp' its deadline, which is the
--- presence deadline of every record the call wrote. Entries go when due
+-- A call reference names the call's entry: the key 'c:<reference>' holds
+-- the instance the call came from (a key of its own, so finding it costs
+-- the same however many calls are live), the set 'cexp' its deadline,
+-- which is the presence deadline of every record the call wrote. Entries go when due
 -- (after the presences they end); a fresh record whose entry is gone has
 -- expired. When a presence ends, the listing's 'pi' keeps the instance its
 -- last refresh reached. The hash 'pn' holds, per listing with pending
@@ -201,7 +202,7 @@ end
 local function presenceInstance(value, idle)
   if not value then return idle or '' end
   local at = refAt(value)
-  return call('HGET', P .. 'pc', sub(value, at, at + REF_LEN - 1)) or ''
+  return call('GET', P .. 'c:' .. sub(value, at, at + REF_LEN - 1)) or ''
 end
 
 -- presenceEndpoints answers a fresh record's value's public and local
@@ -269,7 +270,7 @@ end
 -- removeCall drops a call's entry once due: cleanup has ended every
 -- presence whose record names it.
 local function removeCall(ref)
-  call('HDEL', P .. 'pc', ref)
+  call('DEL', P .. 'c:' .. ref)
   call('ZREM', P .. 'cexp', ref)
 end
 
@@ -345,7 +346,8 @@ end
 local function clearActive()
   drainDue('lexp', '+inf', function(id) removeListing(id, END_DRAINED) end)
   drainDue('iexp', '+inf', removeIdem)
-  call('DEL', P .. 'rexp', P .. 'pc', P .. 'cexp')
+  drainDue('cexp', '+inf', removeCall)
+  call('DEL', P .. 'rexp')
 end
 
 -- cleanup runs at the start of every transition: everything whose deadline
@@ -492,7 +494,7 @@ local REF, REF_DL, REF_SET = '', '', false
 -- earlier call, maybe another instance's): the caller draws another
 -- before anything is written. It runs before begin, with keys alone.
 local function refTaken(keys, ref)
-  return redis.call('HEXISTS', keys[1] .. 'pc', ref) == 1
+  return redis.call('EXISTS', keys[1] .. 'c:' .. ref) == 1
 end
 
 -- presenceLoad takes n refreshes from req after base, sent by the call
@@ -573,7 +575,7 @@ local function presenceFlush()
   if NW == 0 then return end
   if not REF_SET then
     REF_SET = true
-    call('HSET', P .. 'pc', REF, INST)
+    call('SET', P .. 'c:' .. REF, INST)
     call('ZADD', P .. 'cexp', REF_DL, REF)
   end
   for i = 1, NW, 1024 do call('HSET', P .. 'pr', unpack(WRITES, i, math.min(i + 1023, NW))) end
