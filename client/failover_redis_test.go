@@ -17,6 +17,8 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
@@ -38,9 +40,9 @@ func (s *testServer) instanceID(t *testing.T) string {
 // redisInstances starts n server processes on one new redis-server
 // (deployment "failover"; the default presence interval of 5 s and
 // instance lease of 3 s), waits until each has learnt of
-// the others, and returns the redis-server with a client of it. extra
-// flags go to every instance.
-func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, rueidis.Client, []*testServer) {
+// the others, and returns the redis-server with a client of it and a store
+// on the deployment, to read it. extra flags go to every instance.
+func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, rueidis.Client, *redisstore.Store, []*testServer) {
 	t.Helper()
 	rs := redistest.Require(t)
 	key := filepath.Join(t.TempDir(), "capability.key")
@@ -60,29 +62,27 @@ func redisInstances(t *testing.T, n int, extra ...string) (*redistest.Server, ru
 		t.Fatal(err)
 	}
 	t.Cleanup(rc.Close)
+	st, err := redisstore.New(context.Background(), redisstore.Config{Client: rc, Name: "failover", Limits: engine.DefaultLimits(), Keyring: engine.RandomKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(time.Second) // every instance renews (each 750 ms) and learns of the others
-	return rs, rc, servers
+	return rs, rc, st, servers
 }
 
-// presenceInstance is the instance a listing's presence last reached.
-func presenceInstance(ctx context.Context, rc rueidis.Client, id string) string {
-	inst, _ := rc.Do(ctx, rc.B().Eval().Script(presenceInstanceScript).Numkeys(1).Key("rdv:{failover}:").Arg(id).Build()).ToString()
-	return inst
+// presenceInstance is the instance a listing's presence last reached, as
+// the store on the deployment reads it.
+func presenceInstance(ctx context.Context, st *redisstore.Store, id string) string {
+	lid, ok := engine.ParseUUID(id)
+	if !ok {
+		return ""
+	}
+	inst, err := st.PresenceInstance(ctx, engine.ListingID{UUID: lid})
+	if err != nil || inst.IsZero() {
+		return ""
+	}
+	return inst.String()
 }
-
-// presenceInstanceScript reads the instance a listing's presence last
-// reached as the store keeps it (ADR 0005): the entry of the call its
-// fresh record names (8 bytes after the sequence, which is its number of
-// digits in two digits and the digits; the record has a leading 'p' while
-// offers are pending), else, idle ('i'), the listing's "pi".
-const presenceInstanceScript = `
-local l = redis.call('HMGET', KEYS[1] .. 'l:' .. ARGV[1], 'prf', 'pi')
-local rec = l[1] and redis.call('HGET', KEYS[1] .. 'pr', l[1])
-if not rec or rec:sub(1, 1) == 'i' then return l[2] or '' end
-if rec:sub(1, 1) == 'p' then rec = rec:sub(2) end
-local at = 3 + tonumber(rec:sub(1, 2))
-return redis.call('GET', KEYS[1] .. 'c:' .. rec:sub(at, at + 7)) or ''
-`
 
 // TestHAInstanceSIGKILL (the instance-sigkill fault scenario): three
 // server processes on one redis-server, two tenants; Publishers talk HTTP
@@ -97,7 +97,7 @@ return redis.call('GET', KEYS[1] .. 'c:' .. rec:sub(at, at + 7)) or ''
 // attempt is introduced twice and no pool exceeds its ceiling.
 func TestHAInstanceSIGKILL(t *testing.T) {
 	principals, tokens := haTenants(t)
-	_, rc, servers := redisInstances(t, 3, "--principals", principals)
+	_, rc, st, servers := redisInstances(t, 3, "--principals", principals)
 	for _, s := range servers {
 		s.tokens = tokens
 	}
@@ -203,7 +203,7 @@ func TestHAInstanceSIGKILL(t *testing.T) {
 			if !movedAt[i].IsZero() {
 				continue
 			}
-			if pi := presenceInstance(ctx, rc, w.id.String()); pi != "" && pi != victimID {
+			if pi := presenceInstance(ctx, st, w.id.String()); pi != "" && pi != victimID {
 				movedAt[i] = time.Now()
 				left--
 			}
@@ -258,7 +258,7 @@ func TestHAInstanceSIGKILL(t *testing.T) {
 // mediator is killed (SIGKILL) while its HTTP goes to another instance,
 // says its presence moved to the surviving mediator and keeps its listing.
 func TestPeerHostKeepsItsListingAcrossSIGKILL(t *testing.T) {
-	_, rc, servers := redisInstances(t, 2)
+	_, _, st, servers := redisInstances(t, 2)
 	api, victim := servers[0], servers[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
 	defer cancel()
@@ -271,7 +271,7 @@ func TestPeerHostKeepsItsListingAcrossSIGKILL(t *testing.T) {
 		}
 		p := startPeer(t, nil, api.tokens["publisher"], "host", "--server", api.http, "--name", "cli failover "+strconv.Itoa(try), "--listen", "127.0.0.1:0")
 		id := p.waitLine(t, publishedRe)
-		if presenceInstance(ctx, rc, id) == victimID {
+		if presenceInstance(ctx, st, id) == victimID {
 			host, listing = p, id
 			continue
 		}
@@ -299,7 +299,7 @@ func TestPeerHostKeepsItsListingAcrossSIGKILL(t *testing.T) {
 // the Publisher's next lease renewal names another mediator and the
 // Publisher moves there, before the draining instance has exited.
 func TestPublisherLeavesADrainingMediator(t *testing.T) {
-	_, rc, servers := redisInstances(t, 2, "--lease-ttl", "2s") // renewals every second
+	_, _, st, servers := redisInstances(t, 2, "--lease-ttl", "2s") // renewals every second
 	api, draining := servers[0], servers[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
 	defer cancel()
@@ -350,7 +350,7 @@ func TestPublisherLeavesADrainingMediator(t *testing.T) {
 	default:
 	}
 	apiID := api.instanceID(t)
-	for deadline := time.Now().Add(hangGuard); presenceInstance(ctx, rc, pub.ListingID().String()) != apiID; {
+	for deadline := time.Now().Add(hangGuard); presenceInstance(ctx, st, pub.ListingID().String()) != apiID; {
 		if time.Now().After(deadline) {
 			t.Fatal("the Publisher's presence never reached the other instance")
 		}

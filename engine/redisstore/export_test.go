@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,9 +42,7 @@ func (s *Store) DeploymentName() string {
 
 // NextCallRef is the call reference the store's next call will carry.
 func (s *Store) NextCallRef() string {
-	var ref [prRefLen]byte
-	binary.BigEndian.PutUint32(ref[:4], s.refs.prefix.Load())
-	binary.BigEndian.PutUint32(ref[4:], s.refs.count.Load()+1)
+	ref := s.refs.ref(s.refs.count.Load() + 1)
 	return string(ref[:])
 }
 

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rendezvous/rendezvous/engine"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // Snapshot and CheckInvariants (engine.Inspector) read a dump of every key

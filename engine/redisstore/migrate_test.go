@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
@@ -31,18 +32,24 @@ return 1`
 // datagram stays stale) and the instance its presence last reached; a
 // presence that was fresh becomes idle (its deadline and text endpoints
 // are not carried over), leaves the presence pool and the browse index,
-// and is fresh again at the host's next refresh.
+// and is fresh again at the host's next refresh. Enough listings that the
+// conversion takes several calls.
 func TestPresenceRecordsOfTheOlderLayoutAreConverted(t *testing.T) {
 	ctx := context.Background()
 	clock := engine.NewManualClock()
 	l := engine.DefaultLimits()
 	old, k, idle := newOneListingStore(t, l, clock)
-	cmds := []engine.CreateListing{{Tenant: idle.Tenant, Owner: "o", IdempotencyKey: "k2", Spec: *idle.Spec}}
+	// More than a hash keeps as a listpack (512), which HSCAN answers in
+	// one piece, and more than one call's 256.
+	cmds := make([]engine.CreateListing, 700)
+	for i := range cmds {
+		cmds[i] = engine.CreateListing{Tenant: idle.Tenant, Owner: engine.Subject("o" + strconv.Itoa(i)), IdempotencyKey: "k", Spec: *idle.Spec}
+	}
 	views, err := old.CreateListingsPipelined(ctx, cmds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh := views[0]
+	fresh, many := views[0], views[1:]
 	refresh := func(s *redisstore.Store, v engine.ListingView, seq uint64) engine.Outcome {
 		t.Helper()
 		pc := k.Presence(v.Presence)
@@ -62,6 +69,11 @@ func TestPresenceRecordsOfTheOlderLayoutAreConverted(t *testing.T) {
 	if err := old.RunScript(ctx, olderLayout, fresh.ID.String(), "5", old.InstanceID().String(), "203.0.113.10:4000|"); err != nil {
 		t.Fatal(err)
 	}
+	for _, v := range many {
+		if err := old.RunScript(ctx, olderLayout, v.ID.String(), "0", noInstance, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	s, err := redisstore.New(ctx, redisstore.Config{Client: redisClient(t), Name: old.DeploymentName(), Limits: l, Keyring: k, Clock: clock})
 	if err != nil {
@@ -77,14 +89,22 @@ func TestPresenceRecordsOfTheOlderLayoutAreConverted(t *testing.T) {
 	if err != nil || !r.OK() || v.PresenceFresh || v.PresenceInstance != old.InstanceID() {
 		t.Fatalf("converted listing: fresh %v, instance %v, want idle and %v (%v %v)", v.PresenceFresh, v.PresenceInstance, old.InstanceID(), r.Outcome, err)
 	}
+	if inst, err := s.PresenceInstance(ctx, fresh.ID); err != nil || inst != old.InstanceID() {
+		t.Fatalf("presence instance of the converted listing: %v (%v), want %v", inst, err, old.InstanceID())
+	}
 	if o := refresh(s, fresh, 5); o != engine.Conflict {
 		t.Fatalf("a refresh at the last accepted sequence after the conversion: %v, want Conflict", o)
 	}
 	if o := refresh(s, fresh, 6); o != engine.Success {
 		t.Fatalf("the next refresh after the conversion: %v", o)
 	}
-	if o := refresh(s, idle, 1); o != engine.Success {
-		t.Fatalf("the first refresh of a converted listing that never had one: %v", o)
+	if inst, err := s.PresenceInstance(ctx, fresh.ID); err != nil || inst != s.InstanceID() {
+		t.Fatalf("presence instance after the refresh: %v (%v), want %v", inst, err, s.InstanceID())
+	}
+	for _, v := range []engine.ListingView{idle, many[len(many)-1]} {
+		if o := refresh(s, v, 1); o != engine.Success {
+			t.Fatalf("the first refresh of a converted listing that never had one: %v", o)
+		}
 	}
 	if _, r, err := s.GetListing(ctx, engine.GetListing{Tenant: fresh.Tenant, Listing: fresh.ID, Joinable: true}); err != nil || !r.OK() {
 		t.Fatalf("refreshed converted listing not joinable: %v %v", r.Outcome, err)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
@@ -41,4 +42,20 @@ func (s *Store) presenceResult(r engine.Result, rest []rueidis.RedisMessage) (en
 		return engine.PresenceView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	return v, r, nil
+}
+
+// PresenceInstance is the instance a listing's presence last reached (zero
+// before its first refresh or when the listing is gone): what the
+// listing's view names, read without its tenant, so an operator or a test
+// of several instances can see where a host's heartbeats land.
+func (s *Store) PresenceInstance(ctx context.Context, id engine.ListingID) (engine.UUID, error) {
+	m, ok, err := s.call(ctx, "rdv_presence_instance", uuidArg(id.UUID))
+	if err != nil {
+		return engine.UUID{}, err
+	}
+	inst, err := m.ToString()
+	if !ok || err != nil {
+		return engine.UUID{}, errors.New("redisstore: Redis did not answer the presence instance")
+	}
+	return parseID(inst), nil
 }

@@ -134,16 +134,19 @@ func parseSeq(s string) (seq uint64, rest string, ok bool) {
 	return seq, s[2+n:], err == nil
 }
 
-// callRefs hands out the call references that name a batch's entry in
-// "c:<reference>" (prelude.lua): a random prefix of this instance and a counter. A
-// reference that another live call holds (the script answers RETRY) moves
-// the prefix.
+// callRefs hands out the references that name a call's entry,
+// "c:<reference>" (prelude.lua): a random prefix of this instance and a
+// counter. A reference that another live call holds (the script answers
+// RETRY) moves the prefix.
 type callRefs struct{ prefix, count atomic.Uint32 }
 
 // next is a new reference.
-func (c *callRefs) next() (ref [prRefLen]byte) {
+func (c *callRefs) next() [prRefLen]byte { return c.ref(c.count.Add(1)) }
+
+// ref is the reference of count n under the current prefix.
+func (c *callRefs) ref(n uint32) (ref [prRefLen]byte) {
 	binary.BigEndian.PutUint32(ref[:4], c.prefix.Load())
-	binary.BigEndian.PutUint32(ref[4:], c.count.Add(1))
+	binary.BigEndian.PutUint32(ref[4:], n)
 	return ref
 }
 

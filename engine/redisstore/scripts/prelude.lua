@@ -28,11 +28,10 @@ local Q_OWNER, Q_TENANT_ATTEMPTS, Q_SUBJECT_ATTEMPTS, Q_TENANT_LISTINGS, Q_TENAN
 local RETRY, BAD_PLAYERS = -1, -2
 
 local function I(n) return string.format('%d', n) end
--- sub, find and byte are string.sub, string.find and string.byte, which
--- setup fetches: the library's code cannot read the global 'string' while
--- it loads, and a local is the cheapest access in the loops over a batch's
--- refreshes.
-local sub, find, byte
+-- sub and byte are string.sub and string.byte, which setup fetches: the
+-- library's code cannot read the global 'string' while it loads, and a
+-- local is the cheapest access in the loops over a batch's refreshes.
+local sub, byte
 local function call(...) return redis.call(...) end
 
 -- RELAY holds the relay fallback's helpers (prelude_relay.lua, loaded after
@@ -80,7 +79,7 @@ local LIM_SRC = nil
 -- FENCE_ID is the calling instance's ID when the call is fenced, else ''.
 local FENCE_ID = ''
 local function setup(keys, args, write)
-  P, sub, find, byte = keys[1], string.sub, string.find, string.byte
+  P, sub, byte = keys[1], string.sub, string.byte
   if args[2] ~= LIM_SRC then
     LIM = {}
     for w in string.gmatch(args[2], '%S+') do LIM[#LIM + 1] = tonumber(w) end
