@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// AttemptState is where a join attempt stands (CONTRACT.md, attempt state):
+// AttemptState is where a join attempt stands (docs/contracts/http.md#join-attempt-state):
 // one of the constants below; a newer server may answer others.
 type AttemptState string
 

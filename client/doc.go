@@ -1,8 +1,9 @@
 // Package client is the Go SDK for Rendezvous hosts and peers.
 //
-// It speaks the v1 wire contract (docs/contracts, CONTRACT.md): the HTTP API
-// for listings, leases and join attempts, and the STUN-framed UDP mediator for
-// presence, binding and introduction. A host uses a Publisher, a peer uses a
+// It speaks the v1 wire contract (docs/contracts/http.md, docs/contracts/udp.md
+// and docs/contracts/semantics.md): the HTTP API for listings, leases and join
+// attempts, and the STUN-framed UDP mediator for presence, binding and
+// introduction. A host uses a Publisher, a peer uses a
 // Joiner; both end with the other side's endpoints, which Punch turns into a
 // working direct path, or, when none can be punched (or the attempt is
 // relay-only, revealing no address), a path through the TURN relay the server

@@ -12,8 +12,8 @@ import (
 )
 
 // Relay is a TURN relay the server granted to one side of one attempt, in
-// the shape of WebRTC's RTCIceServer (CONTRACT: the join attempt's and the
-// host relay route's "relay" member). The credential is coturn's TURN REST
+// the shape of WebRTC's RTCIceServer: the "relay" member of a join attempt's
+// answer and of the host relay credential's (docs/contracts/http.md#relay-fallback). The credential is coturn's TURN REST
 // API password, valid until the expiry in Username; it prints redacted.
 type Relay struct {
 	URLs       []string

@@ -1,5 +1,6 @@
-// Package docs holds the project's documentation; its test checks that
-// every relative link in README.md and docs/ resolves.
+// Package docs holds the project's documentation; its tests check that
+// every relative link of the repository's Markdown, and every document
+// path and anchor a Go or Lua comment cites, resolves.
 package docs
 
 import (
@@ -20,16 +21,11 @@ var inlineLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 // codeSpan matches inline code, whose brackets are not links.
 var codeSpan = regexp.MustCompile("`[^`]*`")
 
-// markdownFiles lists README.md and every .md file under docs/.
+// markdownFiles lists every .md file of the repository: README.md, docs/
+// and those beside the code (repoFiles says which directories count).
 func markdownFiles(t *testing.T) []string {
 	t.Helper()
-	files := []string{filepath.Join("..", "README.md")}
-	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
-			files = append(files, p)
-		}
-		return err
-	})
+	files, err := repoFiles("..", ".md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +35,18 @@ func markdownFiles(t *testing.T) []string {
 // mdLines returns the lines of a Markdown file outside fenced code blocks.
 func mdLines(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
+	lines, err := readMDLines(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return lines
+}
+
+// readMDLines returns the lines of a Markdown file outside fenced code blocks.
+func readMDLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	var lines []string
@@ -58,33 +63,34 @@ func mdLines(t *testing.T, path string) []string {
 			lines = append(lines, l)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return lines
+	return lines, sc.Err()
 }
 
-// anchors returns the heading anchors of a Markdown file as GitHub makes
-// them: lowercase, punctuation dropped, spaces as hyphens, repeats numbered.
+// anchors returns the heading anchors of a Markdown file (headingAnchors).
 func anchors(t *testing.T, path string) map[string]bool {
 	t.Helper()
+	out, err := headingAnchors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// headingAnchors returns the heading anchors of a Markdown file as GitHub
+// makes them: lowercase, punctuation dropped, spaces as hyphens, repeats
+// numbered.
+func headingAnchors(path string) (map[string]bool, error) {
+	lines, err := readMDLines(path)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]bool{}
 	seen := map[string]int{}
-	for _, l := range mdLines(t, path) {
+	for _, l := range lines {
 		if !strings.HasPrefix(l, "#") {
 			continue
 		}
-		h := strings.TrimSpace(strings.TrimLeft(l, "#"))
-		var b strings.Builder
-		for _, r := range strings.ToLower(h) {
-			switch {
-			case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
-				b.WriteRune(r)
-			case r == ' ':
-				b.WriteByte('-')
-			}
-		}
-		a := b.String()
+		a := slug(strings.TrimSpace(strings.TrimLeft(l, "#")))
 		if n := seen[a]; n > 0 {
 			out[a+"-"+strconv.Itoa(n)] = true
 		} else {
@@ -92,10 +98,24 @@ func anchors(t *testing.T, path string) map[string]bool {
 		}
 		seen[a]++
 	}
-	return out
+	return out, nil
 }
 
-// TestLinksResolve: every relative link of README.md and docs/**/*.md names
+// slug is a heading's anchor before repeats are numbered.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// TestLinksResolve: every relative link of the repository's Markdown names
 // an existing file or directory, and every #anchor into a Markdown file
 // names one of its headings.
 func TestLinksResolve(t *testing.T) {

@@ -23,7 +23,8 @@ func errorFor(o engine.Outcome) (int, result) {
 	return stun.CodeServiceUnavailable, resUnavailable // Draining, ServiceUnavailable
 }
 
-// Reason phrases are short so unsigned answers stay within §7.5's bound.
+// Reason phrases are short so unsigned answers stay within their size bound
+// (docs/contracts/udp.md#answers-and-their-sizes).
 func reasonFor(code int) (string, result) {
 	switch code {
 	case stun.CodeBadRequest:

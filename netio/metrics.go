@@ -15,7 +15,7 @@ const (
 	dropMalformed                     // failed stun.Parse
 	dropUnsupported                   // not a Binding request
 	dropRateLimited                   // unsigned error over the per-source limit
-	dropSizeBound                     // an unsigned answer would exceed §7.5's bound
+	dropSizeBound                     // an unsigned answer would exceed its size bound (docs/contracts/udp.md#answers-and-their-sizes)
 	dropStore                         // the store refused the batch, or did not answer an h: lookup
 	dropSendFailed                    // the kernel refused the answer
 	dropOfferQueue                    // Offer's bounded queue was full

@@ -12,7 +12,7 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// Punch outcome families, per tenant (CONTRACT.md relay section): what each
+// Punch outcome families, per tenant (docs/contracts/udp.md#metrics): what each
 // side of an attempt reported about its connection.
 const (
 	metricPunchOutcomes = "rendezvous_punch_outcomes_total"

@@ -1,5 +1,6 @@
 // Package refstore is a faithful Go port of the reference store's algorithm
-// (InMemoryEphemeralRendezvousStore.cs, ADR 0004), used only as the baseline
+// (InMemoryEphemeralRendezvousStore.cs of the reference design, whose rules
+// docs/contracts/semantics.md#atomic-transitions states), used only as the baseline
 // the engine's MemStore is measured against. It keeps the reference's
 // shape on purpose: plain maps, one mutex, and full scans on every call —
 // Cleanup filters every collection (LINQ Where(...).ToArray()), owner and
