@@ -16,7 +16,7 @@ import (
 // presenceDue), its oldest pending offers in the field <id> of "pn"; "ph"
 // maps presence handles to listings, "ol:<owner>" is the owner's set, and
 // "b:<tenant>\0<protocol>\0[region]" the browse indexes
-// (scripts/prelude.lua).
+// (scripts/prelude/30_presence_record.lua).
 
 func boolArg(b bool) string {
 	if b {
@@ -78,81 +78,4 @@ func (s *Store) listingResult(r engine.Result, rest []rueidis.RedisMessage) (eng
 	}
 	r.Replay = replayFlag(rest)
 	return v, r, nil
-}
-
-func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.ListingView, engine.Result, error) {
-	if err := engine.ValidateRenew(&cmd); err != nil {
-		return engine.ListingView{}, engine.Result{}, err
-	}
-	players := cmd.CurrentPlayers
-	if players < 0 {
-		players = -1
-	}
-	m, ok, err := s.call(ctx, "rdv_renew_lease", tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID),
-		uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey), strconv.FormatUint(cmd.ExpectedVersion, 10), strconv.Itoa(players))
-	if err != nil {
-		return engine.ListingView{}, engine.Result{}, err
-	}
-	code, r, rest := reply(m, ok)
-	if code == codeBadPlayers {
-		return engine.ListingView{}, engine.Result{}, engine.ErrCurrentPlayers
-	}
-	return s.listingResult(r, rest)
-}
-
-func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (engine.Result, error) {
-	if err := cmd.Tenant.Validate(); err != nil {
-		return engine.Result{}, err
-	}
-	if err := cmd.Owner.Validate(); err != nil {
-		return engine.Result{}, err
-	}
-	m, ok, err := s.call(ctx, "rdv_delete_listing", tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID),
-		uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey))
-	if err != nil {
-		return engine.Result{}, err
-	}
-	_, r, _ := reply(m, ok)
-	return r, nil
-}
-
-func (s *Store) GetListing(ctx context.Context, q engine.GetListing) (engine.ListingView, engine.Result, error) {
-	if err := q.Tenant.Validate(); err != nil {
-		return engine.ListingView{}, engine.Result{}, err
-	}
-	m, ok, err := s.call(ctx, "rdv_get_listing", tenantArg(q.Tenant), uuidArg(q.Listing.UUID), boolArg(q.Joinable))
-	if err != nil {
-		return engine.ListingView{}, engine.Result{}, err
-	}
-	_, r, rest := reply(m, ok)
-	return s.listingResult(r, rest)
-}
-
-func (s *Store) BrowseVisible(ctx context.Context, q engine.Browse, dst []engine.ListingView) ([]engine.ListingView, bool, engine.Result, error) {
-	if err := engine.ValidateBrowse(&q); err != nil {
-		return dst, false, engine.Result{}, err
-	}
-	after := ""
-	if q.HasAfter {
-		after = uuidArg(q.After.UUID)
-	}
-	m, ok, err := s.call(ctx, "rdv_browse", tenantArg(q.Tenant), strconv.FormatUint(uint64(q.ProtocolVersion), 10),
-		q.Region, after, strconv.Itoa(q.Limit))
-	if err != nil {
-		return dst, false, engine.Result{}, err
-	}
-	_, r, rest := reply(m, ok)
-	if r.Outcome != engine.Success || len(rest) < 2 {
-		return dst, false, r, nil
-	}
-	views, _ := rest[1].ToArray()
-	n := len(dst)
-	for _, vm := range views {
-		v, ok := s.listingView(vm)
-		if !ok {
-			return dst[:n], false, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-		}
-		dst = append(dst, v)
-	}
-	return dst, replayFlag(rest), r, nil
 }

@@ -10,7 +10,7 @@ import (
 
 // The relay fallback's calls outside ApplyBatch (relay_batch.go has the
 // batch ops): MarkOffered and AttemptStatus, one call each. Tombstones are
-// written by the scripts (prelude_relay.lua) when an attempt goes.
+// written by the scripts (prelude/50_removal.lua) when an attempt goes.
 
 func flagArg(b bool) string {
 	if b {
@@ -86,7 +86,7 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 	return st, r, nil
 }
 
-// parseProgress reads prelude_relay.lua's eight progress flags.
+// parseProgress reads prelude/50_removal.lua's eight progress flags.
 func parseProgress(s string) (engine.AttemptProgress, bool) {
 	if len(s) != 8 || strings.Trim(s, "01") != "" {
 		return engine.AttemptProgress{}, false

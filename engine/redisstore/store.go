@@ -137,7 +137,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// limitsArg renders the limits in the order prelude.lua reads them.
+// limitsArg renders the limits in the order of LIMITS in
+// scripts/prelude/10_context.lua, which names them.
 func (s *Store) limitsArg() string {
 	l := s.lim
 	t := func(d time.Duration) int64 { return int64(d / s.tick) }
@@ -188,66 +189,6 @@ func (s *Store) state() (flags [2]bool, ok bool) {
 		flags[i] = n == 1
 	}
 	return flags, true
-}
-
-// MarkUnavailable fails closed: every later transition is
-// ServiceUnavailable and active state is erased (revocations stay).
-func (s *Store) MarkUnavailable() {
-	_, _, _ = s.call(context.Background(), "rdv_mark_unavailable")
-}
-
-// ErrUnavailable is the error of the methods that answer no Result
-// (BeginDrain, Revoked, RevokedInTenant) when Redis does not answer: the
-// caller must treat it as ServiceUnavailable, never as "not revoked" or
-// "drain started".
-var ErrUnavailable = errors.New("redisstore: Redis did not answer (service unavailable)")
-
-// BeginDrain starts the drain window (idempotent).
-func (s *Store) BeginDrain(ctx context.Context) error {
-	_, ok, err := s.call(ctx, "rdv_begin_drain")
-	if err == nil && !ok {
-		return ErrUnavailable
-	}
-	return err
-}
-
-// Stats reports pool occupancy after cleanup. When Redis does not answer,
-// it reports the store unavailable with zero occupancy.
-func (s *Store) Stats() engine.Stats {
-	st := engine.Stats{InstanceID: s.id}
-	ceil := [engine.NumGlobalPools]int{s.lim.MaxListings, s.lim.MaxPresence, s.lim.MaxAttempts, s.lim.MaxReplay, s.lim.MaxRevocations, s.lim.MaxIdempotency}
-	for i := range st.Pools {
-		st.Pools[i].Ceiling = ceil[i]
-	}
-	m, ok, _ := s.call(context.Background(), "rdv_stats")
-	a, err := m.ToArray()
-	if !ok || err != nil || len(a) != 3+engine.NumGlobalPools {
-		return st
-	}
-	n := ints(a)
-	st.Available, st.Draining = n[0] == 0, n[1] == 1
-	for i := range st.Pools {
-		st.Pools[i].Used = int(n[2+i])
-	}
-	st.InFlight = int(n[2+engine.NumGlobalPools])
-	return st
-}
-
-// TenantUsage reports t's usage after cleanup; zero usage for an invalid
-// tenant or when Redis does not answer.
-func (s *Store) TenantUsage(t engine.Tenant) engine.TenantUsage {
-	u := s.lim.TenantQuotas()
-	if t.Validate() != nil {
-		return u
-	}
-	m, ok, _ := s.call(context.Background(), "rdv_tenant_usage", tenantArg(t))
-	a, err := m.ToArray()
-	if !ok || err != nil || len(a) != 3 {
-		return u
-	}
-	n := ints(a)
-	u.Listings.Used, u.Attempts.Used, u.Idempotency.Used = int(n[0]), int(n[1]), int(n[2])
-	return u
 }
 
 // ints reads an array reply of integers (0 where one is not).

@@ -10,15 +10,16 @@
 -- (as a record holds them) and their values (as a fresh record without
 -- pending offers holds them), n of each; then seven per other op: the
 -- number of refreshes before it, its kind and its fields: 'b' (a bind),
--- attempt handle, key, role, binding, relayed address ('' for none); or 'o' (an outcome report), attempt handle, key,
--- role, path (1-3), milliseconds. Arguments are the cheapest way into the
--- function (Redis hands each over as a Lua string; cutting one packed
--- argument apart costs more), and grouped so the fields go to HMGET as
--- they came. The refreshes' records are read with one HMGET and written
--- with one HSET (presenceLoad, presenceFlush); another op writes the
--- records refreshed before it first, so it reads them as the batch left
--- them. A reference that names a live entry answers RETRY, and nothing is
--- written: the caller sends the batch again under another.
+-- attempt handle, key, role, binding, relayed address ('' for none); or 'o'
+-- (an outcome report), attempt handle, key, role, path (1-3), milliseconds.
+-- Arguments are the cheapest way into the function (Redis hands each over
+-- as a Lua string; cutting one packed argument apart costs more), and
+-- grouped so the fields go to HMGET as they came. The refreshes' records
+-- are read with one HMGET and written with one HSET (presenceLoad,
+-- presenceFlush); another op writes the records refreshed before it first,
+-- so it reads them as the batch left them. A reference that names a live
+-- entry answers RETRY, and nothing is written: the caller sends the batch
+-- again under another.
 --
 -- Most refreshes are of a fresh presence, in a batch that names every
 -- listing once: the loop decides those inline, with one comparison of the
@@ -36,13 +37,13 @@
 -- packs the other ops' answers in order: outcome, pool and whether an
 -- attempt view follows (a byte each). A bind's view follows its replay,
 -- ready and first bytes, and then, once both endpoints are bound (and the
--- attempt is not relay-only), the introduction consumed now (first) or
--- read back; then relay ready and relay first (a byte each) and, once both
+-- attempt is not relay-only), the introduction consumed now (first) or read
+-- back; then relay ready and relay first (a byte each) and, once both
 -- relayed addresses are known, the relay introduction likewise. An outcome
 -- report's view follows its duplicate byte and its tenant. Views and
--- introductions are fields, each length-prefixed (2 bytes, big-endian).
--- One string per kind of answer, so the client reads a batch's answer as
--- three strings, not an array per op.
+-- introductions are fields, each length-prefixed (2 bytes, big-endian). One
+-- string per kind of answer, so the client reads a batch's answer as three
+-- strings, not an array per op.
 
 -- packFields appends the fields of t to out, length-prefixed.
 local function packFields(out, t)

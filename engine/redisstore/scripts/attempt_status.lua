@@ -1,8 +1,8 @@
 -- AttemptStatus. Arguments (ARG.attempt_status): tenant, subject, attempt
 -- ID or '', handle or '' (by handle only a live attempt is found). Answers
--- the live attempt or its tombstone to its client or its listing's owner
--- of that tenant; NotFound to anyone else. {outcome, 0[, attempt ID, listing, deadline,
--- progress, end ('0' while live), host outcome, client outcome]}.
+-- the live attempt or its tombstone to its client or its listing's owner of
+-- that tenant; NotFound to anyone else. {outcome, 0[, attempt ID, listing,
+-- deadline, progress, end ('0' while live), host outcome, client outcome]}.
 redis.register_function('rdv_attempt_status', function(keys, a)
   local at = ARG.attempt_status
   local tenant, subject, aid, handle = a[at.tenant], a[at.subject], a[at.attempt], a[at.handle]

@@ -1,8 +1,8 @@
--- BindHostPresence. Arguments (ARG.bind_presence): the calling instance's ID, the call's
--- reference, the presence handle (36) and key fingerprint (16), the
--- sequence and the record's value (as apply_batch.lua takes them).
--- Answers {outcome, pool[, {listing, ttl, pending handles}]}, or RETRY
--- when the reference names a live entry (nothing is written).
+-- BindHostPresence. Arguments (ARG.bind_presence): the calling instance's
+-- ID, the call's reference, the presence handle (36) and key fingerprint
+-- (16), the sequence and the record's value (as apply_batch.lua takes
+-- them). Answers {outcome, pool[, {listing, ttl, pending handles}]}, or
+-- RETRY when the reference names a live entry (nothing is written).
 redis.register_function('rdv_bind_presence', function(keys, a)
   local at = ARG.bind_presence
   if refTaken(keys, a[at.ref]) then return {RETRY, 0} end

@@ -1,7 +1,7 @@
 -- BrowseVisible. Arguments (ARG.browse): tenant, protocol, region ('' any),
--- after ('' from the start), limit. The index of (tenant, protocol[, region]) holds exactly
--- the visible listings (public with fresh presence; cleanup has run), by ID,
--- so a page costs O(log n + limit).
+-- after ('' from the start), limit. The index of (tenant, protocol[,
+-- region]) holds exactly the visible listings (public with fresh presence;
+-- cleanup has run), by ID, so a page costs O(log n + limit).
 redis.register_function('rdv_browse', function(keys, a)
   begin(keys, a)
   if unavailable() then return {UNAVAILABLE, 0} end
@@ -9,7 +9,8 @@ redis.register_function('rdv_browse', function(keys, a)
   local limit, after = tonumber(a[at.limit]), a[at.after]
   local min = '-'
   if after ~= '' then min = '(' .. after end
-  local ids = call('ZRANGEBYLEX', P .. 'b:' .. a[at.tenant] .. '\0' .. a[at.protocol] .. '\0' .. a[at.region], min, '+', 'LIMIT', 0, limit + 1)
+  local index = P .. 'b:' .. a[at.tenant] .. '\0' .. a[at.protocol] .. '\0' .. a[at.region]
+  local ids = call('ZRANGEBYLEX', index, min, '+', 'LIMIT', 0, limit + 1)
   local more = 0
   if #ids > limit then more = 1 end
   local views = {}

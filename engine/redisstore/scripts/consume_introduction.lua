@@ -1,6 +1,7 @@
--- ConsumeIntroduction. Arguments (ARG.by_handle): attempt handle. Success once both
--- endpoints are bound, ReplayRejected after, Conflict while one is missing
--- and always for a relay-only attempt (only its relay introduction is).
+-- ConsumeIntroduction. Arguments (ARG.by_handle): attempt handle. Success
+-- once both endpoints are bound, ReplayRejected after, Conflict while one
+-- is missing and always for a relay-only attempt (only its relay
+-- introduction is).
 redis.register_function('rdv_consume_introduction', function(keys, a)
   begin(keys, a)
   if unavailable() then return {UNAVAILABLE, 0} end

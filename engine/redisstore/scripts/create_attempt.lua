@@ -1,12 +1,11 @@
--- CreateJoinAttempt. Arguments (ARG.create_attempt): tenant, client, idempotency key, request
--- fingerprint, listing, protocol, attempt ID, handle, the listing's presence
--- handle as the caller derived it, host key, client key, relay-only
--- requested ('1'/'0'; the attempt is relay-only also when the listing's spec
--- has RelayOnlyJoins). Order:
--- unavailable, draining, revoked, idempotency, not found (missing, other
--- tenant, protocol mismatch, presence not fresh), pools (attempts,
--- idempotency), quotas (subject attempts, tenant attempts, tenant
--- idempotency records).
+-- CreateJoinAttempt. Arguments (ARG.create_attempt): tenant, client,
+-- idempotency key, request fingerprint, listing, protocol, attempt ID,
+-- handle, the listing's presence handle as the caller derived it, host key,
+-- client key, relay-only requested ('1'/'0'; the attempt is relay-only also
+-- when the listing's spec has RelayOnlyJoins). Order: unavailable,
+-- draining, revoked, idempotency, not found (missing, other tenant,
+-- protocol mismatch, presence not fresh), pools (attempts, idempotency),
+-- quotas (subject attempts, tenant attempts, tenant idempotency records).
 redis.register_function('rdv_create_attempt', function(keys, a)
   local at = ARG.create_attempt
   local ronly = a[at.relay_only]

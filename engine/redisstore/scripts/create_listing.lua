@@ -1,7 +1,7 @@
--- CreateListing. Arguments (ARG.create_listing): tenant, owner, idempotency key, request
--- fingerprint, listing ID, lease ID, presence handle, lease key, presence
--- record field (listing ID and presence key fingerprint, binary), spec,
--- doc, players, max players, protocol, public (1/0), region.
+-- CreateListing. Arguments (ARG.create_listing): tenant, owner, idempotency
+-- key, request fingerprint, listing ID, lease ID, presence handle, lease
+-- key, presence record field (listing ID and presence key fingerprint,
+-- binary), spec, doc, players, max players, protocol, public (1/0), region.
 -- Order: unavailable, draining, revoked, idempotency (conflict, replay,
 -- expired), pools (listings, idempotency), quotas (owner listings, tenant
 -- listings, tenant idempotency records). The listing keeps its idempotency

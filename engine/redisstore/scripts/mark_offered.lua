@@ -1,5 +1,5 @@
--- MarkOffered. Arguments (ARG.by_handle): attempt handle. Success, with replay when the host
--- was told before; NotFound for an unknown handle.
+-- MarkOffered. Arguments (ARG.by_handle): attempt handle. Success, with
+-- replay when the host was told before; NotFound for an unknown handle.
 redis.register_function('rdv_mark_offered', function(keys, a)
   local handle = a[ARG.by_handle.handle]
   if #handle ~= 36 then return redis.error_reply('rdv_mark_offered: bad handle') end
