@@ -25,9 +25,12 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		id, handle := engine.AttemptID{UUID: engine.NewUUID()}, s.newAttemptHandle()
 		hc, cc := engine.HostAttemptCapability(&presCap, handle), s.keys.AttemptClient(handle)
 		hk, ck := engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
-		m, ok, err := s.call(ctx, "rdv_create_attempt", tenantArg(cmd.Tenant), string(cmd.Client), ik, attemptRequest(&cmd),
-			uuidArg(cmd.Listing.UUID), strconv.FormatUint(uint64(cmd.ProtocolVersion), 10), uuidArg(id.UUID),
-			uuidArg(handle.UUID), uuidArg(pres.UUID), fpArg(&hk), fpArg(&ck), flagArg(cmd.RelayOnly))
+		var a [caArgs]string
+		a[caTenant], a[caClient], a[caIdem], a[caRequest] = tenantArg(cmd.Tenant), string(cmd.Client), ik, attemptRequest(&cmd)
+		a[caListing], a[caProtocol] = uuidArg(cmd.Listing.UUID), strconv.FormatUint(uint64(cmd.ProtocolVersion), 10)
+		a[caAttempt], a[caHandle], a[caPresence] = uuidArg(id.UUID), uuidArg(handle.UUID), uuidArg(pres.UUID)
+		a[caHostKey], a[caClientKey], a[caRelayOnly] = fpArg(&hk), fpArg(&ck), flagArg(cmd.RelayOnly)
+		m, ok, err := s.call(ctx, "rdv_create_attempt", a[:]...)
 		if err != nil {
 			return engine.AttemptView{}, engine.Result{}, err
 		}

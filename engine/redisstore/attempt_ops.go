@@ -27,8 +27,10 @@ func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt)
 	if err := engine.ValidateBind(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}
-	m, ok, err := s.call(ctx, "rdv_bind_attempt", uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key),
-		bindingArg(cmd.Public, cmd.Local), s.idArg, endpointArg(cmd.Relayed))
+	var a [baArgs]string
+	a[baHandle], a[baRole], a[baKey] = uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key)
+	a[baBinding], a[baInstance], a[baRelayed] = bindingArg(cmd.Public, cmd.Local), s.idArg, endpointArg(cmd.Relayed)
+	m, ok, err := s.call(ctx, "rdv_bind_attempt", a[:]...)
 	if err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}

@@ -13,12 +13,13 @@ func (s *Store) BrowseVisible(ctx context.Context, q engine.Browse, dst []engine
 	if err := engine.ValidateBrowse(&q); err != nil {
 		return dst, false, engine.Result{}, err
 	}
-	after := ""
+	var a [brArgs]string
+	a[brTenant], a[brProtocol], a[brRegion] = tenantArg(q.Tenant), strconv.FormatUint(uint64(q.ProtocolVersion), 10), q.Region
 	if q.HasAfter {
-		after = uuidArg(q.After.UUID)
+		a[brAfter] = uuidArg(q.After.UUID)
 	}
-	m, ok, err := s.call(ctx, "rdv_browse", tenantArg(q.Tenant), strconv.FormatUint(uint64(q.ProtocolVersion), 10),
-		q.Region, after, strconv.Itoa(q.Limit))
+	a[brLimit] = strconv.Itoa(q.Limit)
+	m, ok, err := s.call(ctx, "rdv_browse", a[:]...)
 	if err != nil {
 		return dst, false, engine.Result{}, err
 	}

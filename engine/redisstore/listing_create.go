@@ -61,10 +61,15 @@ func (s *Store) createListingArgs(cmd *engine.CreateListing) []string {
 	pres := s.presenceHandle(id)
 	lc, pc := s.keys.Lease(lease), s.keys.Presence(pres)
 	lk, pk := engine.FingerprintOf(&lc), engine.FingerprintOf(&pc)
-	return []string{tenantArg(cmd.Tenant), string(cmd.Owner), ik, hex.EncodeToString(fp[:]),
-		uuidArg(id.UUID), uuidArg(lease.UUID), uuidArg(pres.UUID), fpArg(&lk), string(appendPresenceField(nil, id.UUID, &pk)), string(spec), string(cmd.Doc),
-		strconv.Itoa(cmd.Spec.CurrentPlayers), strconv.Itoa(cmd.Spec.MaxPlayers),
-		strconv.FormatUint(uint64(cmd.Spec.ProtocolVersion), 10), boolArg(cmd.Spec.Visibility == engine.Public), cmd.Spec.Region}
+	var a [clArgs]string
+	a[clTenant], a[clOwner], a[clIdem], a[clRequest] = tenantArg(cmd.Tenant), string(cmd.Owner), ik, hex.EncodeToString(fp[:])
+	a[clListing], a[clLease], a[clPresence] = uuidArg(id.UUID), uuidArg(lease.UUID), uuidArg(pres.UUID)
+	a[clLeaseKey], a[clPresenceField] = fpArg(&lk), string(appendPresenceField(nil, id.UUID, &pk))
+	a[clSpec], a[clDoc] = string(spec), string(cmd.Doc)
+	a[clPlayers], a[clMaxPlayers] = strconv.Itoa(cmd.Spec.CurrentPlayers), strconv.Itoa(cmd.Spec.MaxPlayers)
+	a[clProtocol] = strconv.FormatUint(uint64(cmd.Spec.ProtocolVersion), 10)
+	a[clPublic], a[clRegion] = boolArg(cmd.Spec.Visibility == engine.Public), cmd.Spec.Region
+	return a[:]
 }
 
 // listingResult completes a result whose rest may be {replay, view}.

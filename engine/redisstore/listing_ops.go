@@ -18,8 +18,11 @@ func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.L
 	if players < 0 {
 		players = -1
 	}
-	m, ok, err := s.call(ctx, "rdv_renew_lease", tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID),
-		uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey), strconv.FormatUint(cmd.ExpectedVersion, 10), strconv.Itoa(players))
+	var a [rnArgs]string
+	a[rnTenant], a[rnOwner], a[rnListing] = tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID)
+	a[rnLease], a[rnLeaseKey] = uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey)
+	a[rnVersion], a[rnPlayers] = strconv.FormatUint(cmd.ExpectedVersion, 10), strconv.Itoa(players)
+	m, ok, err := s.call(ctx, "rdv_renew_lease", a[:]...)
 	if err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}
@@ -37,8 +40,10 @@ func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (en
 	if err := cmd.Owner.Validate(); err != nil {
 		return engine.Result{}, err
 	}
-	m, ok, err := s.call(ctx, "rdv_delete_listing", tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID),
-		uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey))
+	var a [dlArgs]string
+	a[dlTenant], a[dlOwner], a[dlListing] = tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID)
+	a[dlLease], a[dlLeaseKey] = uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey)
+	m, ok, err := s.call(ctx, "rdv_delete_listing", a[:]...)
 	if err != nil {
 		return engine.Result{}, err
 	}

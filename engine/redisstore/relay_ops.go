@@ -43,7 +43,8 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 	if err := engine.ValidateGetAttempt(&q); err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}
-	id, handle := uuidArg(q.Attempt.UUID), ""
+	var a [asArgs]string
+	a[asTenant], a[asSubject], a[asAttempt] = tenantArg(q.Tenant), string(q.Subject), uuidArg(q.Attempt.UUID)
 	if q.Attempt.IsZero() {
 		if !s.attemptHandleTagged(q.Handle) {
 			if err := ctx.Err(); err != nil {
@@ -51,9 +52,9 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 			}
 			return engine.AttemptStatus{}, engine.Result{Outcome: engine.NotFound}, nil // made up: no call needed to know
 		}
-		id, handle = "", uuidArg(q.Handle.UUID)
+		a[asAttempt], a[asHandle] = "", uuidArg(q.Handle.UUID)
 	}
-	m, ok, err := s.call(ctx, "rdv_attempt_status", tenantArg(q.Tenant), string(q.Subject), id, handle)
+	m, ok, err := s.call(ctx, "rdv_attempt_status", a[:]...)
 	if err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}

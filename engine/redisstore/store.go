@@ -1,10 +1,19 @@
 // Package redisstore is engine.Store on Redis, for several instances sharing
 // one state. Every Store method is exactly one call of a Redis Function
-// (scripts/*.lua, one transition per file, loaded as the library
+// (scripts/*.lua, one transition per file, after the shared helpers of
+// scripts/prelude/, one file per concern, all loaded as the library
 // "rendezvous"): the function is the commit lock, and it decides ceilings,
 // quotas, idempotency, CAS, cascade, revocation, drain, one-time
 // introduction and the replay guard itself; nothing is read, decided in Go
 // and written back.
+//
+// The Go files carry the memory store's names for the same transitions
+// (listing_create.go, listing_ops.go, attempt_create.go, attempt_ops.go,
+// presence_ops.go, relay_ops.go, revoke.go, tenant_revoke.go, replay.go,
+// drain.go, browse.go, batch.go, tenant_usage.go, invariants.go,
+// snapshot.go), so one name finds a transition in either store. A
+// function's arguments are named once on each side: ARG in
+// scripts/prelude/15_arguments.lua and the positions of args.go.
 //
 // Expiry never scans: each pool keeps its deadlines in a sorted set, every
 // transition first removes what is due in the pools it reads (O(log n) per
