@@ -1,3 +1,6 @@
+-- A call's presence refreshes (BindHostPresence, and ApplyBatch's): read
+-- at once, decided in order, written at once.
+
 -- hmgetAll reads fields[from..to] of hash key: their values in that order
 -- (false when absent), in chunks within Lua's limit on unpacked arguments.
 local function hmgetAll(key, fields, from, to)
