@@ -207,8 +207,8 @@ func (b *batchBuf) startOther(kind byte, h engine.Handle, key *engine.Fingerprin
 	return f
 }
 
-// cut answers the arguments in apply_batch.lua's order after the calling
-// instance's ID: strings sharing data's memory (no copy, no allocation per
+// cut answers the arguments in apply_batch.lua's order (ARG.apply_batch,
+// then the refreshes' and the other ops'): strings sharing data's memory (no copy, no allocation per
 // op).
 func (b *batchBuf) cut(instance string) []string {
 	b.refAt = len(b.data)
@@ -223,7 +223,9 @@ func (b *batchBuf) cut(instance string) []string {
 	kinds := b.since(count.to)
 	all := rueidis.BinaryString(b.data)
 	arg := func(s span) string { return all[s.from:s.to] }
-	b.args = append(b.args, instance, arg(ref), arg(count), arg(kinds))
+	var head [abArgs]string
+	head[abInstance], head[abRef], head[abCount], head[abKinds] = instance, arg(ref), arg(count), arg(kinds)
+	b.args = append(b.args, head[:]...)
 	for j := range 3 {
 		for _, f := range b.refresh {
 			b.args = append(b.args, arg(f[j]))

@@ -104,7 +104,7 @@ func replayFlag(rest []rueidis.RedisMessage) bool {
 	return n == 1
 }
 
-// Answers that are not outcomes (prelude.lua).
+// Answers that are not outcomes (RETRY, BAD_PLAYERS in scripts/prelude/10_context.lua).
 const (
 	codeRetry      = -1 // an ID collided: regenerate and call again
 	codeBadPlayers = -2 // current_players above the listing's max_players

@@ -157,7 +157,7 @@ func (s *Store) wall(ticks int64) time.Time {
 	return s.wallOrigin.Add(s.duration(ticks) - s.monoOrigin)
 }
 
-// listingView decodes prelude.lua's listingView.
+// listingView decodes 70_views.lua's listingView.
 func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 	f, err := m.ToArray()
 	if err != nil || len(f) != 15 {
@@ -181,7 +181,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 	return v, true
 }
 
-// attemptView decodes prelude.lua's attemptView.
+// attemptView decodes 70_views.lua's attemptView.
 func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 	var f attemptFields
 	if !fieldsOf(m, f[:]) {
@@ -190,7 +190,7 @@ func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 	return s.attemptViewOf(&f), true
 }
 
-// attemptFields are prelude.lua's attemptView as strings.
+// attemptFields are 70_views.lua's attemptView as strings.
 type attemptFields [19]string
 
 func (s *Store) attemptViewOf(f *attemptFields) engine.AttemptView {
@@ -206,7 +206,7 @@ func (s *Store) attemptViewOf(f *attemptFields) engine.AttemptView {
 	}
 }
 
-// introduction decodes prelude.lua's introduction.
+// introduction decodes 70_views.lua's introduction.
 func introduction(m rueidis.RedisMessage) (engine.Introduction, bool) {
 	var f introductionFields
 	if !fieldsOf(m, f[:]) {
@@ -215,7 +215,7 @@ func introduction(m rueidis.RedisMessage) (engine.Introduction, bool) {
 	return introductionOf(&f), true
 }
 
-// introductionFields are prelude.lua's introduction as strings.
+// introductionFields are 70_views.lua's introduction as strings.
 type introductionFields [4]string
 
 func introductionOf(f *introductionFields) engine.Introduction {
@@ -264,7 +264,7 @@ func parseNum(s string) int64 {
 	return n
 }
 
-// presenceView decodes prelude.lua's presenceView.
+// presenceView decodes bind_presence.lua's answer.
 func (s *Store) presenceView(m rueidis.RedisMessage) (engine.PresenceView, bool) {
 	f, err := m.ToArray()
 	if err != nil || len(f) != 3 {

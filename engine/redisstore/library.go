@@ -14,11 +14,12 @@ import (
 )
 
 // The store's transitions are Redis Functions in one library, "rendezvous":
-// the prelude (shared helpers) followed by one file per transition. Functions,
-// unlike cached EVAL scripts, are replicated with the data, so a promoted
-// replica has them.
+// the prelude (shared helpers, scripts/prelude/, one file per concern)
+// followed by one file per transition (scripts/*.lua). Functions, unlike
+// cached EVAL scripts, are replicated with the data, so a promoted replica
+// has them.
 
-//go:embed scripts/*.lua
+//go:embed scripts/*.lua scripts/prelude/*.lua
 var scriptFS embed.FS
 
 // libraryName is the Redis Functions library holding every transition.
@@ -28,32 +29,40 @@ const libraryName = "rendezvous"
 // instances running different code never share a library silently.
 var library, libraryVersion = buildLibrary()
 
-func buildLibrary() (string, string) {
-	names, err := fs.Glob(scriptFS, "scripts/*.lua")
-	if err != nil {
-		panic("BUG: " + err.Error())
-	}
-	// The preludes (shared helpers) first, prelude.lua before the others,
-	// then the transitions: a Lua local is visible only after it.
-	isPrelude := func(n string) bool { return strings.HasPrefix(n, "scripts/prelude") }
-	slices.SortStableFunc(names, func(a, b string) int {
-		if isPrelude(a) != isPrelude(b) {
-			if isPrelude(a) {
-				return -1
-			}
-			return 1
+// libraryFiles are the library's files in the order they are joined: the
+// prelude's in the order of their names (a Lua local is visible only
+// after it, so each file comes after the helpers it calls; the names
+// begin with their place), then the transitions.
+func libraryFiles() []string {
+	var names []string
+	for _, dir := range []string{"scripts/prelude", "scripts"} {
+		n, err := fs.Glob(scriptFS, dir+"/*.lua")
+		if err != nil || len(n) == 0 {
+			panic(fmt.Sprintf("BUG: no library files in %s: %v", dir, err))
 		}
-		return strings.Compare(a, b)
-	})
+		slices.Sort(n)
+		names = append(names, n...)
+	}
+	return names
+}
+
+// libraryBody is the files joined: the one Lua chunk Redis runs to load
+// the library, without its shebang line and the version function.
+func libraryBody() string {
 	var body strings.Builder
-	for _, n := range names {
+	for _, n := range libraryFiles() {
 		b, _ := scriptFS.ReadFile(n)
 		body.WriteString("\n")
 		body.Write(b)
 	}
-	sum := sha256.Sum256([]byte(body.String()))
+	return body.String()
+}
+
+func buildLibrary() (string, string) {
+	body := libraryBody()
+	sum := sha256.Sum256([]byte(body))
 	version := hex.EncodeToString(sum[:8])
-	src := "#!lua name=" + libraryName + "\n" + body.String() +
+	src := "#!lua name=" + libraryName + "\n" + body +
 		"\nredis.register_function{function_name = 'rdv_version', flags = {'no-writes'}, callback = function() return '" + version + "' end}\n"
 	return src, version
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// A presence record (prelude.lua) is one field of the hash "pr": the
-// listing's ID and the presence key's fingerprint, binary, so a wrong key
-// finds no record. A fresh presence's value is what the instance sends,
+// A presence record (scripts/prelude/30_presence_record.lua) is one field
+// of the hash "pr": the listing's ID and the presence key's fingerprint,
+// binary, so a wrong key finds no record. A fresh presence's value is what the instance sends,
 // the script writing it as it came: the sequence (appendSeq), the call's
 // reference, the public endpoint's length and the public and local
 // endpoints (binary). While the listing has pending offers the record is
@@ -135,8 +135,8 @@ func parseSeq(s string) (seq uint64, rest string, ok bool) {
 }
 
 // callRefs hands out the references that name a call's entry,
-// "c:<reference>" (prelude.lua): a random prefix of this instance and a
-// counter. A reference that another live call holds (the script answers
+// "c:<reference>" (scripts/prelude/30_presence_record.lua): a random
+// prefix of this instance and a counter. A reference that another live call holds (the script answers
 // RETRY) moves the prefix.
 type callRefs struct{ prefix, count atomic.Uint32 }
 

@@ -218,7 +218,9 @@ func (s *Store) register(ctx context.Context) error {
 	if s.reg.draining.Load() {
 		drain = "1"
 	}
-	a, err := s.registryCall(ctx, "rdv_instance_register", s.id.String(), s.reg.addr, s.leaseTicks(), drain).ToArray()
+	var args [irArgs]string
+	args[irInstance], args[irAddr], args[irLease], args[irDrain] = s.id.String(), s.reg.addr, s.leaseTicks(), drain
+	a, err := s.registryCall(ctx, "rdv_instance_register", args[:]...).ToArray()
 	if err != nil {
 		return err
 	}

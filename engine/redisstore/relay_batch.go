@@ -44,7 +44,7 @@ func (s *Store) decodeReport(p string, op *engine.Op) (string, bool) {
 	return p, true
 }
 
-// relayIntroductionOf decodes prelude_relay.lua's relay introduction {id,
+// relayIntroductionOf decodes prelude/90_attempt.lua's relay introduction {id,
 // handle, host relayed, client relayed}.
 func relayIntroductionOf(f *introductionFields) engine.RelayIntroduction {
 	return engine.RelayIntroduction{

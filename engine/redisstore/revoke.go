@@ -9,8 +9,9 @@ import (
 )
 
 // Revocations share the sorted set "vexp" (member "g\0<subject>" or
-// "t\0<tenant>\0<subject>", scored by deadline); replay tickets are the
-// members of "rexp".
+// "t\0<tenant>\0<subject>", scored by deadline): revoke_principal.lua
+// inserts them, revoked.lua reads them. The tenant-confined methods are in
+// tenant_revoke.go.
 
 func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (engine.Result, error) {
 	if !cmd.AnyTenant {
@@ -35,17 +36,6 @@ func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl
 	return s.revoke(ctx, "", subject, ttl)
 }
 
-// RevokeTenantPrincipal is RevokePrincipal confined to tenant.
-func (s *Store) RevokeTenantPrincipal(ctx context.Context, tenant engine.Tenant, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
-	if err := tenant.Validate(); err != nil {
-		return 0, engine.Result{}, err
-	}
-	if err := engine.ValidateRevocation(subject, ttl); err != nil {
-		return 0, engine.Result{}, err
-	}
-	return s.revoke(ctx, tenantArg(tenant), subject, ttl)
-}
-
 func (s *Store) revoke(ctx context.Context, tenant string, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
 	m, ok, err := s.call(ctx, "rdv_revoke_principal", tenant, string(subject), strconv.FormatInt(int64(ttl/s.tick), 10))
 	if err != nil {
@@ -67,18 +57,6 @@ func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, erro
 	return s.revoked(ctx, "", subject)
 }
 
-// RevokedInTenant reports a live global revocation or one confined to
-// tenant; ErrUnavailable when Redis does not answer.
-func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subject engine.Subject) (bool, error) {
-	if err := tenant.Validate(); err != nil {
-		return false, err
-	}
-	if err := subject.Validate(); err != nil {
-		return false, err
-	}
-	return s.revoked(ctx, tenantArg(tenant), subject)
-}
-
 func (s *Store) revoked(ctx context.Context, tenant string, subject engine.Subject) (bool, error) {
 	m, ok, err := s.call(ctx, "rdv_revoked", tenant, string(subject))
 	if err != nil {
@@ -88,18 +66,4 @@ func (s *Store) revoked(ctx context.Context, tenant string, subject engine.Subje
 		return false, ErrUnavailable
 	}
 	return num(m) == 1, nil
-}
-
-// ConsumeReplay consumes a one-time ticket.
-func (s *Store) ConsumeReplay(ctx context.Context, cmd engine.ConsumeReplay) (engine.Result, error) {
-	life, err := engine.ValidateReplay(&cmd, s.lim.ReplayTTL)
-	if err != nil {
-		return engine.Result{}, err
-	}
-	m, ok, err := s.call(ctx, "rdv_consume_replay", packKey('r', cmd.Namespace, cmd.Key), strconv.FormatInt(int64(life/s.tick), 10))
-	if err != nil {
-		return engine.Result{}, err
-	}
-	_, r, _ := reply(m, ok)
-	return r, nil
 }

@@ -17,7 +17,7 @@ const sentinelRefresh = time.Second
 // follows a promotion by itself: calls in flight on the old primary fail
 // (the store answers ServiceUnavailable) and later ones go to the new one,
 // whose first writing call voids the attempts made under the old primary
-// (scripts/prelude.lua, followPrimary).
+// (scripts/prelude/60_cleanup.lua, followPrimary).
 func SentinelClientOption(sentinels []string, master, password string) rueidis.ClientOption {
 	return rueidis.ClientOption{
 		InitAddress: sentinels, Password: password, DisableCache: true,

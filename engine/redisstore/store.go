@@ -1,10 +1,19 @@
 // Package redisstore is engine.Store on Redis, for several instances sharing
 // one state. Every Store method is exactly one call of a Redis Function
-// (scripts/*.lua, one transition per file, loaded as the library
+// (scripts/*.lua, one transition per file, after the shared helpers of
+// scripts/prelude/, one file per concern, all loaded as the library
 // "rendezvous"): the function is the commit lock, and it decides ceilings,
 // quotas, idempotency, CAS, cascade, revocation, drain, one-time
 // introduction and the replay guard itself; nothing is read, decided in Go
 // and written back.
+//
+// The Go files carry the memory store's names for the same transitions
+// (listing_create.go, listing_ops.go, attempt_create.go, attempt_ops.go,
+// presence_ops.go, relay_ops.go, revoke.go, tenant_revoke.go, replay.go,
+// drain.go, browse.go, batch.go, tenant_usage.go, invariants.go,
+// snapshot.go), so one name finds a transition in either store. A
+// function's arguments are named once on each side: ARG in
+// scripts/prelude/15_arguments.lua and the positions of args.go.
 //
 // Expiry never scans: each pool keeps its deadlines in a sorted set, every
 // transition first removes what is due in the pools it reads (O(log n) per
@@ -137,7 +146,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// limitsArg renders the limits in the order prelude.lua reads them.
+// limitsArg renders the limits in the order of LIMITS in
+// scripts/prelude/10_context.lua, which names them.
 func (s *Store) limitsArg() string {
 	l := s.lim
 	t := func(d time.Duration) int64 { return int64(d / s.tick) }
@@ -188,66 +198,6 @@ func (s *Store) state() (flags [2]bool, ok bool) {
 		flags[i] = n == 1
 	}
 	return flags, true
-}
-
-// MarkUnavailable fails closed: every later transition is
-// ServiceUnavailable and active state is erased (revocations stay).
-func (s *Store) MarkUnavailable() {
-	_, _, _ = s.call(context.Background(), "rdv_mark_unavailable")
-}
-
-// ErrUnavailable is the error of the methods that answer no Result
-// (BeginDrain, Revoked, RevokedInTenant) when Redis does not answer: the
-// caller must treat it as ServiceUnavailable, never as "not revoked" or
-// "drain started".
-var ErrUnavailable = errors.New("redisstore: Redis did not answer (service unavailable)")
-
-// BeginDrain starts the drain window (idempotent).
-func (s *Store) BeginDrain(ctx context.Context) error {
-	_, ok, err := s.call(ctx, "rdv_begin_drain")
-	if err == nil && !ok {
-		return ErrUnavailable
-	}
-	return err
-}
-
-// Stats reports pool occupancy after cleanup. When Redis does not answer,
-// it reports the store unavailable with zero occupancy.
-func (s *Store) Stats() engine.Stats {
-	st := engine.Stats{InstanceID: s.id}
-	ceil := [engine.NumGlobalPools]int{s.lim.MaxListings, s.lim.MaxPresence, s.lim.MaxAttempts, s.lim.MaxReplay, s.lim.MaxRevocations, s.lim.MaxIdempotency}
-	for i := range st.Pools {
-		st.Pools[i].Ceiling = ceil[i]
-	}
-	m, ok, _ := s.call(context.Background(), "rdv_stats")
-	a, err := m.ToArray()
-	if !ok || err != nil || len(a) != 3+engine.NumGlobalPools {
-		return st
-	}
-	n := ints(a)
-	st.Available, st.Draining = n[0] == 0, n[1] == 1
-	for i := range st.Pools {
-		st.Pools[i].Used = int(n[2+i])
-	}
-	st.InFlight = int(n[2+engine.NumGlobalPools])
-	return st
-}
-
-// TenantUsage reports t's usage after cleanup; zero usage for an invalid
-// tenant or when Redis does not answer.
-func (s *Store) TenantUsage(t engine.Tenant) engine.TenantUsage {
-	u := s.lim.TenantQuotas()
-	if t.Validate() != nil {
-		return u
-	}
-	m, ok, _ := s.call(context.Background(), "rdv_tenant_usage", tenantArg(t))
-	a, err := m.ToArray()
-	if !ok || err != nil || len(a) != 3 {
-		return u
-	}
-	n := ints(a)
-	u.Listings.Used, u.Attempts.Used, u.Idempotency.Used = int(n[0]), int(n[1]), int(n[2])
-	return u
 }
 
 // ints reads an array reply of integers (0 where one is not).

@@ -1,6 +1,6 @@
 -- ApplyBatch: the UDP side's transitions of one read batch after one
--- cleanup (of the pools they read), in order. Arguments from ARGV[3]: the
--- calling instance's ID (Store.InstanceID, recorded as the instance a
+-- cleanup (of the pools they read), in order. Arguments (ARG.apply_batch):
+-- the calling instance's ID (Store.InstanceID, recorded as the instance a
 -- refresh or bind reached); the call's reference (8 bytes, which the
 -- refreshes' values carry); the number n of presence refreshes; '' when
 -- every refresh names its record's field (the caller's cache of ph) and no
@@ -9,16 +9,17 @@
 -- refreshes' record fields (or handles and fingerprints), their sequences
 -- (as a record holds them) and their values (as a fresh record without
 -- pending offers holds them), n of each; then seven per other op: the
--- number of refreshes before it, its kind and its fields: 'b' (a bind), attempt handle, key, role, binding, relayed
--- address ('' for none); or 'o' (an outcome report), attempt handle, key,
--- role, path (1-3), milliseconds. Arguments are the cheapest way into the
--- function (Redis hands each over as a Lua string; cutting one packed
--- argument apart costs more), and grouped so the fields go to HMGET as
--- they came. The refreshes' records are read with one HMGET and written
--- with one HSET (presenceLoad, presenceFlush); another op writes the
--- records refreshed before it first, so it reads them as the batch left
--- them. A reference that names a live entry answers RETRY, and nothing is
--- written: the caller sends the batch again under another.
+-- number of refreshes before it, its kind and its fields: 'b' (a bind),
+-- attempt handle, key, role, binding, relayed address ('' for none); or 'o'
+-- (an outcome report), attempt handle, key, role, path (1-3), milliseconds.
+-- Arguments are the cheapest way into the function (Redis hands each over
+-- as a Lua string; cutting one packed argument apart costs more), and
+-- grouped so the fields go to HMGET as they came. The refreshes' records
+-- are read with one HMGET and written with one HSET (presenceLoad,
+-- presenceFlush); another op writes the records refreshed before it first,
+-- so it reads them as the batch left them. A reference that names a live
+-- entry answers RETRY, and nothing is written: the caller sends the batch
+-- again under another.
 --
 -- Most refreshes are of a fresh presence, in a batch that names every
 -- listing once: the loop decides those inline, with one comparison of the
@@ -36,13 +37,13 @@
 -- packs the other ops' answers in order: outcome, pool and whether an
 -- attempt view follows (a byte each). A bind's view follows its replay,
 -- ready and first bytes, and then, once both endpoints are bound (and the
--- attempt is not relay-only), the introduction consumed now (first) or
--- read back; then relay ready and relay first (a byte each) and, once both
+-- attempt is not relay-only), the introduction consumed now (first) or read
+-- back; then relay ready and relay first (a byte each) and, once both
 -- relayed addresses are known, the relay introduction likewise. An outcome
 -- report's view follows its duplicate byte and its tenant. Views and
--- introductions are fields, each length-prefixed (2 bytes, big-endian).
--- One string per kind of answer, so the client reads a batch's answer as
--- three strings, not an array per op.
+-- introductions are fields, each length-prefixed (2 bytes, big-endian). One
+-- string per kind of answer, so the client reads a batch's answer as three
+-- strings, not an array per op.
 
 -- packFields appends the fields of t to out, length-prefixed.
 local function packFields(out, t)
@@ -69,7 +70,7 @@ local function batchBind(out, handle, key, role, binding, relayed)
       first = 1
     end
   end
-  local rready, rfirst, rintro = RELAY.introduce(aid)
+  local rready, rfirst, rintro = relayIntroduce(aid)
   out[#out + 1] = string.char(b[1], 0, 1, b[2], ready, first)
   packFields(out, attemptView(aid))
   if ready == 1 then packFields(out, introduction(aid)) end
@@ -78,7 +79,7 @@ local function batchBind(out, handle, key, role, binding, relayed)
 end
 
 local function batchReport(out, handle, key, role, path, ms)
-  local r = RELAY.report(handle, key, role, tonumber(path) or 0, tonumber(ms) or 0)
+  local r = relayReport(handle, key, role, tonumber(path) or 0, tonumber(ms) or 0)
   if #r < 5 then
     out[#out + 1] = string.char(r[1], r[2], 0)
     return
@@ -106,13 +107,13 @@ local function refreshNumber(k)
 end
 
 -- offeredAnswer is the answer of the refreshes a call decided inline that
--- have pending offers (numbers offered, of the records a[6 + k] name), in
--- order: each refresh's number, the number of its pending offers (a byte) and
--- their handles, read with one HMGET of pn.
-local function offeredAnswer(a, offered)
+-- have pending offers (numbers offered, of the records a[fields + k]
+-- name), in order: each refresh's number, the number of its pending offers
+-- (a byte) and their handles, read with one HMGET of pn.
+local function offeredAnswer(a, fields, offered)
   if #offered == 0 then return '' end
   local ids = {}
-  for j, k in ipairs(offered) do ids[j] = idOf(a[6 + k]) end
+  for j, k in ipairs(offered) do ids[j] = idOf(a[fields + k]) end
   local h = hmgetAll(P .. 'pn', ids, 1, #ids)
   local out = {}
   for j, k in ipairs(offered) do
@@ -142,19 +143,21 @@ local function refreshAnswer(pres, np, k, byHandle)
 end
 
 redis.register_function('rdv_apply_batch', function(keys, a)
-  local n, na = tonumber(a[5]), #a
-  if n > 0 and refTaken(keys, a[4]) then return RETRY end
+  local at = ARG.apply_batch
+  local n, na, ref = tonumber(a[at.count]), #a, a[at.ref]
+  if n > 0 and refTaken(keys, ref) then return RETRY end
   -- A batch of refreshes only touches no attempt, so it leaves the void
   -- of an earlier primary's attempts (followPrimary) to the next call
   -- that can bind, consume or create one.
-  local alone = na == 6 + 3 * n
+  local fields = at.kinds -- refresh k's record field is a[fields + k]
+  local alone = na == fields + 3 * n
   begin(keys, a, true, alone)
-  INST = a[3]
-  local byHandle = a[6]
-  presenceLoad(a, 6, n, byHandle, a[4])
+  INST = a[at.instance]
+  local byHandle = a[at.kinds]
+  presenceLoad(a, fields, n, byHandle, ref)
   local inline = byHandle == '' and not unavailable()
   local pres, np, others, offered = {}, 0, {}, {}
-  local seqs, values = 6 + n, 6 + 2 * n -- where the sequences and the values begin
+  local seqs, values = fields + n, fields + 2 * n -- where the sequences and the values begin
   if inline and alone then
     -- With no other op in the call, nothing changes pending offers while
     -- the loop runs: a listing with some is decided inline as well, and
@@ -165,10 +168,10 @@ redis.register_function('rdv_apply_batch', function(keys, a)
       local rec, seq = recs[k], a[seqs + k]
       if rec and seq > rec then
         -- Fresh, without pending offers, and the sequence is greater.
-        writes[nw + 1], writes[nw + 2] = a[6 + k], a[values + k]
+        writes[nw + 1], writes[nw + 2] = a[fields + k], a[values + k]
         nw = nw + 2
       elseif rec and byte(rec, 1) == MARK_PENDING and seq > sub(rec, 2) then
-        writes[nw + 1], writes[nw + 2] = a[6 + k], 'p' .. a[values + k]
+        writes[nw + 1], writes[nw + 2] = a[fields + k], 'p' .. a[values + k]
         nw = nw + 2
         offered[#offered + 1] = k
       else
@@ -179,7 +182,7 @@ redis.register_function('rdv_apply_batch', function(keys, a)
     end
     NW = nw
   else
-    local o = 7 + 3 * n -- the first argument of the next other op
+    local o = fields + 3 * n + 1 -- the first argument of the next other op
     for k = 1, n + 1 do
       while o <= na and tonumber(a[o]) == k - 1 do
         presenceFlush()
@@ -191,7 +194,7 @@ redis.register_function('rdv_apply_batch', function(keys, a)
         o = o + 7
       end
       if k > n then break end
-      local field, rec = a[6 + k], RECS[k]
+      local field, rec = a[fields + k], RECS[k]
       if inline and rec and a[seqs + k] > rec and not PENDING_SYNCED[field] then
         WRITES[NW + 1], WRITES[NW + 2] = field, a[values + k]
         NW = NW + 2
@@ -201,5 +204,5 @@ redis.register_function('rdv_apply_batch', function(keys, a)
     end
   end
   presenceFlush()
-  return {table.concat(pres), table.concat(others), offeredAnswer(a, offered)}
+  return {table.concat(pres), table.concat(others), offeredAnswer(a, fields, offered)}
 end)

@@ -1,26 +1,28 @@
--- AttemptStatus. ARGV[3..]: tenant, subject, attempt ID or '', handle or
--- '' (by handle only a live attempt is found). Answers the live attempt or
--- its tombstone to its client or its listing's owner of that tenant;
--- NotFound to anyone else. {outcome, 0[, attempt ID, listing, deadline,
--- progress, end ('0' while live), host outcome, client outcome]}.
+-- AttemptStatus. Arguments (ARG.attempt_status): tenant, subject, attempt
+-- ID or '', handle or '' (by handle only a live attempt is found). Answers
+-- the live attempt or its tombstone to its client or its listing's owner of
+-- that tenant; NotFound to anyone else. {outcome, 0[, attempt ID, listing,
+-- deadline, progress, end ('0' while live), host outcome, client outcome]}.
 redis.register_function('rdv_attempt_status', function(keys, a)
-  if a[3] == '' or a[4] == '' or not (#a[5] == 36 or a[5] == '' and #a[6] == 36) then
+  local at = ARG.attempt_status
+  local tenant, subject, aid, handle = a[at.tenant], a[at.subject], a[at.attempt], a[at.handle]
+  if tenant == '' or subject == '' or not (#aid == 36 or aid == '' and #handle == 36) then
     return redis.error_reply('rdv_attempt_status: bad query')
   end
   begin(keys, a)
   if unavailable() then return {UNAVAILABLE, 0} end
-  local tenant, subject, aid = a[3], a[4], a[5]
-  if aid == '' then
-    aid = call('HGET', P .. 'ah', a[6])
+  local byHandle = aid == ''
+  if byHandle then
+    aid = call('HGET', P .. 'ah', handle)
     if not aid then return {NOT_FOUND, 0} end
   end
   local f = call('HMGET', P .. 'a:' .. aid, 'listing', 'tenant', 'client', 'dl', 'hout', 'cout')
   if f[1] then
     local owner = call('HGET', P .. 'l:' .. f[1], 'owner')
     if f[2] ~= tenant or (f[3] ~= subject and owner ~= subject) then return {NOT_FOUND, 0} end
-    return {OK, 0, aid, f[1], f[4], RELAY.progress(aid), '0', f[5] or '', f[6] or ''}
+    return {OK, 0, aid, f[1], f[4], relayProgress(aid), '0', f[5] or '', f[6] or ''}
   end
   local x = call('HMGET', P .. 'x:' .. aid, 'listing', 'tenant', 'client', 'owner', 'dl', 'end', 'progress', 'hout', 'cout')
-  if a[5] == '' or not x[1] or x[2] ~= tenant or (x[3] ~= subject and x[4] ~= subject) then return {NOT_FOUND, 0} end
+  if byHandle or not x[1] or x[2] ~= tenant or (x[3] ~= subject and x[4] ~= subject) then return {NOT_FOUND, 0} end
   return {OK, 0, aid, x[1], x[5], x[7], x[6], x[8], x[9]}
 end)

@@ -1,9 +1,12 @@
--- ConsumeReplay. ARGV[3..]: packed (namespace, key), lifetime in ticks.
+-- ConsumeReplay. Arguments (ARG.consume_replay): the ticket, packed
+-- (namespace, key), and its lifetime in ticks.
 redis.register_function('rdv_consume_replay', function(keys, a)
   begin(keys, a)
   if unavailable() then return {UNAVAILABLE, 0} end
-  if call('ZSCORE', P .. 'rexp', a[3]) then return {REPLAY_REJECTED, 0} end
-  if call('ZCARD', P .. 'rexp') >= LIM[MAX_R] then return {CAPACITY, P_REPLAY} end
-  call('ZADD', P .. 'rexp', I(NOW + tonumber(a[4])), a[3])
+  local at = ARG.consume_replay
+  local ticket = a[at.ticket]
+  if call('ZSCORE', P .. 'rexp', ticket) then return {REPLAY_REJECTED, 0} end
+  if call('ZCARD', P .. 'rexp') >= LIM.MAX_R then return {CAPACITY, P_REPLAY} end
+  call('ZADD', P .. 'rexp', I(NOW + tonumber(a[at.ttl])), ticket)
   return {OK, 0}
 end)

@@ -49,11 +49,13 @@ local function registered(id, epoch)
   return dl and tonumber(dl) > NOW and call('HGET', P .. 'n:' .. id, 'epoch') == epoch
 end
 
--- Register: ARGV[3] instance ID, ARGV[4] advertised mediator address,
--- ARGV[5] lease (ticks), ARGV[6] draining ('0' or '1'). Answers {the new
+-- Register. Arguments (ARG.instance_register): instance ID, advertised
+-- mediator address, lease (ticks), draining ('0' or '1'). Answers {the new
 -- epoch, live instances...}.
 redis.register_function('rdv_instance_register', function(keys, a)
   setup(keys, a, true)
+  local at = ARG.instance_register
+  local id = a[at.instance]
   instancesDue()
   -- At least the current time: a counter lost with a failover to a replica
   -- that had not received it still never hands out an epoch again.
@@ -63,47 +65,51 @@ redis.register_function('rdv_instance_register', function(keys, a)
     call('SET', P .. 'nepoch', I(n))
   end
   local epoch = I(n)
-  local dl = I(NOW + tonumber(a[5]))
-  call('HSET', P .. 'n:' .. a[3], 'epoch', epoch, 'addr', a[4], 'drain', a[6])
-  call('ZADD', P .. 'nexp', dl, a[3])
-  fenceToken(a[3], epoch, dl)
+  local dl = I(NOW + tonumber(a[at.lease]))
+  call('HSET', P .. 'n:' .. id, 'epoch', epoch, 'addr', a[at.addr], 'drain', a[at.drain])
+  call('ZADD', P .. 'nexp', dl, id)
+  fenceToken(id, epoch, dl)
   local out = liveInstances()
   table.insert(out, 1, epoch)
   return out
 end)
 
--- Renew: ARGV[3] instance ID, ARGV[4] epoch, ARGV[5] lease (ticks).
+-- Renew. Arguments (ARG.instance_renew): instance ID, epoch, lease (ticks).
 -- Answers {1, live instances...} when the lease was live under that epoch
 -- and is extended, else {0} (expired or superseded: register again).
 redis.register_function('rdv_instance_renew', function(keys, a)
   setup(keys, a, true)
-  if not registered(a[3], a[4]) then return {0} end
-  local dl = I(NOW + tonumber(a[5]))
-  call('ZADD', P .. 'nexp', dl, a[3])
-  fenceToken(a[3], a[4], dl)
+  local at = ARG.instance_renew
+  local id, epoch = a[at.instance], a[at.epoch]
+  if not registered(id, epoch) then return {0} end
+  local dl = I(NOW + tonumber(a[at.lease]))
+  call('ZADD', P .. 'nexp', dl, id)
+  fenceToken(id, epoch, dl)
   instancesDue()
   local out = liveInstances()
   table.insert(out, 1, 1)
   return out
 end)
 
--- Drain marks a registration draining (ARGV[3] ID, ARGV[4] epoch): it
+-- Drain marks a registration draining (ARG.instance: ID, epoch): it
 -- keeps its lease but no listing is routed to it. Answers 1, or 0 when the
 -- registration is not live under that epoch.
 redis.register_function('rdv_instance_drain', function(keys, a)
   setup(keys, a, true)
-  if not registered(a[3], a[4]) then return 0 end
-  call('HSET', P .. 'n:' .. a[3], 'drain', '1')
+  local id = a[ARG.instance.instance]
+  if not registered(id, a[ARG.instance.epoch]) then return 0 end
+  call('HSET', P .. 'n:' .. id, 'drain', '1')
   return 1
 end)
 
--- Leave removes a registration (ARGV[3] ID, ARGV[4] epoch) if it is still
+-- Leave removes a registration (ARG.instance: ID, epoch) if it is still
 -- that epoch's.
 redis.register_function('rdv_instance_leave', function(keys, a)
   setup(keys, a, true)
-  if call('HGET', P .. 'n:' .. a[3], 'epoch') ~= a[4] then return 0 end
-  call('ZREM', P .. 'nexp', a[3])
-  call('DEL', P .. 'n:' .. a[3])
-  fenceToken(a[3])
+  local id = a[ARG.instance.instance]
+  if call('HGET', P .. 'n:' .. id, 'epoch') ~= a[ARG.instance.epoch] then return 0 end
+  call('ZREM', P .. 'nexp', id)
+  call('DEL', P .. 'n:' .. id)
+  fenceToken(id)
   return 1
 end)

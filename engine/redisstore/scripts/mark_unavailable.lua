@@ -4,6 +4,6 @@ redis.register_function('rdv_mark_unavailable', function(keys, a)
   setup(keys, a, true)
   call('HSET', P .. 'meta', 'unavail', '1')
   clearActive()
-  RELAY.clearTombs()
+  clearTombs()
   return {OK, 0}
 end)

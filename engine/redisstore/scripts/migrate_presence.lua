@@ -2,11 +2,12 @@
 -- older library wrote (field: the listing ID as text; value: the sequence
 -- in 16 digits, the key fingerprint, a pending flag, the instance the last
 -- refresh reached and, while fresh, a deadline and text endpoints) to
--- prelude.lua's layout. A converted presence is idle: its sequence and
--- the instance stay, and the host's next refresh makes it fresh again (an
--- old record's deadline and text endpoints are not carried over). ARGV[3]
--- is the HSCAN cursor of pr ('0' to begin). Answers the next cursor, '0'
--- when the scan is complete; then meta's 'model' records it, and every
+-- the layout of prelude/30_presence_record.lua. A converted presence is
+-- idle: its sequence and the instance stay, and the host's next refresh
+-- makes it fresh again (an old record's deadline and text endpoints are
+-- not carried over). Argument (ARG.migrate_presence): the HSCAN cursor of
+-- pr ('0' to begin). Answers the next cursor, '0' when the scan is
+-- complete; then meta's 'model' records it, and every
 -- later call answers '0' at once. New calls it before its store serves.
 local OLD_LEN = 69 -- an old idle record's length; a fresh one is longer
 local OLD_NO_INSTANCE = '000000000000000000000000000000000000'
@@ -27,7 +28,7 @@ end
 redis.register_function('rdv_migrate_presence', function(keys, a)
   setup(keys, a, true)
   if call('HGET', P .. 'meta', 'model') == '2' then return '0' end
-  local r = call('HSCAN', P .. 'pr', a[3], 'COUNT', '256')
+  local r = call('HSCAN', P .. 'pr', a[ARG.migrate_presence.cursor], 'COUNT', '256')
   local f = r[2]
   for i = 1, #f, 2 do
     if #f[i] == 36 then migrateOne(f[i], f[i + 1]) end

@@ -1,5 +1,6 @@
--- RenewLease: compare-and-swap on the version. ARGV[3..]: tenant, owner,
--- listing, lease, lease key, expected version, players (-1: unchanged).
+-- RenewLease: compare-and-swap on the version. Arguments (ARG.renew_lease):
+-- tenant, owner, listing, lease, lease key, expected version, players (-1:
+-- unchanged).
 -- Order: players above the owner's listing's max, unavailable, draining,
 -- revoked (the owner, globally or in the tenant: admit, as for new work, so
 -- the server answers a renewal with this one call), not found, conflict
@@ -8,7 +9,9 @@
 -- record always outlives the listing and a replay never makes a duplicate.
 redis.register_function('rdv_renew_lease', function(keys, a)
   begin(keys, a)
-  local tenant, owner, id, lease, key, ver, players = a[3], a[4], a[5], a[6], a[7], a[8], tonumber(a[9])
+  local at = ARG.renew_lease
+  local tenant, owner, id, lease, key = a[at.tenant], a[at.owner], a[at.listing], a[at.lease], a[at.lease_key]
+  local ver, players = a[at.version], tonumber(a[at.players])
   local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'owner', 'lease', 'lkey', 'ver', 'maxp', 'ik')
   local owned = f[1] == tenant and f[2] == owner
   if owned and players > tonumber(f[6]) then return {BAD_PLAYERS, 0} end
@@ -16,11 +19,11 @@ redis.register_function('rdv_renew_lease', function(keys, a)
   if admitted ~= OK then return {admitted, 0} end
   if not owned or f[3] ~= lease or f[4] ~= key then return {NOT_FOUND, 0} end
   if f[5] ~= ver then return {CONFLICT, 0, 0, listingView(id)} end
-  local dl = I(NOW + LIM[LEASE_TTL])
+  local dl = I(NOW + LIM.LEASE_TTL)
   call('HINCRBY', P .. 'l:' .. id, 'ver', 1)
   call('HSET', P .. 'l:' .. id, 'dl', dl)
-  if players >= 0 then call('HSET', P .. 'l:' .. id, 'players', a[9]) end
+  if players >= 0 then call('HSET', P .. 'l:' .. id, 'players', a[at.players]) end
   call('ZADD', P .. 'lexp', dl, id)
-  call('ZADD', P .. 'iexp', 'XX', I(NOW + LIM[IDEM_TTL]), f[7])
+  call('ZADD', P .. 'iexp', 'XX', I(NOW + LIM.IDEM_TTL), f[7])
   return {OK, 0, 0, listingView(id)}
 end)

@@ -10,7 +10,7 @@ import (
 
 // The relay fallback's calls outside ApplyBatch (relay_batch.go has the
 // batch ops): MarkOffered and AttemptStatus, one call each. Tombstones are
-// written by the scripts (prelude_relay.lua) when an attempt goes.
+// written by the scripts (prelude/50_removal.lua) when an attempt goes.
 
 func flagArg(b bool) string {
 	if b {
@@ -43,7 +43,8 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 	if err := engine.ValidateGetAttempt(&q); err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}
-	id, handle := uuidArg(q.Attempt.UUID), ""
+	var a [asArgs]string
+	a[asTenant], a[asSubject], a[asAttempt] = tenantArg(q.Tenant), string(q.Subject), uuidArg(q.Attempt.UUID)
 	if q.Attempt.IsZero() {
 		if !s.attemptHandleTagged(q.Handle) {
 			if err := ctx.Err(); err != nil {
@@ -51,9 +52,9 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 			}
 			return engine.AttemptStatus{}, engine.Result{Outcome: engine.NotFound}, nil // made up: no call needed to know
 		}
-		id, handle = "", uuidArg(q.Handle.UUID)
+		a[asAttempt], a[asHandle] = "", uuidArg(q.Handle.UUID)
 	}
-	m, ok, err := s.call(ctx, "rdv_attempt_status", tenantArg(q.Tenant), string(q.Subject), id, handle)
+	m, ok, err := s.call(ctx, "rdv_attempt_status", a[:]...)
 	if err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}
@@ -86,7 +87,7 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 	return st, r, nil
 }
 
-// parseProgress reads prelude_relay.lua's eight progress flags.
+// parseProgress reads prelude/50_removal.lua's eight progress flags.
 func parseProgress(s string) (engine.AttemptProgress, bool) {
 	if len(s) != 8 || strings.Trim(s, "01") != "" {
 		return engine.AttemptProgress{}, false

@@ -19,7 +19,9 @@ func (s *Store) BindHostPresence(ctx context.Context, cmd engine.BindPresence) (
 		ref := s.refs.next()
 		b, seqLen := appendPresenceValue(nil, cmd.Seq, &ref, cmd.Public, cmd.Local)
 		value := string(b)
-		m, ok, err := s.call(ctx, "rdv_bind_presence", s.idArg, string(ref[:]), field, value[:seqLen], value)
+		var a [bpArgs]string
+		a[bpInstance], a[bpRef], a[bpField], a[bpSeq], a[bpValue] = s.idArg, string(ref[:]), field, value[:seqLen], value
+		m, ok, err := s.call(ctx, "rdv_bind_presence", a[:]...)
 		if err != nil {
 			return engine.PresenceView{}, engine.Result{}, err
 		}

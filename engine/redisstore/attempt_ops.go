@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
@@ -12,38 +11,6 @@ import (
 // handles to attempts, "la:<listing>" lists a listing's attempts (the
 // cascade) and "lp:<listing>" those whose host endpoint is unbound (the
 // pending offers), both in creation order; "ca:<client>" is the client's set.
-
-// CreateJoinAttempt authorises one client to be introduced to one listing's
-// host: one call. The host's key derives from the listing's presence
-// handle, which derives from the listing ID (presenceHandle), so both
-// fingerprints are made here and stored by the same call.
-func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt) (engine.AttemptView, engine.Result, error) {
-	if err := engine.ValidateCreateAttempt(&cmd); err != nil {
-		return engine.AttemptView{}, engine.Result{}, err
-	}
-	if s.reg.draining.Load() {
-		return engine.AttemptView{}, instanceDraining, nil
-	}
-	ik := packKey('a', cmd.Tenant.Game, cmd.Tenant.Env, string(cmd.Client), cmd.IdempotencyKey)
-	pres := s.presenceHandle(cmd.Listing)
-	presCap := s.keys.Presence(pres)
-	for {
-		id, handle := engine.AttemptID{UUID: engine.NewUUID()}, s.newAttemptHandle()
-		hc, cc := engine.HostAttemptCapability(&presCap, handle), s.keys.AttemptClient(handle)
-		hk, ck := engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
-		m, ok, err := s.call(ctx, "rdv_create_attempt", tenantArg(cmd.Tenant), string(cmd.Client), ik, attemptRequest(&cmd),
-			uuidArg(cmd.Listing.UUID), strconv.FormatUint(uint64(cmd.ProtocolVersion), 10), uuidArg(id.UUID),
-			uuidArg(handle.UUID), uuidArg(pres.UUID), fpArg(&hk), fpArg(&ck), flagArg(cmd.RelayOnly))
-		if err != nil {
-			return engine.AttemptView{}, engine.Result{}, err
-		}
-		code, r, rest := reply(m, ok)
-		if code == codeRetry {
-			continue // an ID collided (astronomically unlikely); nothing was written
-		}
-		return s.attemptResult(r, rest)
-	}
-}
 
 func roleArg(r engine.Role) string {
 	if r == engine.RoleHost {
@@ -60,8 +27,10 @@ func (s *Store) BindAttemptEndpoint(ctx context.Context, cmd engine.BindAttempt)
 	if err := engine.ValidateBind(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}
-	m, ok, err := s.call(ctx, "rdv_bind_attempt", uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key),
-		bindingArg(cmd.Public, cmd.Local), s.idArg, endpointArg(cmd.Relayed))
+	var a [baArgs]string
+	a[baHandle], a[baRole], a[baKey] = uuidArg(cmd.Handle.UUID), roleArg(cmd.Role), fpArg(&cmd.Key)
+	a[baBinding], a[baInstance], a[baRelayed] = bindingArg(cmd.Public, cmd.Local), s.idArg, endpointArg(cmd.Relayed)
+	m, ok, err := s.call(ctx, "rdv_bind_attempt", a[:]...)
 	if err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}

@@ -1,0 +1,35 @@
+-- Idempotency records: the hash 'idem' (key -> record), their deadlines in
+-- 'iexp', counted per tenant ('i').
+
+-- An idempotency record's value: result ID (36), '|', request fingerprint
+-- (64 hex), '|', tenant.
+local function idemParse(v) return string.sub(v, 1, 36), string.sub(v, 38, 101), string.sub(v, 103) end
+
+local function removeIdem(ik)
+  local v = call('HGET', P .. 'idem', ik)
+  if v then
+    local _, _, tenant = idemParse(v)
+    tenantAdd(tenant, 'i', -1)
+  end
+  call('HDEL', P .. 'idem', ik)
+  call('ZREM', P .. 'iexp', ik)
+end
+
+local function addIdem(ik, res, fp, tenant)
+  call('HSET', P .. 'idem', ik, res .. '|' .. fp .. '|' .. tenant)
+  call('ZADD', P .. 'iexp', I(NOW + LIM.IDEM_TTL), ik)
+  tenantAdd(tenant, 'i', 1)
+end
+
+-- idemReplay answers a creation whose idempotency key ik was used before:
+-- nil if it was not, else Conflict (another request), the earlier result's
+-- view (a replay) or Expired (what it created is gone). kind is the
+-- record's key prefix ('l:' or 'a:'), view renders it.
+local function idemReplay(ik, fp, kind, view)
+  local prev = call('HGET', P .. 'idem', ik)
+  if not prev then return nil end
+  local res, pfp = idemParse(prev)
+  if pfp ~= fp then return {CONFLICT, 0} end
+  if call('EXISTS', P .. kind .. res) == 1 then return {OK, 0, 1, view(res)} end
+  return {EXPIRED, 0}
+end
