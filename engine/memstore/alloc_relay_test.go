@@ -1,9 +1,11 @@
-package engine
+package memstore
 
 import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // Zero allocations on the relay fallback's datagram paths: a relayed bind
@@ -14,31 +16,31 @@ func TestAllocsRelayOps(t *testing.T) {
 	f := newFx(t, nil)
 	v := f.visible("pub-1")
 	const runs = 20
-	type pair struct{ host, client BindAttempt }
+	type pair struct{ host, client engine.BindAttempt }
 	var pairs []pair
-	var atts []AttemptView
+	var atts []engine.AttemptView
 	for i := 0; i < runs+1; i++ {
 		a := f.attempt(v, "c")
-		h, c := f.bindCmd(a, RoleHost, 1000), f.bindCmd(a, RoleClient, 2000)
+		h, c := f.bindCmd(a, engine.RoleHost, 1000), f.bindCmd(a, engine.RoleClient, 2000)
 		h.Relayed = netip.AddrPortFrom(netip.MustParseAddr("192.0.2.50"), 5000)
 		c.Relayed = netip.AddrPortFrom(netip.MustParseAddr("192.0.2.51"), 5001)
 		pairs, atts = append(pairs, pair{h, c}), append(atts, a)
 	}
-	ops := make([]Op, 4)
+	ops := make([]engine.Op, 4)
 	run := 0
 	wantNoAllocs(t, "ApplyBatch (relayed binds, outcome reports)", runs, func() {
 		p := pairs[run]
-		rep := PunchReport{Handle: p.host.Handle, Role: RoleHost, Key: p.host.Key, Path: PathRelayed, ConnectMillis: 900}
-		ops[0] = Op{Kind: OpBindAttempt, Bind: p.host}
-		ops[1] = Op{Kind: OpBindAttempt, Bind: p.client}
-		ops[2] = Op{Kind: OpOutcome, Report: rep}
-		ops[3] = Op{Kind: OpOutcome, Report: rep}
+		rep := engine.PunchReport{Handle: p.host.Handle, Role: engine.RoleHost, Key: p.host.Key, Path: engine.PathRelayed, ConnectMillis: 900}
+		ops[0] = engine.Op{Kind: engine.OpBindAttempt, Bind: p.host}
+		ops[1] = engine.Op{Kind: engine.OpBindAttempt, Bind: p.client}
+		ops[2] = engine.Op{Kind: engine.OpOutcome, Report: rep}
+		ops[3] = engine.Op{Kind: engine.OpOutcome, Report: rep}
 		run++
 		if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
 			t.Fatal(err)
 		}
 		for i := range ops {
-			if ops[i].Err != nil || ops[i].Result.Outcome != Success {
+			if ops[i].Err != nil || ops[i].Result.Outcome != engine.Success {
 				t.Fatalf("op %d = %v %v", i, ops[i].Result, ops[i].Err)
 			}
 		}
@@ -48,7 +50,7 @@ func TestAllocsRelayOps(t *testing.T) {
 	})
 	ops = ops[:1]
 	wantNoAllocs(t, "ApplyBatch (relay introduction read back)", runs, func() {
-		ops[0] = Op{Kind: OpBindAttempt, Bind: pairs[0].client}
+		ops[0] = engine.Op{Kind: engine.OpBindAttempt, Bind: pairs[0].client}
 		if err := f.s.ApplyBatch(f.ctx, ops); err != nil || !ops[0].RelayReady || ops[0].FirstRelay {
 			t.Fatalf("read back: %v %v", ops[0].Result, err)
 		}
@@ -68,7 +70,7 @@ func TestAllocsRelayOps(t *testing.T) {
 // reuses its slot: the cleanup a heartbeat runs does not allocate.
 func TestAllocsAttemptEndLeavesTombstone(t *testing.T) {
 	const runs = 20
-	f := newFx(t, func(l *Limits) {
+	f := newFx(t, func(l *engine.Limits) {
 		l.MaxAttempts, l.AttemptTTL = runs+1, 10*time.Second
 		*l = l.DefaultShares().WholePools()
 	})
@@ -85,11 +87,11 @@ func TestAllocsAttemptEndLeavesTombstone(t *testing.T) {
 		f.clock.Advance(time.Millisecond)
 	}
 	f.clock.Advance(f.s.lim.AttemptTTL - time.Duration(runs+1)*time.Millisecond)
-	ops := make([]Op, 1)
+	ops := make([]engine.Op, 1)
 	wantNoAllocs(t, "heartbeat ending an attempt", runs, func() {
 		f.clock.Advance(time.Millisecond)
 		seq++
-		ops[0] = Op{Kind: OpPresence, Presence: BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq, Public: fxPub(40000)}}
+		ops[0] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq, Public: fxPub(40000)}}
 		if err := f.s.ApplyBatch(f.ctx, ops); err != nil || !ops[0].Result.OK() {
 			t.Fatalf("heartbeat = %v %v", ops[0].Result, err)
 		}

@@ -1,8 +1,10 @@
-package engine
+package memstore
 
 import (
 	"context"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // CreateJoinAttempt authorises one client to be introduced to one listing's
@@ -10,9 +12,9 @@ import (
 // idempotency -> NotFound (listing missing, other tenant, protocol mismatch,
 // presence not fresh) -> global pools (attempts, idempotency) -> quotas
 // (subject attempts, tenant attempts, tenant idempotency records).
-func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (AttemptView, Result, error) {
-	if err := ValidateCreateAttempt(&cmd); err != nil {
-		return AttemptView{}, Result{}, err
+func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt) (engine.AttemptView, engine.Result, error) {
+	if err := engine.ValidateCreateAttempt(&cmd); err != nil {
+		return engine.AttemptView{}, engine.Result{}, err
 	}
 	fp := attemptFingerprint(cmd.Listing, cmd.ProtocolVersion, cmd.RelayOnly)
 	// Hash the caller-chosen keys once, outside the lock.
@@ -22,73 +24,73 @@ func (s *MemStore) CreateJoinAttempt(ctx context.Context, cmd CreateAttempt) (At
 	s.draftAttempt(&draft)
 	now, err := s.begin(ctx)
 	if err != nil {
-		return AttemptView{}, Result{}, err
+		return engine.AttemptView{}, engine.Result{}, err
 	}
 	defer s.end()
 	if r, stop := s.admitNewWork(client, &rev); stop {
-		return AttemptView{}, r, nil
+		return engine.AttemptView{}, r, nil
 	}
 	if ii := s.findIdem(&ik); ii >= 0 {
 		rec := s.idem.at(ii)
 		if rec.fp != fp {
-			return AttemptView{}, Result{Outcome: Conflict}, nil
+			return engine.AttemptView{}, engine.Result{Outcome: engine.Conflict}, nil
 		}
 		if ai, ok := s.attemptByID.get(rec.res); ok {
-			return s.attemptView(ai, now), Result{Replay: true}, nil
+			return s.attemptView(ai, now), engine.Result{Replay: true}, nil
 		}
-		return AttemptView{}, Result{Outcome: Expired}, nil
+		return engine.AttemptView{}, engine.Result{Outcome: engine.Expired}, nil
 	}
 	li := s.tenantListing(cmd.Tenant, cmd.Listing)
 	if li < 0 || s.listings.at(li).proto != cmd.ProtocolVersion || !s.listings.at(li).fresh {
-		return AttemptView{}, Result{Outcome: NotFound}, nil
+		return engine.AttemptView{}, engine.Result{Outcome: engine.NotFound}, nil
 	}
 	if s.attempts.n >= s.lim.MaxAttempts {
-		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: PoolAttempts}, nil
+		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolAttempts}, nil
 	}
 	if s.idem.n >= s.lim.MaxIdempotency {
-		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: PoolIdempotency}, nil
+		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolIdempotency}, nil
 	}
-	if q := s.attemptQuota(client, s.listings.at(li).tenant); q != PoolNone {
-		return AttemptView{}, Result{Outcome: CapacityExceeded, Pool: q}, nil
+	if q := s.attemptQuota(client, s.listings.at(li).tenant); q != engine.PoolNone {
+		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: q}, nil
 	}
 	ai := s.insertAttempt(&draft, li, client, now)
 	s.attempts.at(ai).relayOnly = cmd.RelayOnly || s.docs[li].spec.RelayOnlyJoins
 	s.addIdem(&ik, s.attempts.at(ai).tenant, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)
-	return s.attemptView(ai, now), Result{}, nil
+	return s.attemptView(ai, now), engine.Result{}, nil
 }
 
 // attemptDraft is what a new attempt needs that can be made before the
 // commit lock is taken: fresh IDs and the client's fingerprint. (The host's
 // fingerprint depends on the listing, read under the lock.)
 type attemptDraft struct {
-	id        AttemptID
-	handle    Handle
-	clientKey Fingerprint
+	id        engine.AttemptID
+	handle    engine.Handle
+	clientKey engine.Fingerprint
 }
 
-func (s *MemStore) draftAttempt(d *attemptDraft) {
-	d.id, d.handle = AttemptID{NewUUID()}, Handle{NewUUID()}
+func (s *Store) draftAttempt(d *attemptDraft) {
+	d.id, d.handle = engine.AttemptID{UUID: engine.NewUUID()}, engine.Handle{UUID: engine.NewUUID()}
 	c := s.keys.AttemptClient(d.handle)
-	d.clientKey = FingerprintOf(&c)
+	d.clientKey = engine.FingerprintOf(&c)
 }
 
 // insertAttempt creates an attempt on listing slot li and links it into
 // every index and list. The caller holds the commit lock and has checked
 // every pool and quota.
-func (s *MemStore) insertAttempt(d *attemptDraft, li int32, client subjectKey, now time.Duration) int32 {
+func (s *Store) insertAttempt(d *attemptDraft, li int32, client subjectKey, now time.Duration) int32 {
 	for s.uuidTaken(d.id.UUID) || s.uuidTaken(d.handle.UUID) || d.id.UUID == d.handle.UUID {
 		s.draftAttempt(d) // astronomically unlikely
 	}
 	l := s.listings.at(li)
 	presCap := s.keys.Presence(l.presence)
-	hostCap := HostAttemptCapability(&presCap, d.handle)
+	hostCap := engine.HostAttemptCapability(&presCap, d.handle)
 	tenant := l.tenant
 	s.tenants.at(tenant).counts.attempts++
 	ci := s.subjectSlot(client)
 	ai := s.attempts.alloc()
 	*s.attempts.at(ai) = attemptRec{
 		id: d.id, handle: d.handle, listing: li, tenant: tenant, client: ci,
-		clientKey: d.clientKey, hostKey: FingerprintOf(&hostCap),
+		clientKey: d.clientKey, hostKey: engine.FingerprintOf(&hostCap),
 	}
 	l = s.listings.at(li)
 	s.byListing.pushBack(&l.attempts, ai)

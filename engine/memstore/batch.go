@@ -1,8 +1,10 @@
-package engine
+package memstore
 
 import (
 	"context"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // ApplyBatch commits the verified UDP-side transitions of one read batch
@@ -18,7 +20,7 @@ import (
 // only); when both relayed addresses are recorded, the relay introduction
 // likewise (FirstRelay, RelayReady). A rejected bind sets neither.
 // OpOutcome records a side's outcome report (see relay_ops.go).
-func (s *MemStore) ApplyBatch(ctx context.Context, ops []Op) error {
+func (s *Store) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	now, err := s.begin(ctx)
 	if err != nil {
 		return err
@@ -38,12 +40,12 @@ func (s *MemStore) ApplyBatch(ctx context.Context, ops []Op) error {
 // follows then finds its lines in cache and runs at the cost of a small
 // store. It changes nothing; s.warmSink only keeps the loads from being
 // optimised away.
-func (s *MemStore) warm(ops []Op) {
+func (s *Store) warm(ops []engine.Op) {
 	var sink uint64
 	for i := range ops {
 		op := &ops[i]
 		switch op.Kind {
-		case OpPresence:
+		case engine.OpPresence:
 			if li, ok := s.listingByPresence.get(op.Presence.Handle.UUID); ok {
 				l := s.listings.at(li)
 				sink += l.lastSeq
@@ -54,11 +56,11 @@ func (s *MemStore) warm(ops []Op) {
 					sink += uint64(s.presExp.nd[li].next)
 				}
 			}
-		case OpBindAttempt:
+		case engine.OpBindAttempt:
 			if ai, ok := s.attemptByHandle.get(op.Bind.Handle.UUID); ok {
 				sink += uint64(s.attempts.at(ai).listing)
 			}
-		case OpOutcome:
+		case engine.OpOutcome:
 			if ai, ok := s.attemptByHandle.get(op.Report.Handle.UUID); ok {
 				sink += uint64(s.attempts.at(ai).tenant)
 			}
@@ -67,19 +69,19 @@ func (s *MemStore) warm(ops []Op) {
 	s.warmSink = sink
 }
 
-func (s *MemStore) applyOp(op *Op, now time.Duration) {
-	op.Result, op.Err = Result{}, nil
-	op.PresenceView, op.Attempt, op.Intro, op.RelayIntro = PresenceView{}, AttemptView{}, Introduction{}, RelayIntroduction{}
+func (s *Store) applyOp(op *engine.Op, now time.Duration) {
+	op.Result, op.Err = engine.Result{}, nil
+	op.PresenceView, op.Attempt, op.Intro, op.RelayIntro = engine.PresenceView{}, engine.AttemptView{}, engine.Introduction{}, engine.RelayIntroduction{}
 	op.IntroReady, op.FirstIntro, op.RelayReady, op.FirstRelay, op.Duplicate = false, false, false, false, false
-	op.Tenant = Tenant{}
+	op.Tenant = engine.Tenant{}
 	switch op.Kind {
-	case OpPresence:
-		if op.Err = validatePresence(&op.Presence); op.Err != nil {
+	case engine.OpPresence:
+		if op.Err = engine.ValidatePresence(&op.Presence); op.Err != nil {
 			return
 		}
 		op.Result = s.bindPresence(&op.Presence, now, &op.PresenceView)
-	case OpBindAttempt:
-		if op.Err = validateBind(&op.Bind); op.Err != nil {
+	case engine.OpBindAttempt:
+		if op.Err = engine.ValidateBind(&op.Bind); op.Err != nil {
 			return
 		}
 		ai, r := s.bindAttempt(&op.Bind)
@@ -98,12 +100,12 @@ func (s *MemStore) applyOp(op *Op, now time.Duration) {
 		}
 		s.relayIntroduce(ai, op)
 		op.Attempt = s.attemptView(ai, now)
-	case OpOutcome:
-		if op.Err = validateReport(&op.Report); op.Err != nil {
+	case engine.OpOutcome:
+		if op.Err = engine.ValidateReport(&op.Report); op.Err != nil {
 			return
 		}
 		op.Result = s.reportOutcome(&op.Report, op, now)
 	default:
-		op.Err = errOpKind
+		op.Err = engine.ErrOpKind
 	}
 }

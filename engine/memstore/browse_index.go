@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 // browseRec is one ordered browse index: the currently visible listings
 // (public, lease and presence fresh) of one (tenant, protocol_version), or of
@@ -15,7 +15,7 @@ type browseRec struct {
 	refs   int
 }
 
-func (s *MemStore) browseHash(tenant int32, proto uint32, region string) uint64 {
+func (s *Store) browseHash(tenant int32, proto uint32, region string) uint64 {
 	h := newKeyHasher(s.seed)
 	h.num(uint64(tenant))
 	h.num(uint64(proto))
@@ -24,7 +24,7 @@ func (s *MemStore) browseHash(tenant int32, proto uint32, region string) uint64 
 }
 
 // findBrowse returns the slot of the index, or -1.
-func (s *MemStore) findBrowse(tenant int32, proto uint32, region string) int32 {
+func (s *Store) findBrowse(tenant int32, proto uint32, region string) int32 {
 	hv := s.browseHash(tenant, proto, region)
 	for i := s.browseIdx.head(hv); i >= 0; {
 		r := s.browse.at(i)
@@ -37,7 +37,7 @@ func (s *MemStore) findBrowse(tenant int32, proto uint32, region string) int32 {
 }
 
 // browseRef returns the index slot (creating it) with one more reference.
-func (s *MemStore) browseRef(tenant int32, proto uint32, region string) int32 {
+func (s *Store) browseRef(tenant int32, proto uint32, region string) int32 {
 	i := s.findBrowse(tenant, proto, region)
 	if i < 0 {
 		i = s.browse.alloc()
@@ -50,7 +50,7 @@ func (s *MemStore) browseRef(tenant int32, proto uint32, region string) int32 {
 	return i
 }
 
-func (s *MemStore) browseUnref(i int32) {
+func (s *Store) browseUnref(i int32) {
 	r := s.browse.at(i)
 	r.refs--
 	if r.refs == 0 {
@@ -63,7 +63,7 @@ func (s *MemStore) browseUnref(i int32) {
 }
 
 // setVisible inserts or removes listing slot li in its browse indexes.
-func (s *MemStore) setVisible(li int32, visible bool) {
+func (s *Store) setVisible(li int32, visible bool) {
 	l := s.listings.at(li)
 	if l.browseAll < 0 {
 		return

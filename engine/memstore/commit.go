@@ -1,8 +1,10 @@
-package engine
+package memstore
 
 import (
 	"context"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // The commit lock. Every transition runs as
@@ -16,7 +18,7 @@ import (
 
 // begin checks ctx, takes the commit lock, checks ctx again, and runs
 // cleanup. On error the lock is not held.
-func (s *MemStore) begin(ctx context.Context) (now time.Duration, err error) {
+func (s *Store) begin(ctx context.Context) (now time.Duration, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -30,13 +32,13 @@ func (s *MemStore) begin(ctx context.Context) (now time.Duration, err error) {
 	return now, nil
 }
 
-func (s *MemStore) end() { s.mu.Unlock() }
+func (s *Store) end() { s.mu.Unlock() }
 
 // cleanup runs at the start of every operation under the commit lock: when
 // the drain window has ended all active state goes at once; then every
 // record whose deadline is <= now is removed, earliest first. Each expired
 // record costs O(1) (heaps: O(log n)); nothing is scanned.
-func (s *MemStore) cleanup(now time.Duration) {
+func (s *Store) cleanup(now time.Duration) {
 	if s.draining.Load() && now >= s.drainDeadline {
 		s.clearActive()
 	}
@@ -57,10 +59,10 @@ func (s *MemStore) cleanup(now time.Duration) {
 		s.expirePresence(i)
 	}
 	for i := s.attemptExp.due(now); i >= 0; i = s.attemptExp.due(now) {
-		s.removeAttempt(i, EndExpired)
+		s.removeAttempt(i, engine.EndExpired)
 	}
 	for i := s.leaseExp.due(now); i >= 0; i = s.leaseExp.due(now) {
-		s.removeListing(i, EndLeaseExpired)
+		s.removeListing(i, engine.EndLeaseExpired)
 	}
 	for i := s.tombExp.due(now); i >= 0; i = s.tombExp.due(now) {
 		s.removeTomb(i)
@@ -71,9 +73,9 @@ func (s *MemStore) cleanup(now time.Duration) {
 // records (revocations stay), as the reference does at the end of drain and
 // on MarkUnavailable. O(live records). The attempts leave tombstones
 // (drained).
-func (s *MemStore) clearActive() {
+func (s *Store) clearActive() {
 	for i := s.leaseExp.due(maxDuration); i >= 0; i = s.leaseExp.due(maxDuration) {
-		s.removeListing(i, EndDrained)
+		s.removeListing(i, engine.EndDrained)
 	}
 	if s.attempts.n != 0 {
 		panic("BUG: attempts left after removing every listing")

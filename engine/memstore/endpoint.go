@@ -1,6 +1,10 @@
-package engine
+package memstore
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // endpoint is a netip.AddrPort packed without pointers, so slabs of records
 // holding endpoints are never scanned by the GC. An IPv6 zone is dropped
@@ -68,6 +72,6 @@ func (b *binding) set(pub, loc netip.AddrPort) {
 
 func (b binding) bound() bool { return b.pub.valid() }
 
-func (b binding) view() Binding {
-	return Binding{Public: b.pub.addrPort(), Local: b.loc.addrPort()}
+func (b binding) view() engine.Binding {
+	return engine.Binding{Public: b.pub.addrPort(), Local: b.loc.addrPort()}
 }

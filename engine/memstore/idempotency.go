@@ -1,6 +1,10 @@
-package engine
+package memstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // idemKind separates the idempotency namespaces (CONTRACT.md §7.12).
 type idemKind uint8
@@ -19,7 +23,7 @@ func (k idemKind) String() string {
 
 // idemRec remembers one creation: the request fingerprint and the ID of
 // what it created, which may be gone by now (then a replay is Expired). Its
-// deadline lives in MemStore.idemExp: IdempotencyTTL after the creation, and
+// deadline lives in Store.idemExp: IdempotencyTTL after the creation, and
 // for a listing IdempotencyTTL after its last renewal, so the record always
 // outlives its resource by IdempotencyTTL-LeaseTTL and a replay can never
 // make a live duplicate (ADR 0004). Attempts are never extended, and
@@ -28,8 +32,8 @@ type idemRec struct {
 	hashed
 	packed string // packKey(kind, game, env, subject, key): one pointer per record
 	fp     [32]byte
-	res    UUID  // ListingID or AttemptID
-	tenant int32 // tenants slot: the record is counted in its usage
+	res    engine.UUID // ListingID or AttemptID
+	tenant int32       // tenants slot: the record is counted in its usage
 }
 
 // idemKey names an idempotency record: (kind, tenant, subject, key) packed
@@ -40,13 +44,13 @@ type idemKey struct {
 	hash   uint64
 }
 
-func (s *MemStore) idemKey(kind idemKind, t Tenant, subject Subject, key string) idemKey {
+func (s *Store) idemKey(kind idemKind, t engine.Tenant, subject engine.Subject, key string) idemKey {
 	p := packKey(byte(kind), t.Game, t.Env, string(subject), key)
 	return idemKey{packed: p, hash: s.hashPacked(p)}
 }
 
 // findIdem returns the slot of the record, or -1.
-func (s *MemStore) findIdem(k *idemKey) int32 {
+func (s *Store) findIdem(k *idemKey) int32 {
 	for i := s.idemIdx.head(k.hash); i >= 0; {
 		r := s.idem.at(i)
 		if r.hash == k.hash && r.packed == k.packed {
@@ -59,7 +63,7 @@ func (s *MemStore) findIdem(k *idemKey) int32 {
 
 // addIdem records a creation in tenant slot ti (the caller has checked the
 // pool and quotas) and returns its slot.
-func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline time.Duration) int32 {
+func (s *Store) addIdem(k *idemKey, ti int32, fp [32]byte, res engine.UUID, deadline time.Duration) int32 {
 	i := s.idem.alloc()
 	r := s.idem.at(i)
 	r.hash = k.hash
@@ -73,7 +77,7 @@ func (s *MemStore) addIdem(k *idemKey, ti int32, fp [32]byte, res UUID, deadline
 	return i
 }
 
-func (s *MemStore) removeIdem(i int32) {
+func (s *Store) removeIdem(i int32) {
 	ti := s.idem.at(i).tenant
 	s.idemExp.remove(i)
 	chainRemove(&s.idemIdx, &s.idem, i)
@@ -84,7 +88,7 @@ func (s *MemStore) removeIdem(i int32) {
 
 // attemptFingerprint is the request fingerprint of a join: the listing ID,
 // protocol version and relay-only request, encoded exactly.
-func attemptFingerprint(l ListingID, proto uint32, relayOnly bool) [32]byte {
+func attemptFingerprint(l engine.ListingID, proto uint32, relayOnly bool) [32]byte {
 	var fp [32]byte
 	copy(fp[:16], l.UUID[:])
 	fp[16] = byte(proto >> 24)

@@ -1,9 +1,11 @@
-package engine
+package memstore
 
 import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // CheckInvariants verifies that every index agrees with the primary records:
@@ -13,7 +15,7 @@ import (
 // It checks the state as found, then runs cleanup (as every operation does)
 // and checks again, requiring that nothing past its deadline remains. O(state);
 // for tests.
-func (s *MemStore) CheckInvariants() error {
+func (s *Store) CheckInvariants() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -29,7 +31,7 @@ func (s *MemStore) CheckInvariants() error {
 
 // verify checks everything; with now >= 0 it also requires that no record is
 // due at now.
-func (s *MemStore) verify(now time.Duration) error {
+func (s *Store) verify(now time.Duration) error {
 	for _, c := range []struct {
 		name string
 		f    func() error
@@ -76,7 +78,7 @@ func (s *MemStore) verify(now time.Duration) error {
 	return nil
 }
 
-func (s *MemStore) verifyListings() error {
+func (s *Store) verifyListings() error {
 	fresh := 0
 	for li := int32(0); int(li) < s.listings.size(); li++ {
 		if !s.listings.live(li) {
@@ -86,7 +88,7 @@ func (s *MemStore) verifyListings() error {
 		for _, m := range []struct {
 			name string
 			x    *uuidIndex
-			u    UUID
+			u    engine.UUID
 		}{{"id", &s.listingByID, l.id.UUID}, {"lease", &s.listingByLease, l.lease.UUID}, {"presence", &s.listingByPresence, l.presence.UUID}} {
 			if got, ok := m.x.get(m.u); !ok || got != li {
 				return fmt.Errorf("listing %v: %s map gives %d, %v", l.id, m.name, got, ok)
@@ -151,10 +153,10 @@ func (s *MemStore) verifyListings() error {
 }
 
 // verifyListingBrowse checks a listing's browse index membership.
-func (s *MemStore) verifyListingBrowse(li int32) error {
+func (s *Store) verifyListingBrowse(li int32) error {
 	l := s.listings.at(li)
 	sp := s.docs[li].spec
-	if l.public != (sp.Visibility == Public) || l.proto != sp.ProtocolVersion || int(l.maxPlayers) != sp.MaxPlayers {
+	if l.public != (sp.Visibility == engine.Public) || l.proto != sp.ProtocolVersion || int(l.maxPlayers) != sp.MaxPlayers {
 		return errors.New("record disagrees with its spec")
 	}
 	if !l.public {
@@ -189,7 +191,7 @@ func (s *MemStore) verifyListingBrowse(li int32) error {
 	return nil
 }
 
-func (s *MemStore) verifyAttempts() error {
+func (s *Store) verifyAttempts() error {
 	inFlight := 0
 	for ai := int32(0); int(ai) < s.attempts.size(); ai++ {
 		if !s.attempts.live(ai) {
@@ -230,7 +232,7 @@ func (s *MemStore) verifyAttempts() error {
 	return nil
 }
 
-func (s *MemStore) verifySubjects() error {
+func (s *Store) verifySubjects() error {
 	for si := int32(0); int(si) < s.subjects.size(); si++ {
 		if !s.subjects.live(si) {
 			continue
@@ -265,7 +267,7 @@ func (s *MemStore) verifySubjects() error {
 	return nil
 }
 
-func (s *MemStore) verifyTenants() error {
+func (s *Store) verifyTenants() error {
 	counts := make(map[int32]tenantCounts)
 	browseRefs := make(map[int32]int)
 	visible := make(map[int32]int)
@@ -342,7 +344,7 @@ func (s *MemStore) verifyTenants() error {
 	return nil
 }
 
-func (s *MemStore) verifyKeyed() error {
+func (s *Store) verifyKeyed() error {
 	for i := int32(0); int(i) < s.idem.size(); i++ {
 		if s.idem.live(i) {
 			r := s.idem.at(i)
@@ -362,7 +364,7 @@ func (s *MemStore) verifyKeyed() error {
 	return nil
 }
 
-func (s *MemStore) verifyCounts() error {
+func (s *Store) verifyCounts() error {
 	for _, c := range []struct {
 		name      string
 		got, want int
@@ -382,12 +384,12 @@ func (s *MemStore) verifyCounts() error {
 		}
 	}
 	pools := []struct {
-		p         Pool
+		p         engine.Pool
 		used, max int
 	}{
-		{PoolListings, s.listings.n, s.lim.MaxListings}, {PoolPresence, s.nPresence, s.lim.MaxPresence},
-		{PoolAttempts, s.attempts.n, s.lim.MaxAttempts}, {PoolReplay, s.replay.n, s.lim.MaxReplay},
-		{PoolRevocations, s.nRevocations(), s.lim.MaxRevocations}, {PoolIdempotency, s.idem.n, s.lim.MaxIdempotency},
+		{engine.PoolListings, s.listings.n, s.lim.MaxListings}, {engine.PoolPresence, s.nPresence, s.lim.MaxPresence},
+		{engine.PoolAttempts, s.attempts.n, s.lim.MaxAttempts}, {engine.PoolReplay, s.replay.n, s.lim.MaxReplay},
+		{engine.PoolRevocations, s.nRevocations(), s.lim.MaxRevocations}, {engine.PoolIdempotency, s.idem.n, s.lim.MaxIdempotency},
 	}
 	for _, x := range []*uuidIndex{&s.listingByID, &s.listingByLease, &s.listingByPresence, &s.attemptByID, &s.attemptByHandle} {
 		if err := x.check(); err != nil {
@@ -416,7 +418,7 @@ func verifyRelay(a *attemptRec) error {
 	if a.relayConsumed && (!a.hostRelay.valid() || !a.peerRelay.valid()) {
 		return errors.New("relay introduction consumed without both relayed addresses")
 	}
-	if a.hostOut.Path >= numPaths || a.peerOut.Path >= numPaths {
+	if a.hostOut.Reported() && !a.hostOut.Path.Valid() || a.peerOut.Reported() && !a.peerOut.Path.Valid() {
 		return errors.New("outcome with an unknown path")
 	}
 	return nil
@@ -424,7 +426,7 @@ func verifyRelay(a *attemptRec) error {
 
 // verifyTombs checks the tombstones: found by ID, bounded by the attempts
 // ceiling, ended by a known cause, counted by the index and the schedule.
-func (s *MemStore) verifyTombs() error {
+func (s *Store) verifyTombs() error {
 	for ti := int32(0); int(ti) < s.tombs.size(); ti++ {
 		if !s.tombs.live(ti) {
 			continue
@@ -433,7 +435,7 @@ func (s *MemStore) verifyTombs() error {
 		if got, ok := s.tombByID.get(t.id.UUID); !ok || got != ti {
 			return fmt.Errorf("tombstone %v: id map gives %d, %v", t.id, got, ok)
 		}
-		if t.end == 0 || t.end >= numAttemptEnds || t.tenant.Validate() != nil || t.client == "" || t.owner == "" {
+		if !t.end.Valid() || t.tenant.Validate() != nil || t.client == "" || t.owner == "" {
 			return fmt.Errorf("tombstone %v: bad end, tenant or subjects", t.id)
 		}
 		if !s.tombExp.has(ti) {

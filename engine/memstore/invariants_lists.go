@@ -1,8 +1,10 @@
-package engine
+package memstore
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // Structural checks of the building blocks, used by CheckInvariants and by
@@ -144,7 +146,7 @@ func (h *deadlineHeap) check(live func(int32) bool, now time.Duration) error {
 // check verifies chunk bounds and strict ascending order.
 func (s *orderedSet) check() error {
 	n := 0
-	var last UUID
+	var last engine.UUID
 	for ci, c := range s.chunks {
 		if len(c) == 0 || len(c) > chunkMax {
 			return fmt.Errorf("chunk %d has %d entries", ci, len(c))

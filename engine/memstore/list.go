@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 // link is one node of an intrusive doubly-linked list over the slots of a
 // slab. prev and next hold slot+1 so that 0 means "none" and a zero link is

@@ -1,8 +1,10 @@
-package engine
+package memstore
 
 import (
 	"strings"
 	"unsafe"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // packListingDoc copies a new listing's spec and document into memory the
@@ -21,16 +23,16 @@ import (
 // The buffer is never written after this, as the spec and document are
 // immutable; the document's capacity is clipped so that an append by a
 // caller reallocates instead of writing over the strings after it.
-func packListingDoc(src *ListingSpec, doc []byte) listingDoc {
-	spec := new(ListingSpec)
+func packListingDoc(src *engine.ListingSpec, doc []byte) listingDoc {
+	spec := new(engine.ListingSpec)
 	*spec = *src
 	if len(src.Metadata) > 0 {
-		spec.Metadata = make([]MetaEntry, len(src.Metadata))
+		spec.Metadata = make([]engine.MetaEntry, len(src.Metadata))
 		copy(spec.Metadata, src.Metadata)
 	} else {
 		spec.Metadata = nil
 	}
-	strs := [3 + 2*MaxMetadataEntries]*string{&spec.Region, &spec.BuildVersion, &spec.DisplayName}
+	strs := [3 + 2*engine.MaxMetadataEntries]*string{&spec.Region, &spec.BuildVersion, &spec.DisplayName}
 	n := 3
 	for i := range spec.Metadata {
 		strs[n], strs[n+1] = &spec.Metadata[i].Key, &spec.Metadata[i].Value

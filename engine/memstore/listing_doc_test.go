@@ -1,17 +1,19 @@
-package engine
+package memstore
 
 import (
 	"bytes"
 	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 func TestPackListingDoc(t *testing.T) {
-	f := func(name string, spec ListingSpec, doc []byte, wantOwnBytes int) {
+	f := func(name string, spec engine.ListingSpec, doc []byte, wantOwnBytes int) {
 		t.Helper()
 		want := spec
-		want.Metadata = append([]MetaEntry(nil), spec.Metadata...)
+		want.Metadata = append([]engine.MetaEntry(nil), spec.Metadata...)
 		wantDoc := append([]byte(nil), doc...)
 		d := packListingDoc(&spec, doc)
 		if !reflect.DeepEqual(*d.spec, want) {
@@ -56,9 +58,9 @@ func TestPackListingDoc(t *testing.T) {
 			t.Fatalf("%s: %d bytes of strings outside the document, want %d", name, own, wantOwnBytes)
 		}
 	}
-	sp := ListingSpec{Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3", DisplayName: "Host \"one\"",
-		Visibility: Public, TrustMode: PlayerHosted, CurrentPlayers: 1, MaxPlayers: 8,
-		Metadata: []MetaEntry{{"map", "dust"}, {"mode", ""}, {"x", "not-in-doc"}}}
+	sp := engine.ListingSpec{Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3", DisplayName: "Host \"one\"",
+		Visibility: engine.Public, TrustMode: engine.PlayerHosted, CurrentPlayers: 1, MaxPlayers: 8,
+		Metadata: []engine.MetaEntry{{Key: "map", Value: "dust"}, {Key: "mode", Value: ""}, {Key: "x", Value: "not-in-doc"}}}
 	doc := []byte(`"region":"eu-central","build_version":"1.2.3","display_name":"Host \"one\"","metadata":{"map":"dust","mode":"","x":"y"}`)
 	// The display name is escaped in the JSON, and one value is missing:
 	// those two are stored after the document.
@@ -67,9 +69,9 @@ func TestPackListingDoc(t *testing.T) {
 	sp.Metadata = nil
 	f("no metadata", sp, []byte("eu-central 1.2.3"), len(`Host "one"`))
 
-	big := ListingSpec{Region: "r", BuildVersion: "b", DisplayName: "n"}
-	for i := 0; i < MaxMetadataEntries; i++ {
-		big.Metadata = append(big.Metadata, MetaEntry{Key: string(rune('a' + i)), Value: "v"})
+	big := engine.ListingSpec{Region: "r", BuildVersion: "b", DisplayName: "n"}
+	for i := 0; i < engine.MaxMetadataEntries; i++ {
+		big.Metadata = append(big.Metadata, engine.MetaEntry{Key: string(rune('a' + i)), Value: "v"})
 	}
 	bigDoc := []byte("r b n abcdefghijklmnop v")
 	if n := testing.AllocsPerRun(100, func() { packListingDoc(&big, bigDoc) }); n != 3 {

@@ -1,6 +1,10 @@
-package engine
+package memstore
 
-import "context"
+import (
+	"context"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // RenewLease is a compare-and-swap on the version. Order: current_players
 // above the listing's max_players (owner's own listing only) -> input error;
@@ -8,31 +12,31 @@ import "context"
 // tenant) -> NotFound -> Conflict (with the current version) -> Success.
 // Deciding revocation here, as creations do, lets the server answer a
 // renewal with this one call.
-func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView, Result, error) {
-	if err := ValidateRenew(&cmd); err != nil {
-		return ListingView{}, Result{}, err
+func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.ListingView, engine.Result, error) {
+	if err := engine.ValidateRenew(&cmd); err != nil {
+		return engine.ListingView{}, engine.Result{}, err
 	}
 	owner, rev := s.subjectKey(cmd.Owner), s.tenantRevKey(cmd.Tenant, cmd.Owner)
 	now, err := s.begin(ctx)
 	if err != nil {
-		return ListingView{}, Result{}, err
+		return engine.ListingView{}, engine.Result{}, err
 	}
 	defer s.end()
 	li := s.ownedListing(cmd.Tenant, cmd.Owner, cmd.Listing)
 	// Field validation comes before any store outcome (CONTRACT.md §7.16a);
 	// only the owner's own listing is compared, so nothing leaks.
 	if li >= 0 && cmd.CurrentPlayers > int(s.listings.at(li).maxPlayers) {
-		return ListingView{}, Result{}, errPlayers
+		return engine.ListingView{}, engine.Result{}, engine.ErrCurrentPlayers
 	}
 	if r, stop := s.admitNewWork(owner, &rev); stop {
-		return ListingView{}, r, nil
+		return engine.ListingView{}, r, nil
 	}
 	if li < 0 || !s.leaseMatches(li, cmd.Lease, &cmd.LeaseKey) {
-		return ListingView{}, Result{Outcome: NotFound}, nil
+		return engine.ListingView{}, engine.Result{Outcome: engine.NotFound}, nil
 	}
 	l := s.listings.at(li)
 	if l.version != cmd.ExpectedVersion {
-		return s.listingView(li, now), Result{Outcome: Conflict}, nil
+		return s.listingView(li, now), engine.Result{Outcome: engine.Conflict}, nil
 	}
 	l.version++
 	if cmd.CurrentPlayers >= 0 {
@@ -40,58 +44,58 @@ func (s *MemStore) RenewLease(ctx context.Context, cmd RenewLease) (ListingView,
 	}
 	s.leaseExp.refresh(li, now+s.lim.LeaseTTL)
 	s.idemExp.refresh(s.listingIdem[li], now+s.lim.IdempotencyTTL)
-	return s.listingView(li, now), Result{}, nil
+	return s.listingView(li, now), engine.Result{}, nil
 }
 
 // DeleteListing removes the owner's listing, its presence and every linked
 // attempt. NotFound if missing, another tenant's or owner's, or the lease ID
 // or key is wrong; ServiceUnavailable first once the store is unavailable.
-func (s *MemStore) DeleteListing(ctx context.Context, cmd DeleteListing) (Result, error) {
+func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (engine.Result, error) {
 	if err := cmd.Tenant.Validate(); err != nil {
-		return Result{}, err
+		return engine.Result{}, err
 	}
 	if err := cmd.Owner.Validate(); err != nil {
-		return Result{}, err
+		return engine.Result{}, err
 	}
 	_, err := s.begin(ctx)
 	if err != nil {
-		return Result{}, err
+		return engine.Result{}, err
 	}
 	defer s.end()
 	if !s.available.Load() {
-		return Result{Outcome: ServiceUnavailable}, nil
+		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	li := s.ownedListing(cmd.Tenant, cmd.Owner, cmd.Listing)
 	if li < 0 || !s.leaseMatches(li, cmd.Lease, &cmd.LeaseKey) {
-		return Result{Outcome: NotFound}, nil
+		return engine.Result{Outcome: engine.NotFound}, nil
 	}
-	s.removeListing(li, EndListingRemoved)
-	return Result{}, nil
+	s.removeListing(li, engine.EndListingRemoved)
+	return engine.Result{}, nil
 }
 
 // GetListing finds a listing of q.Tenant; with Joinable its presence must be
 // fresh too (the lease is fresh while the listing exists).
-func (s *MemStore) GetListing(ctx context.Context, q GetListing) (ListingView, Result, error) {
+func (s *Store) GetListing(ctx context.Context, q engine.GetListing) (engine.ListingView, engine.Result, error) {
 	if err := q.Tenant.Validate(); err != nil {
-		return ListingView{}, Result{}, err
+		return engine.ListingView{}, engine.Result{}, err
 	}
 	now, err := s.begin(ctx)
 	if err != nil {
-		return ListingView{}, Result{}, err
+		return engine.ListingView{}, engine.Result{}, err
 	}
 	defer s.end()
 	if !s.available.Load() {
-		return ListingView{}, Result{Outcome: ServiceUnavailable}, nil
+		return engine.ListingView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	li := s.tenantListing(q.Tenant, q.Listing)
 	if li < 0 || (q.Joinable && !s.listings.at(li).fresh) {
-		return ListingView{}, Result{Outcome: NotFound}, nil
+		return engine.ListingView{}, engine.Result{Outcome: engine.NotFound}, nil
 	}
-	return s.listingView(li, now), Result{}, nil
+	return s.listingView(li, now), engine.Result{}, nil
 }
 
 // tenantListing returns the slot of listing id if it belongs to t, else -1.
-func (s *MemStore) tenantListing(t Tenant, id ListingID) int32 {
+func (s *Store) tenantListing(t engine.Tenant, id engine.ListingID) int32 {
 	li, ok := s.listingByID.get(id.UUID)
 	if !ok {
 		return -1
@@ -107,12 +111,12 @@ func (s *MemStore) tenantListing(t Tenant, id ListingID) int32 {
 // its record is examined: the three are independent cache misses at a large
 // fill, so the CPU overlaps them instead of taking them one after another
 // (a renewal and a view need all three). Read-only.
-func (s *MemStore) touchLease(li int32) {
+func (s *Store) touchLease(li int32) {
 	s.warmSink += uint64(s.leaseExp.nd[li].dl) + uint64(len(s.docs[li].doc))
 }
 
 // ownedListing returns the slot of listing id if it belongs to t and owner.
-func (s *MemStore) ownedListing(t Tenant, owner Subject, id ListingID) int32 {
+func (s *Store) ownedListing(t engine.Tenant, owner engine.Subject, id engine.ListingID) int32 {
 	li := s.tenantListing(t, id)
 	if li < 0 || s.subjects.at(s.listings.at(li).owner).name != owner {
 		return -1
@@ -120,7 +124,7 @@ func (s *MemStore) ownedListing(t Tenant, owner Subject, id ListingID) int32 {
 	return li
 }
 
-func (s *MemStore) leaseMatches(li int32, lease LeaseID, key *Fingerprint) bool {
+func (s *Store) leaseMatches(li int32, lease engine.LeaseID, key *engine.Fingerprint) bool {
 	l := s.listings.at(li)
-	return l.lease == lease && keyEqual(&l.leaseKey, key)
+	return l.lease == lease && l.leaseKey.Equal(key)
 }

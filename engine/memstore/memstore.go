@@ -1,12 +1,14 @@
-package engine
+package memstore
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
-// MemStore is the in-memory Store (ADR 0004): one commit lock serialises
+// Store is the in-memory engine.Store (ADR 0004): one commit lock serialises
 // every transition; records live in slabs (pooled, pointer-light); keys are
 // hashed once and indexes are sharded by that hash; expiry is an ordered
 // schedule drained at the start of every operation in amortised O(expired);
@@ -16,14 +18,14 @@ import (
 //
 // All methods are safe for concurrent use. Views returned never alias
 // mutable store state.
-type MemStore struct {
+type Store struct {
 	// mu is the commit lock (see commit.go). Transitions hold it
 	// exclusively; AttemptHost holds it shared.
 	mu    sync.RWMutex
-	lim   Limits
-	clock Clock
-	keys  *Keyring
-	id    UUID
+	lim   engine.Limits
+	clock engine.Clock
+	keys  *engine.Keyring
+	id    engine.UUID
 	seed  uint64 // for caller-chosen keys
 
 	// Wall time is derived from the monotonic clock and these origins, so
@@ -88,21 +90,21 @@ type MemStore struct {
 }
 
 var (
-	_ Store     = (*MemStore)(nil)
-	_ Inspector = (*MemStore)(nil)
+	_ engine.Store     = (*Store)(nil)
+	_ engine.Inspector = (*Store)(nil)
 )
 
-// NewMemStore returns an empty, available store with a new instance ID.
+// New returns an empty, available store with a new instance ID.
 // l.Validate's error is returned as is.
-func NewMemStore(l Limits, c Clock, k *Keyring) (*MemStore, error) {
+func New(l engine.Limits, c engine.Clock, k *engine.Keyring) (*Store, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
 	if c == nil || k == nil {
-		panic("BUG: NewMemStore needs a clock and a keyring")
+		panic("BUG: memstore.New needs a clock and a keyring")
 	}
-	s := &MemStore{
-		lim: l, clock: c, keys: k, id: NewUUID(), seed: newSeed(),
+	s := &Store{
+		lim: l, clock: c, keys: k, id: engine.NewUUID(), seed: newSeed(),
 		wallOrigin: c.Wall(), monoOrigin: c.Now(),
 	}
 	s.wallNanos = s.wallOrigin.UnixNano() - int64(s.monoOrigin)
@@ -110,21 +112,21 @@ func NewMemStore(l Limits, c Clock, k *Keyring) (*MemStore, error) {
 	return s, nil
 }
 
-func (s *MemStore) InstanceID() UUID { return s.id }
+func (s *Store) InstanceID() engine.UUID { return s.id }
 
 // Available is false once MarkUnavailable was called. Lock-free.
-func (s *MemStore) Available() bool { return s.available.Load() }
+func (s *Store) Available() bool { return s.available.Load() }
 
 // Draining is true once BeginDrain was called (also after the window). Lock-free.
-func (s *MemStore) Draining() bool { return s.draining.Load() }
+func (s *Store) Draining() bool { return s.draining.Load() }
 
 // wall converts a monotonic deadline to informational wall time.
-func (s *MemStore) wall(d time.Duration) time.Time { return s.wallOrigin.Add(d - s.monoOrigin) }
+func (s *Store) wall(d time.Duration) time.Time { return s.wallOrigin.Add(d - s.monoOrigin) }
 
 // wallMilli is s.wall(d).UnixMilli() without building a time.Time (browse
 // renders one per item). Valid for wall times between 1678 and 2262, which
 // UnixNano covers.
-func (s *MemStore) wallMilli(d time.Duration) int64 {
+func (s *Store) wallMilli(d time.Duration) int64 {
 	ns := s.wallNanos + int64(d)
 	ms := ns / 1e6
 	if ns%1e6 < 0 {

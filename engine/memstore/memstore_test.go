@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 import (
 	"context"
@@ -6,31 +6,33 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 func TestMemStoreLifecycle(t *testing.T) {
 	f := newFx(t, nil)
 	v := f.visible("pub-1")
-	if v.Version != 1 || v.LeaseTTL != DefaultLeaseTTL || v.Spec.Region != "eu-central" {
+	if v.Version != 1 || v.LeaseTTL != engine.DefaultLeaseTTL || v.Spec.Region != "eu-central" {
 		t.Fatalf("view = %+v", v)
 	}
 	a := f.attempt(v, "client-1")
-	if a.HostPresence != v.Presence || a.HostPresencePublic != fxPub(40000) || a.TTL != DefaultAttemptTTL {
+	if a.HostPresence != v.Presence || a.HostPresencePublic != fxPub(40000) || a.TTL != engine.DefaultAttemptTTL {
 		t.Fatalf("attempt view = %+v", a)
 	}
 	// The pending list names the attempt until the host binds.
 	pv := f.presence(v, 2)
-	if pv.NPending != 1 || pv.Pending[0] != a.Handle || pv.TTL != DefaultPresenceTTL {
+	if pv.NPending != 1 || pv.Pending[0] != a.Handle || pv.TTL != engine.DefaultPresenceTTL {
 		t.Fatalf("presence view = %+v", pv)
 	}
 	if h, ok := f.s.AttemptHost(a.Handle); !ok || h != v.Presence {
 		t.Fatalf("AttemptHost = %v, %v", h, ok)
 	}
-	ops := []Op{{Kind: OpBindAttempt, Bind: f.bindCmd(a, RoleHost, 1000)}, {Kind: OpBindAttempt, Bind: f.bindCmd(a, RoleClient, 2000)}}
+	ops := []engine.Op{{Kind: engine.OpBindAttempt, Bind: f.bindCmd(a, engine.RoleHost, 1000)}, {Kind: engine.OpBindAttempt, Bind: f.bindCmd(a, engine.RoleClient, 2000)}}
 	if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
 		t.Fatal(err)
 	}
-	if ops[0].Result.Outcome != Success || ops[0].IntroReady || !ops[1].IntroReady || !ops[1].FirstIntro ||
+	if ops[0].Result.Outcome != engine.Success || ops[0].IntroReady || !ops[1].IntroReady || !ops[1].FirstIntro ||
 		ops[1].Intro.Host.Public != fxPub(1000) || ops[1].Intro.Client.Public != fxPub(2000) {
 		t.Fatalf("batch = %+v / %+v", ops[0], ops[1])
 	}
@@ -44,18 +46,18 @@ func TestMemStoreLifecycle(t *testing.T) {
 	if !ops[0].Result.Replay || !ops[0].IntroReady || ops[0].FirstIntro {
 		t.Fatalf("retransmission = %+v", ops[0])
 	}
-	if _, r, _ := f.s.ConsumeIntroduction(f.ctx, a.Handle); r.Outcome != ReplayRejected {
+	if _, r, _ := f.s.ConsumeIntroduction(f.ctx, a.Handle); r.Outcome != engine.ReplayRejected {
 		t.Fatalf("second consume = %v", r)
 	}
-	if in, r, _ := f.s.Introduction(f.ctx, a.Handle); r.Outcome != Success || in.Attempt != a.ID {
+	if in, r, _ := f.s.Introduction(f.ctx, a.Handle); r.Outcome != engine.Success || in.Attempt != a.ID {
 		t.Fatalf("Introduction = %v %+v", r, in)
 	}
-	if st := f.s.Stats(); st.InFlight != 0 || st.Pools[PoolAttempts-1].Used != 1 || st.Pools[PoolPresence-1].Used != 1 {
+	if st := f.s.Stats(); st.InFlight != 0 || st.Pools[engine.PoolAttempts-1].Used != 1 || st.Pools[engine.PoolPresence-1].Used != 1 {
 		t.Fatalf("stats = %+v", st)
 	}
 	// Delete cascades.
-	r, err := f.s.DeleteListing(f.ctx, DeleteListing{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease)})
-	if err != nil || r.Outcome != Success {
+	r, err := f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease)})
+	if err != nil || r.Outcome != engine.Success {
 		t.Fatalf("delete = %v %v", r, err)
 	}
 	f.check()
@@ -63,12 +65,12 @@ func TestMemStoreLifecycle(t *testing.T) {
 		t.Fatalf("AttemptHost after delete")
 	}
 	st := f.s.Stats()
-	for p := PoolListings; p <= PoolAttempts; p++ {
+	for p := engine.PoolListings; p <= engine.PoolAttempts; p++ {
 		if st.Pools[p-1].Used != 0 {
 			t.Fatalf("pool %v used after delete: %+v", p, st)
 		}
 	}
-	if st.Pools[PoolIdempotency-1].Used != 2 {
+	if st.Pools[engine.PoolIdempotency-1].Used != 2 {
 		t.Fatalf("idempotency records should outlive the resources: %+v", st)
 	}
 }
@@ -77,35 +79,35 @@ func TestMemStoreExpiry(t *testing.T) {
 	f := newFx(t, nil)
 	v := f.visible("pub-1")
 	a := f.attempt(v, "client-1")
-	f.advance(DefaultPresenceTTL - 1)
+	f.advance(engine.DefaultPresenceTTL - 1)
 	if _, ok := f.s.AttemptHost(a.Handle); !ok {
 		t.Fatalf("attempt gone early")
 	}
 	f.advance(1) // presence expires: invisible, attempt stays
-	items, _, _, _ := f.s.BrowseVisible(f.ctx, Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 10}, nil)
+	items, _, _, _ := f.s.BrowseVisible(f.ctx, engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 10}, nil)
 	if len(items) != 0 {
 		t.Fatalf("browse shows an expired presence")
 	}
-	f.clock.Advance(DefaultAttemptTTL - DefaultPresenceTTL)
+	f.clock.Advance(engine.DefaultAttemptTTL - engine.DefaultPresenceTTL)
 	// Without any locked operation since, AttemptHost must still treat it as gone.
 	if _, ok := f.s.AttemptHost(a.Handle); ok {
 		t.Fatalf("AttemptHost sees an expired attempt")
 	}
 	f.check()
 	// The last sequence survives presence expiry.
-	if _, r, _ := f.s.BindHostPresence(f.ctx, BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(1)}); r.Outcome != Conflict {
+	if _, r, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(1)}); r.Outcome != engine.Conflict {
 		t.Fatalf("stale sequence after expiry = %v", r)
 	}
 	f.presence(v, 2)
-	f.clock.Advance(DefaultLeaseTTL - DefaultAttemptTTL)
-	if _, r := f.getOutcome(v.ID); r != NotFound {
+	f.clock.Advance(engine.DefaultLeaseTTL - engine.DefaultAttemptTTL)
+	if _, r := f.getOutcome(v.ID); r != engine.NotFound {
 		t.Fatalf("listing after lease = %v", r)
 	}
 	f.check()
 }
 
-func (f *fx) getOutcome(id ListingID) (ListingView, Outcome) {
-	v, r, err := f.s.GetListing(f.ctx, GetListing{Tenant: fxTenant, Listing: id})
+func (f *fx) getOutcome(id engine.ListingID) (engine.ListingView, engine.Outcome) {
+	v, r, err := f.s.GetListing(f.ctx, engine.GetListing{Tenant: fxTenant, Listing: id})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -114,14 +116,14 @@ func (f *fx) getOutcome(id ListingID) (ListingView, Outcome) {
 
 func TestMemStoreBrowsePaging(t *testing.T) {
 	f := newFx(t, nil)
-	var ids []ListingID
+	var ids []engine.ListingID
 	for i := 0; i < 25; i++ {
 		cmd := f.listingCmd("pub-1")
 		if i%5 == 0 {
 			cmd.Spec.Region = "us-east"
 		}
 		if i%7 == 0 {
-			cmd.Spec.Visibility = Unlisted
+			cmd.Spec.Visibility = engine.Unlisted
 		}
 		if i%2 == 0 {
 			cmd.Doc = []byte("doc " + strconv.Itoa(i) + " of eu-central")
@@ -134,12 +136,12 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 			ids = append(ids, v.ID)
 		}
 	}
-	page := func(region string, limit int) []ListingID {
-		var got []ListingID
-		q := Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: region, Limit: limit}
+	page := func(region string, limit int) []engine.ListingID {
+		var got []engine.ListingID
+		q := engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: region, Limit: limit}
 		for n := 0; n < 100; n++ {
 			items, more, r, err := f.s.BrowseVisible(f.ctx, q, nil)
-			if err != nil || r.Outcome != Success {
+			if err != nil || r.Outcome != engine.Success {
 				t.Fatalf("browse = %v %v", r, err)
 			}
 			sameBrowseItems(t, f, q, items, more)
@@ -154,7 +156,7 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 		t.Fatalf("paging did not end")
 		return nil
 	}
-	want := map[ListingID]bool{}
+	want := map[engine.ListingID]bool{}
 	for _, id := range ids {
 		want[id] = true
 	}
@@ -174,7 +176,7 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 	if len(eu)+len(us) != len(ids) || len(us) == 0 {
 		t.Fatalf("region pages %d + %d, want %d", len(eu), len(us), len(ids))
 	}
-	if items, more, _, _ := f.s.BrowseVisible(f.ctx, Browse{Tenant: Tenant{Game: "x", Env: "y"}, ProtocolVersion: 7, Limit: 5}, nil); len(items) != 0 || more {
+	if items, more, _, _ := f.s.BrowseVisible(f.ctx, engine.Browse{Tenant: engine.Tenant{Game: "x", Env: "y"}, ProtocolVersion: 7, Limit: 5}, nil); len(items) != 0 || more {
 		t.Fatalf("other tenant sees listings")
 	}
 }
@@ -182,10 +184,10 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 // sameBrowseItems checks that BrowseItems answers q exactly as
 // BrowseVisible did: the same listings in order, the same more flag, and
 // items that agree with the views.
-func sameBrowseItems(t *testing.T, f *fx, q Browse, views []ListingView, more bool) {
+func sameBrowseItems(t *testing.T, f *fx, q engine.Browse, views []engine.ListingView, more bool) {
 	t.Helper()
 	items, imore, r, err := f.s.BrowseItems(f.ctx, q, nil)
-	if err != nil || r.Outcome != Success || imore != more || len(items) != len(views) {
+	if err != nil || r.Outcome != engine.Success || imore != more || len(items) != len(views) {
 		t.Fatalf("BrowseItems = %d items, more %v, %v %v; BrowseVisible gave %d, %v", len(items), imore, r, err, len(views), more)
 	}
 	for i, it := range items {
@@ -198,16 +200,16 @@ func sameBrowseItems(t *testing.T, f *fx, q Browse, views []ListingView, more bo
 }
 
 func TestMemStoreRejectionsChangeNothing(t *testing.T) {
-	f := newFx(t, func(l *Limits) { l.MaxPresence = 1; l.OwnerListingQuota = 2 })
+	f := newFx(t, func(l *engine.Limits) { l.MaxPresence = 1; l.OwnerListingQuota = 2 })
 	v := f.visible("pub-1")
 	v2 := f.create(f.listingCmd("pub-1"))
 	a := f.attempt(v, "client-1")
 	before := f.s.Snapshot()
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	wantSame := func(name string, err error, r Result, wantErr bool, want Outcome) {
+	wantSame := func(name string, err error, r engine.Result, wantErr bool, want engine.Outcome) {
 		t.Helper()
-		var ie *InputError
+		var ie *engine.InputError
 		switch {
 		case wantErr && !errors.As(err, &ie) && !errors.Is(err, context.Canceled):
 			t.Fatalf("%s: err = %v, want an input error or cancellation", name, err)
@@ -220,8 +222,8 @@ func TestMemStoreRejectionsChangeNothing(t *testing.T) {
 		}
 	}
 	_, r, err := f.s.CreateListing(f.ctx, f.listingCmd("pub-1"))
-	wantSame("owner quota", err, r, false, CapacityExceeded)
-	if r.Pool != QuotaOwnerListings {
+	wantSame("owner quota", err, r, false, engine.CapacityExceeded)
+	if r.Pool != engine.QuotaOwnerListings {
 		t.Fatalf("pool = %v", r.Pool)
 	}
 	_, r, err = f.s.CreateListing(cancelled, f.listingCmd("pub-2"))
@@ -230,64 +232,64 @@ func TestMemStoreRejectionsChangeNothing(t *testing.T) {
 	bad.Spec.MaxPlayers = 2000
 	_, r, err = f.s.CreateListing(f.ctx, bad)
 	wantSame("bad spec", err, r, true, 0)
-	_, r, err = f.s.BindHostPresence(f.ctx, BindPresence{Handle: v2.Presence, Key: f.presenceKey(v2.Presence), Seq: 1, Public: fxPub(5)})
-	wantSame("presence pool", err, r, false, CapacityExceeded)
-	_, r, err = f.s.BindHostPresence(f.ctx, BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(5)})
-	wantSame("stale seq", err, r, false, Conflict)
-	_, r, err = f.s.BindHostPresence(f.ctx, BindPresence{Handle: v.Presence, Key: f.leaseKey(v.Lease), Seq: 9, Public: fxPub(5)})
-	wantSame("wrong presence key", err, r, false, NotFound)
-	_, r, err = f.s.BindHostPresence(f.ctx, BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 9})
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v2.Presence, Key: f.presenceKey(v2.Presence), Seq: 1, Public: fxPub(5)})
+	wantSame("presence pool", err, r, false, engine.CapacityExceeded)
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(5)})
+	wantSame("stale seq", err, r, false, engine.Conflict)
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.leaseKey(v.Lease), Seq: 9, Public: fxPub(5)})
+	wantSame("wrong presence key", err, r, false, engine.NotFound)
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 9})
 	wantSame("no public endpoint", err, r, true, 0)
-	_, r, err = f.s.BindAttemptEndpoint(f.ctx, f.bindCmd(a, RoleHost, 0))
+	_, r, err = f.s.BindAttemptEndpoint(f.ctx, f.bindCmd(a, engine.RoleHost, 0))
 	wantSame("port 0", err, r, true, 0)
-	bc := f.bindCmd(a, RoleHost, 7)
+	bc := f.bindCmd(a, engine.RoleHost, 7)
 	bc.Key = f.clientKey(a.Handle)
 	_, r, err = f.s.BindAttemptEndpoint(f.ctx, bc)
-	wantSame("client key as host", err, r, false, NotFound)
+	wantSame("client key as host", err, r, false, engine.NotFound)
 	bc.Role = 9
 	_, r, err = f.s.BindAttemptEndpoint(f.ctx, bc)
 	wantSame("bad role", err, r, true, 0)
-	rc := RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: 1, CurrentPlayers: 9}
+	rc := engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: 1, CurrentPlayers: 9}
 	_, r, err = f.s.RenewLease(f.ctx, rc)
 	wantSame("players above max", err, r, true, 0)
 	rc.CurrentPlayers, rc.ExpectedVersion = -1, 5
 	cv, r, err := f.s.RenewLease(f.ctx, rc)
-	wantSame("stale version", err, r, false, Conflict)
+	wantSame("stale version", err, r, false, engine.Conflict)
 	if cv.Version != 1 {
 		t.Fatalf("conflict view version = %d", cv.Version)
 	}
 	rc.Owner = "pub-2"
 	_, r, err = f.s.RenewLease(f.ctx, rc)
-	wantSame("other owner", err, r, false, NotFound)
-	r, err = f.s.DeleteListing(f.ctx, DeleteListing{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease})
-	wantSame("delete wrong key", err, r, false, NotFound)
-	r, err = f.s.RevokeListing(f.ctx, RevokeListing{Tenant: Tenant{Game: "other", Env: "x"}, Listing: v.ID})
-	wantSame("revoke other tenant", err, r, false, NotFound)
+	wantSame("other owner", err, r, false, engine.NotFound)
+	r, err = f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease})
+	wantSame("delete wrong key", err, r, false, engine.NotFound)
+	r, err = f.s.RevokeListing(f.ctx, engine.RevokeListing{Tenant: engine.Tenant{Game: "other", Env: "x"}, Listing: v.ID})
+	wantSame("revoke other tenant", err, r, false, engine.NotFound)
 	_, r, err = f.s.RevokePrincipal(f.ctx, "pub-1", 601*time.Second)
 	wantSame("revocation ttl", err, r, true, 0)
-	_, _, r, err = f.s.BrowseVisible(f.ctx, Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 101}, nil)
+	_, _, r, err = f.s.BrowseVisible(f.ctx, engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 101}, nil)
 	wantSame("browse limit", err, r, true, 0)
-	_, _, r, err = f.s.BrowseItems(f.ctx, Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 0}, nil)
+	_, _, r, err = f.s.BrowseItems(f.ctx, engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 0}, nil)
 	wantSame("browse items limit", err, r, true, 0)
-	_, _, r, err = f.s.BrowseItems(f.ctx, Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: "EU", Limit: 5}, nil)
+	_, _, r, err = f.s.BrowseItems(f.ctx, engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: "EU", Limit: 5}, nil)
 	wantSame("browse items region", err, r, true, 0)
-	_, _, r, err = f.s.BrowseItems(cancelled, Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 5}, nil)
+	_, _, r, err = f.s.BrowseItems(cancelled, engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 5}, nil)
 	wantSame("cancelled browse items", err, r, true, 0)
-	r, err = f.s.ConsumeReplay(f.ctx, ConsumeReplay{Namespace: "n", Key: "k", Lifetime: time.Hour})
+	r, err = f.s.ConsumeReplay(f.ctx, engine.ConsumeReplay{Namespace: "n", Key: "k", Lifetime: time.Hour})
 	wantSame("replay lifetime", err, r, true, 0)
-	ops := []Op{{Kind: 9}, {Kind: OpPresence, Presence: BindPresence{Handle: v.Presence}}}
+	ops := []engine.Op{{Kind: 9}, {Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence}}}
 	if err := f.s.ApplyBatch(f.ctx, ops); err != nil || ops[0].Err == nil || ops[1].Err == nil {
 		t.Fatalf("bad ops accepted: %v %+v", err, ops)
 	}
-	wantSame("bad batch ops", nil, Result{}, false, Success)
-	if err := f.s.ApplyBatch(cancelled, []Op{{Kind: OpPresence, Presence: BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 99, Public: fxPub(1)}}}); !errors.Is(err, context.Canceled) {
+	wantSame("bad batch ops", nil, engine.Result{}, false, engine.Success)
+	if err := f.s.ApplyBatch(cancelled, []engine.Op{{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 99, Public: fxPub(1)}}}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled batch = %v", err)
 	}
-	wantSame("cancelled batch", nil, Result{}, false, Success)
+	wantSame("cancelled batch", nil, engine.Result{}, false, engine.Success)
 }
 
 func TestMemStoreRevokePrincipal(t *testing.T) {
-	f := newFx(t, func(l *Limits) { l.MaxRevocations = 2 })
+	f := newFx(t, func(l *engine.Limits) { l.MaxRevocations = 2 })
 	v := f.visible("pub-1")
 	f.visible("pub-1")
 	other := f.visible("pub-2")
@@ -295,11 +297,11 @@ func TestMemStoreRevokePrincipal(t *testing.T) {
 	f.attempt(other, "pub-1")     // attempt on someone else's listing
 	keep := f.attempt(other, "c") // unrelated
 	n, r, err := f.s.RevokePrincipal(f.ctx, "pub-1", time.Minute)
-	if err != nil || r.Outcome != Success || n != 4 {
+	if err != nil || r.Outcome != engine.Success || n != 4 {
 		t.Fatalf("revoke = %d %v %v, want 4", n, r, err)
 	}
 	f.check()
-	if st := f.s.Stats(); st.Pools[PoolListings-1].Used != 1 || st.Pools[PoolAttempts-1].Used != 1 || st.Pools[PoolRevocations-1].Used != 1 {
+	if st := f.s.Stats(); st.Pools[engine.PoolListings-1].Used != 1 || st.Pools[engine.PoolAttempts-1].Used != 1 || st.Pools[engine.PoolRevocations-1].Used != 1 {
 		t.Fatalf("stats after revoke = %+v", st)
 	}
 	if _, ok := f.s.AttemptHost(keep.Handle); !ok {
@@ -308,15 +310,15 @@ func TestMemStoreRevokePrincipal(t *testing.T) {
 	if ok, _ := f.s.Revoked(f.ctx, "pub-1"); !ok {
 		t.Fatalf("not revoked")
 	}
-	if _, r, _ := f.s.CreateListing(f.ctx, f.listingCmd("pub-1")); r.Outcome != Revoked {
+	if _, r, _ := f.s.CreateListing(f.ctx, f.listingCmd("pub-1")); r.Outcome != engine.Revoked {
 		t.Fatalf("create by revoked = %v", r)
 	}
 	f.s.RevokePrincipal(f.ctx, "x", time.Second)
-	if _, r, _ := f.s.RevokePrincipal(f.ctx, "pub-2", time.Minute); r.Outcome != CapacityExceeded || r.Pool != PoolRevocations {
+	if _, r, _ := f.s.RevokePrincipal(f.ctx, "pub-2", time.Minute); r.Outcome != engine.CapacityExceeded || r.Pool != engine.PoolRevocations {
 		t.Fatalf("full revocation pool = %v", r)
 	}
 	// Re-revoking a revoked subject is allowed with a full pool.
-	if _, r, _ := f.s.RevokePrincipal(f.ctx, "pub-1", 2*time.Minute); r.Outcome != Success {
+	if _, r, _ := f.s.RevokePrincipal(f.ctx, "pub-1", 2*time.Minute); r.Outcome != engine.Success {
 		t.Fatalf("re-revoke = %v", r)
 	}
 	f.advance(time.Second)
@@ -330,7 +332,7 @@ func TestMemStoreRevokePrincipal(t *testing.T) {
 }
 
 func TestMemStoreDrainAndUnavailable(t *testing.T) {
-	f := newFx(t, func(l *Limits) { l.DrainWindow = 5 * time.Second })
+	f := newFx(t, func(l *engine.Limits) { l.DrainWindow = 5 * time.Second })
 	v := f.visible("pub-1")
 	a := f.attempt(v, "c")
 	f.s.RevokePrincipal(f.ctx, "bad", time.Minute)
@@ -339,14 +341,14 @@ func TestMemStoreDrainAndUnavailable(t *testing.T) {
 	}
 	f.clock.Advance(time.Second)
 	f.s.BeginDrain(f.ctx) // idempotent: the first deadline stays
-	if _, r, _ := f.s.CreateListing(f.ctx, f.listingCmd("p")); r.Outcome != Draining {
+	if _, r, _ := f.s.CreateListing(f.ctx, f.listingCmd("p")); r.Outcome != engine.Draining {
 		t.Fatalf("create while draining = %v", r)
 	}
-	if _, r, _ := f.s.RenewLease(f.ctx, RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: 1, CurrentPlayers: -1}); r.Outcome != Draining {
+	if _, r, _ := f.s.RenewLease(f.ctx, engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: 1, CurrentPlayers: -1}); r.Outcome != engine.Draining {
 		t.Fatalf("renew while draining = %v", r)
 	}
 	f.presence(v, 2) // accepted while draining
-	if _, r, _ := f.s.BindAttemptEndpoint(f.ctx, f.bindCmd(a, RoleClient, 1)); r.Outcome != Success {
+	if _, r, _ := f.s.BindAttemptEndpoint(f.ctx, f.bindCmd(a, engine.RoleClient, 1)); r.Outcome != engine.Success {
 		t.Fatalf("bind while draining = %v", r)
 	}
 	f.clock.Advance(4 * time.Second)
@@ -355,14 +357,14 @@ func TestMemStoreDrainAndUnavailable(t *testing.T) {
 	}
 	f.check()
 	st := f.s.Stats()
-	if !st.Draining || st.Pools[PoolListings-1].Used != 0 || st.Pools[PoolIdempotency-1].Used != 0 || st.Pools[PoolRevocations-1].Used != 1 {
+	if !st.Draining || st.Pools[engine.PoolListings-1].Used != 0 || st.Pools[engine.PoolIdempotency-1].Used != 0 || st.Pools[engine.PoolRevocations-1].Used != 1 {
 		t.Fatalf("stats after drain = %+v", st)
 	}
 	g := newFx(t, nil)
 	gv := g.visible("p")
 	g.s.MarkUnavailable()
 	g.check()
-	if _, r := g.getOutcome(gv.ID); r != ServiceUnavailable || g.s.Available() || g.s.Stats().Pools[0].Used != 0 {
+	if _, r := g.getOutcome(gv.ID); r != engine.ServiceUnavailable || g.s.Available() || g.s.Stats().Pools[0].Used != 0 {
 		t.Fatalf("unavailable store = %v", r)
 	}
 }
@@ -377,20 +379,20 @@ func TestMemStoreIdempotency(t *testing.T) {
 	}
 	changed := cmd
 	changed.Spec.DisplayName = "other"
-	if _, r, _ := f.s.CreateListing(f.ctx, changed); r.Outcome != Conflict {
+	if _, r, _ := f.s.CreateListing(f.ctx, changed); r.Outcome != engine.Conflict {
 		t.Fatalf("changed request = %v", r)
 	}
 	other := cmd
 	other.Owner = "pub-2" // same key, other subject: another namespace
-	if _, r, _ := f.s.CreateListing(f.ctx, other); r.Outcome != Success || r.Replay {
+	if _, r, _ := f.s.CreateListing(f.ctx, other); r.Outcome != engine.Success || r.Replay {
 		t.Fatalf("other subject's key = %v", r)
 	}
-	f.advance(DefaultLeaseTTL)
-	if _, r, _ := f.s.CreateListing(f.ctx, cmd); r.Outcome != Expired {
+	f.advance(engine.DefaultLeaseTTL)
+	if _, r, _ := f.s.CreateListing(f.ctx, cmd); r.Outcome != engine.Expired {
 		t.Fatalf("replay after expiry = %v", r)
 	}
-	f.advance(DefaultIdempotencyTTL - DefaultLeaseTTL)
-	if _, r, _ := f.s.CreateListing(f.ctx, cmd); r.Outcome != Success || r.Replay {
+	f.advance(engine.DefaultIdempotencyTTL - engine.DefaultLeaseTTL)
+	if _, r, _ := f.s.CreateListing(f.ctx, cmd); r.Outcome != engine.Success || r.Replay {
 		t.Fatalf("after the idempotency record expired = %v", r)
 	}
 	f.check()
@@ -403,29 +405,29 @@ func TestMemStoreIdempotency(t *testing.T) {
 func TestApplyBatchMixed(t *testing.T) {
 	const n = 64 + 9
 	f := newFx(t, nil)
-	vs := []ListingView{f.visible("pub-1"), f.visible("pub-1"), f.visible("pub-2")}
+	vs := []engine.ListingView{f.visible("pub-1"), f.visible("pub-1"), f.visible("pub-2")}
 	seq := []uint64{1, 1, 1}
-	want := make([]Outcome, 0, n)
-	ops := make([]Op, 0, n)
+	want := make([]engine.Outcome, 0, n)
+	ops := make([]engine.Op, 0, n)
 	for i := 0; i < n; i++ {
 		v := vs[i%3]
-		op := Op{Kind: OpPresence, Presence: BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Public: fxPub(4000)}}
-		outcome := Success
+		op := engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Public: fxPub(4000)}}
+		outcome := engine.Success
 		switch i % 5 {
 		case 0, 3:
 			seq[i%3]++
 			op.Presence.Seq = seq[i%3]
 		case 1:
-			op.Presence.Handle = Handle{NewUUID()}
+			op.Presence.Handle = engine.Handle{UUID: engine.NewUUID()}
 			op.Presence.Seq = 99
-			outcome = NotFound
+			outcome = engine.NotFound
 		case 2:
 			op.Presence.Key = f.leaseKey(v.Lease)
 			op.Presence.Seq = 99
-			outcome = NotFound
+			outcome = engine.NotFound
 		case 4:
 			op.Presence.Seq = 1
-			outcome = Conflict
+			outcome = engine.Conflict
 		}
 		ops = append(ops, op)
 		want = append(want, outcome)
@@ -444,15 +446,15 @@ func TestApplyBatchMixed(t *testing.T) {
 		if ops[i].Err != nil || ops[i].Result.Outcome != want[i] {
 			t.Fatalf("op %d = %v %v, want %v", i, ops[i].Result.Outcome, ops[i].Err, want[i])
 		}
-		if want[i] == Success && ops[i].PresenceView.Listing != vs[i%3].ID {
+		if want[i] == engine.Success && ops[i].PresenceView.Listing != vs[i%3].ID {
 			t.Fatalf("op %d: view of %v, want %v", i, ops[i].PresenceView.Listing, vs[i%3].ID)
 		}
 	}
 	f.check()
 	for k, v := range vs {
 		// The last accepted sequence of each listing is the highest sent.
-		_, r, _ := f.s.BindHostPresence(f.ctx, BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq[k], Public: fxPub(1)})
-		if r.Outcome != Conflict {
+		_, r, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq[k], Public: fxPub(1)})
+		if r.Outcome != engine.Conflict {
 			t.Fatalf("listing %d: seq %d not the last accepted (%v)", k, seq[k], r.Outcome)
 		}
 	}

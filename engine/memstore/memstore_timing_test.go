@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // Sink keeps benchmark results alive so the compiler cannot drop the work.
@@ -14,12 +16,12 @@ var Sink uint64
 // benchFill is a store filled with n visible public listings (4 tenants'
 // worth of owners, one tenant, 8 regions), built once per size and shared.
 type benchFill struct {
-	s     *MemStore
-	k     *Keyring
-	views []ListingView
-	phs   []Handle // presence handles, compact so the harness itself misses the cache less
-	pkeys []Fingerprint
-	lkeys []Fingerprint
+	s     *Store
+	k     *engine.Keyring
+	views []engine.ListingView
+	phs   []engine.Handle // presence handles, compact so the harness itself misses the cache less
+	pkeys []engine.Fingerprint
+	lkeys []engine.Fingerprint
 	seq   uint64
 }
 
@@ -36,12 +38,12 @@ func getBenchFill(b *testing.B, n int) *benchFill {
 	if bf := benchFills[n]; bf != nil {
 		return bf
 	}
-	l := DefaultLimits()
+	l := engine.DefaultLimits()
 	l.MaxListings, l.MaxPresence, l.MaxIdempotency = n+1000, n+1000, 1<<24
 	l = l.WholePools()
-	c := NewManualClock()
-	k := NewKeyring([32]byte{9})
-	s, err := NewMemStore(l, c, k)
+	c := engine.NewManualClock()
+	k := engine.NewKeyring([32]byte{9})
+	s, err := New(l, c, k)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,15 +53,15 @@ func getBenchFill(b *testing.B, n int) *benchFill {
 	for i := 0; i < n; i++ {
 		sp := fxSpec()
 		sp.Region = fmt.Sprintf("region-%d", i%8)
-		v, r, err := s.CreateListing(ctx, CreateListing{Tenant: fxTenant, Owner: Subject(fmt.Sprintf("pub-%d", i%5000)),
+		v, r, err := s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: engine.Subject(fmt.Sprintf("pub-%d", i%5000)),
 			IdempotencyKey: fmt.Sprintf("k%d", i), Spec: sp})
-		if err != nil || r.Outcome != Success {
+		if err != nil || r.Outcome != engine.Success {
 			b.Fatalf("fill: %v %v", r, err)
 		}
 		pc, lc := k.Presence(v.Presence), k.Lease(v.Lease)
-		bf.pkeys = append(bf.pkeys, FingerprintOf(&pc))
-		bf.lkeys = append(bf.lkeys, FingerprintOf(&lc))
-		if _, r, _ := s.BindHostPresence(ctx, BindPresence{Handle: v.Presence, Key: bf.pkeys[i], Seq: 1, Public: pub}); r.Outcome != Success {
+		bf.pkeys = append(bf.pkeys, engine.FingerprintOf(&pc))
+		bf.lkeys = append(bf.lkeys, engine.FingerprintOf(&lc))
+		if _, r, _ := s.BindHostPresence(ctx, engine.BindPresence{Handle: v.Presence, Key: bf.pkeys[i], Seq: 1, Public: pub}); r.Outcome != engine.Success {
 			b.Fatalf("fill presence: %v", r)
 		}
 		bf.views = append(bf.views, v)
@@ -80,7 +82,7 @@ func BenchmarkPresenceRefresh(b *testing.B) {
 			for b.Loop() {
 				j := (i * 7919) % n
 				bf.seq++
-				pv, _, _ := bf.s.BindHostPresence(ctx, BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub})
+				pv, _, _ := bf.s.BindHostPresence(ctx, engine.BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub})
 				Sink += uint64(pv.TTL)
 				i++
 			}
@@ -94,14 +96,14 @@ func BenchmarkApplyBatch64(b *testing.B) {
 			bf := getBenchFill(b, n)
 			ctx := context.Background()
 			pub := netip.MustParseAddrPort("203.0.113.10:40000")
-			ops := make([]Op, 64)
+			ops := make([]engine.Op, 64)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				bf.seq++
 				for k := range ops {
 					j := (i * 7919) % n
-					ops[k] = Op{Kind: OpPresence, Presence: BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub}}
+					ops[k] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub}}
 					i++
 				}
 				if err := bf.s.ApplyBatch(ctx, ops); err != nil {
@@ -124,9 +126,9 @@ func BenchmarkRenewLease(b *testing.B) {
 			for b.Loop() {
 				j := (i * 7919) % n
 				v := &bf.views[j]
-				nv, r, _ := bf.s.RenewLease(ctx, RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
+				nv, r, _ := bf.s.RenewLease(ctx, engine.RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
 					LeaseKey: bf.lkeys[j], ExpectedVersion: v.Version, CurrentPlayers: -1})
-				if r.Outcome == Success {
+				if r.Outcome == engine.Success {
 					v.Version = nv.Version
 				}
 				Sink += nv.Version
@@ -142,11 +144,11 @@ func BenchmarkBrowsePage(b *testing.B) {
 			b.Run(fmt.Sprintf("listings=%d/region=%q", n, region), func(b *testing.B) {
 				bf := getBenchFill(b, n)
 				ctx := context.Background()
-				dst := make([]ListingView, 0, 50)
+				dst := make([]engine.ListingView, 0, 50)
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					q := Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: region, Limit: 50,
+					q := engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Region: region, Limit: 50,
 						After: bf.views[(i*7919)%n].ID, HasAfter: true}
 					items, more, _, _ := bf.s.BrowseVisible(ctx, q, dst[:0])
 					Sink += uint64(len(items))
@@ -165,12 +167,12 @@ func BenchmarkAttemptHost(b *testing.B) {
 		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
 			bf := getBenchFill(b, n)
 			ctx := context.Background()
-			var hs []Handle
+			var hs []engine.Handle
 			for i := 0; i < 256; i++ {
 				v := bf.views[(i*7919)%n]
-				a, r, _ := bf.s.CreateJoinAttempt(ctx, CreateAttempt{Tenant: fxTenant, Client: "c",
+				a, r, _ := bf.s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: fxTenant, Client: "c",
 					IdempotencyKey: fmt.Sprintf("ah-%d-%d", n, i), Listing: v.ID, ProtocolVersion: 7})
-				if r.Outcome != Success && r.Outcome != Conflict {
+				if r.Outcome != engine.Success && r.Outcome != engine.Conflict {
 					b.Fatalf("attempt: %v", r)
 				}
 				hs = append(hs, a.Handle)
@@ -199,14 +201,14 @@ func BenchmarkListingChurn(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				v, r, _ := bf.s.CreateListing(ctx, CreateListing{Tenant: fxTenant, Owner: "churn",
+				v, r, _ := bf.s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: "churn",
 					IdempotencyKey: fmt.Sprintf("churn-%d", i), Spec: fxSpec()})
-				if r.Outcome != Success {
+				if r.Outcome != engine.Success {
 					b.Fatalf("create: %v", r)
 				}
 				pc, lc := bf.k.Presence(v.Presence), bf.k.Lease(v.Lease)
-				bf.s.BindHostPresence(ctx, BindPresence{Handle: v.Presence, Key: FingerprintOf(&pc), Seq: 1, Public: pub})
-				bf.s.DeleteListing(ctx, DeleteListing{Tenant: fxTenant, Owner: "churn", Listing: v.ID, Lease: v.Lease, LeaseKey: FingerprintOf(&lc)})
+				bf.s.BindHostPresence(ctx, engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: 1, Public: pub})
+				bf.s.DeleteListing(ctx, engine.DeleteListing{Tenant: fxTenant, Owner: "churn", Listing: v.ID, Lease: v.Lease, LeaseKey: engine.FingerprintOf(&lc)})
 				i++
 			}
 		})
@@ -217,22 +219,22 @@ func BenchmarkListingChurn(b *testing.B) {
 // creates a presence-less listing, and the lease schedule expires them all
 // at the end (the measured time covers creation plus expiry).
 func BenchmarkExpiry(b *testing.B) {
-	l := DefaultLimits()
+	l := engine.DefaultLimits()
 	l.MaxListings, l.MaxIdempotency = 1<<24, 1<<24
 	l = l.WholePools()
-	c := NewManualClock()
-	s, _ := NewMemStore(l, c, NewKeyring([32]byte{1}))
+	c := engine.NewManualClock()
+	s, _ := New(l, c, engine.NewKeyring([32]byte{1}))
 	ctx := context.Background()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		s.CreateListing(ctx, CreateListing{Tenant: fxTenant, Owner: "o", IdempotencyKey: fmt.Sprintf("e%d", i), Spec: fxSpec()})
+		s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: "o", IdempotencyKey: fmt.Sprintf("e%d", i), Spec: fxSpec()})
 		i++
 		if i%4096 == 0 {
-			c.Advance(DefaultIdempotencyTTL)
+			c.Advance(engine.DefaultIdempotencyTTL)
 			Sink += uint64(s.Stats().Pools[0].Used)
 		}
 	}
-	c.Advance(DefaultIdempotencyTTL)
+	c.Advance(engine.DefaultIdempotencyTTL)
 	Sink += uint64(s.Stats().Pools[0].Used)
 }

@@ -1,4 +1,6 @@
-package engine
+package memstore
+
+import "github.com/rendezvous/rendezvous/engine"
 
 // orderedSet is a set of (listing ID, slot) entries ordered by ID: a sorted
 // array of sorted chunks of at most chunkMax entries. Insert, delete and
@@ -12,12 +14,12 @@ type orderedSet struct {
 	// reads this one contiguous array instead of one separately allocated
 	// chunk per step: at 250,000 listings that is a few cache lines
 	// instead of a dozen misses per seek.
-	last []UUID
+	last []engine.UUID
 	n    int
 }
 
 type setEntry struct {
-	id   UUID
+	id   engine.UUID
 	slot int32
 }
 
@@ -27,7 +29,7 @@ func (s *orderedSet) len() int { return s.n }
 
 // chunkFor returns the index of the first chunk whose last ID is >= id, or
 // len(chunks) if id is greater than every entry.
-func (s *orderedSet) chunkFor(id UUID) int {
+func (s *orderedSet) chunkFor(id engine.UUID) int {
 	lo, hi := 0, len(s.last)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -41,7 +43,7 @@ func (s *orderedSet) chunkFor(id UUID) int {
 }
 
 // search returns the first index in c whose ID is >= id.
-func search(c []setEntry, id UUID) int {
+func search(c []setEntry, id engine.UUID) int {
 	lo, hi := 0, len(c)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -82,7 +84,7 @@ func (s *orderedSet) insert(e setEntry) bool {
 		s.chunks = append(s.chunks, nil)
 		copy(s.chunks[ci+2:], s.chunks[ci+1:])
 		s.chunks[ci+1] = right
-		s.last = append(s.last, UUID{})
+		s.last = append(s.last, engine.UUID{})
 		copy(s.last[ci+2:], s.last[ci+1:])
 		s.last[ci] = c[len(c)-1].id
 		s.last[ci+1] = right[len(right)-1].id
@@ -102,7 +104,7 @@ func (s *orderedSet) insert(e setEntry) bool {
 }
 
 // delete removes id; it reports whether it was present.
-func (s *orderedSet) delete(id UUID) bool {
+func (s *orderedSet) delete(id engine.UUID) bool {
 	ci := s.chunkFor(id)
 	if ci == len(s.chunks) {
 		return false
@@ -143,7 +145,7 @@ type setIter struct {
 
 // seek returns an iterator at the first entry with ID > after (or the first
 // entry if !hasAfter).
-func (s *orderedSet) seek(after UUID, hasAfter bool) setIter {
+func (s *orderedSet) seek(after engine.UUID, hasAfter bool) setIter {
 	it := setIter{s: s}
 	if !hasAfter {
 		return it

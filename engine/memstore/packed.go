@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 import "encoding/binary"
 
@@ -44,7 +44,7 @@ func unpackKey(s string) (tag byte, parts []string) {
 }
 
 // hashPacked is the seeded hash of a packed key.
-func (s *MemStore) hashPacked(k string) uint64 {
+func (s *Store) hashPacked(k string) uint64 {
 	h := newKeyHasher(s.seed)
 	h.str(k)
 	return h.sum()

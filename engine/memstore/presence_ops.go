@@ -1,20 +1,11 @@
-package engine
+package memstore
 
 import (
 	"context"
 	"time"
-)
 
-// MaxPresenceSeq is the highest presence sequence accepted; a higher one is
-// bad input (a signed 400 on the wire) and is never recorded. A listing's
-// sequence may only rise, so a recorded value near 2^64 would lock its host
-// out for the listing's whole life; with this bound a value a buggy host
-// sends (a negative number as unsigned, random bits) is refused instead,
-// while a counter from 1 at one refresh a millisecond needs 285,000 years
-// to reach it. 2^53-1 is also the largest integer every JSON and JavaScript
-// SDK represents exactly, and Unix time in milliseconds or microseconds
-// fits.
-const MaxPresenceSeq = 1<<53 - 1
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // BindHostPresence is the host's heartbeat: an atomic whole-endpoint
 // replacement with a new deadline now+PresenceTTL. Order: input (endpoints,
@@ -23,13 +14,13 @@ const MaxPresenceSeq = 1<<53 - 1
 // (Seq 0 or not above the last accepted) -> CapacityExceeded(PoolPresence)
 // when presence is not fresh and the pool is full. Accepted while draining.
 // A steady-state refresh does not allocate.
-func (s *MemStore) BindHostPresence(ctx context.Context, cmd BindPresence) (v PresenceView, r Result, err error) {
-	if err := validatePresence(&cmd); err != nil {
-		return PresenceView{}, Result{}, err
+func (s *Store) BindHostPresence(ctx context.Context, cmd engine.BindPresence) (v engine.PresenceView, r engine.Result, err error) {
+	if err := engine.ValidatePresence(&cmd); err != nil {
+		return engine.PresenceView{}, engine.Result{}, err
 	}
 	now, err := s.begin(ctx)
 	if err != nil {
-		return PresenceView{}, Result{}, err
+		return engine.PresenceView{}, engine.Result{}, err
 	}
 	defer s.end()
 	r = s.bindPresence(&cmd, now, &v)
@@ -39,28 +30,28 @@ func (s *MemStore) BindHostPresence(ctx context.Context, cmd BindPresence) (v Pr
 // bindPresence is BindHostPresence under the commit lock, input validated.
 // On success it fills *v (see fillPresenceView); otherwise it leaves *v
 // alone, and the caller's zero view stands.
-func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration, v *PresenceView) Result {
+func (s *Store) bindPresence(cmd *engine.BindPresence, now time.Duration, v *engine.PresenceView) engine.Result {
 	if !s.available.Load() {
-		return Result{Outcome: ServiceUnavailable}
+		return engine.Result{Outcome: engine.ServiceUnavailable}
 	}
 	li, ok := s.listingByPresence.get(cmd.Handle.UUID)
 	if !ok {
-		return Result{Outcome: NotFound}
+		return engine.Result{Outcome: engine.NotFound}
 	}
 	if int(li) < len(s.presExp.nd) {
 		// Start the schedule node's cache miss before the record's, so
 		// they overlap (see touchLease).
 		s.warmSink += uint64(s.presExp.nd[li].next)
 	}
-	if !keyEqual(&s.listings.at(li).presenceKey, &cmd.Key) {
-		return Result{Outcome: NotFound}
+	if !s.listings.at(li).presenceKey.Equal(&cmd.Key) {
+		return engine.Result{Outcome: engine.NotFound}
 	}
 	l := s.listings.at(li)
 	if cmd.Seq == 0 || cmd.Seq <= l.lastSeq {
-		return Result{Outcome: Conflict}
+		return engine.Result{Outcome: engine.Conflict}
 	}
 	if !l.fresh && s.nPresence >= s.lim.MaxPresence {
-		return Result{Outcome: CapacityExceeded, Pool: PoolPresence}
+		return engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolPresence}
 	}
 	l.lastSeq = cmd.Seq
 	l.pres.set(cmd.Public, cmd.Local)
@@ -75,5 +66,5 @@ func (s *MemStore) bindPresence(cmd *BindPresence, now time.Duration, v *Presenc
 		}
 	}
 	s.fillPresenceView(v, li, now)
-	return Result{}
+	return engine.Result{}
 }

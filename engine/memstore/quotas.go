@@ -1,4 +1,6 @@
-package engine
+package memstore
+
+import "github.com/rendezvous/rendezvous/engine"
 
 // Policy quotas (ADR 0004: evaluated inside the creating transition, after
 // the global pools). The principal's own quota is checked before its
@@ -8,36 +10,36 @@ package engine
 
 // listingQuota returns the quota a new listing of owner in tenant would
 // exceed, or PoolNone.
-func (s *MemStore) listingQuota(owner subjectKey, tenant tenantKey) Pool {
+func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
 	if oi := s.findSubject(owner); oi >= 0 && int(s.subjects.at(oi).listings.n) >= s.lim.OwnerListingQuota {
-		return QuotaOwnerListings
+		return engine.QuotaOwnerListings
 	}
 	if ti := s.findTenant(tenant); ti >= 0 {
 		t := s.tenants.at(ti)
-		return s.tenantQuota(t, t.counts.listings, s.lim.TenantListingQuota, QuotaTenantListings)
+		return s.tenantQuota(t, t.counts.listings, s.lim.TenantListingQuota, engine.QuotaTenantListings)
 	}
-	return PoolNone
+	return engine.PoolNone
 }
 
 // attemptQuota returns the quota a new attempt of client in tenant slot ti
 // would exceed, or PoolNone.
-func (s *MemStore) attemptQuota(client subjectKey, ti int32) Pool {
+func (s *Store) attemptQuota(client subjectKey, ti int32) engine.Pool {
 	if ci := s.findSubject(client); ci >= 0 && int(s.subjects.at(ci).attempts.n) >= s.lim.SubjectAttemptQuota {
-		return QuotaSubjectAttempts
+		return engine.QuotaSubjectAttempts
 	}
 	t := s.tenants.at(ti)
-	return s.tenantQuota(t, t.counts.attempts, s.lim.TenantAttemptQuota, QuotaTenantAttempts)
+	return s.tenantQuota(t, t.counts.attempts, s.lim.TenantAttemptQuota, engine.QuotaTenantAttempts)
 }
 
 // tenantQuota returns p when the tenant holds its quota of the kind being
 // created (held), else QuotaTenantIdempotency when its share of the
 // idempotency pool is used up, else PoolNone.
-func (s *MemStore) tenantQuota(t *tenantRec, held, quota int, p Pool) Pool {
+func (s *Store) tenantQuota(t *tenantRec, held, quota int, p engine.Pool) engine.Pool {
 	switch {
 	case held >= quota:
 		return p
 	case t.counts.idem >= s.lim.TenantIdempotencyQuota:
-		return QuotaTenantIdempotency
+		return engine.QuotaTenantIdempotency
 	}
-	return PoolNone
+	return engine.PoolNone
 }

@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // TestMemStoreRandomOps drives random interleavings of every transition and
@@ -18,23 +20,23 @@ func TestMemStoreRandomOps(t *testing.T) {
 }
 
 func randomOps(t *testing.T, seed uint64) {
-	f := newFx(t, func(l *Limits) {
+	f := newFx(t, func(l *engine.Limits) {
 		l.MaxListings, l.MaxPresence, l.MaxAttempts, l.MaxIdempotency = 12, 8, 10, 40
 		l.MaxReplay, l.MaxRevocations, l.OwnerListingQuota, l.TenantAttemptQuota = 5, 2, 5, 8
 		l.TenantListingQuota, l.SubjectAttemptQuota, l.TenantIdempotencyQuota = 8, 6, 30
 		l.PresenceTTL, l.AttemptTTL, l.LeaseTTL, l.IdempotencyTTL = 3*time.Second, 4*time.Second, 6*time.Second, 8*time.Second
 	})
 	r := rand.New(rand.NewPCG(seed, 99))
-	owners := []Subject{"p1", "p2", "p3"}
-	clients := []Subject{"c1", "c2", "p1"}
-	tenants := []Tenant{fxTenant, {Game: "other", Env: "test"}}
-	var listings []ListingView
-	var attempts []AttemptView
-	seqs := map[Handle]uint64{}
+	owners := []engine.Subject{"p1", "p2", "p3"}
+	clients := []engine.Subject{"c1", "c2", "p1"}
+	tenants := []engine.Tenant{fxTenant, {Game: "other", Env: "test"}}
+	var listings []engine.ListingView
+	var attempts []engine.AttemptView
+	seqs := map[engine.Handle]uint64{}
 	seen := map[string]int{} // outcomes per operation, to prove each path ran
-	pickL := func() (ListingView, bool) {
+	pickL := func() (engine.ListingView, bool) {
 		if len(listings) == 0 {
-			return ListingView{}, false
+			return engine.ListingView{}, false
 		}
 		return listings[r.IntN(len(listings))], true
 	}
@@ -45,9 +47,9 @@ func randomOps(t *testing.T, seed uint64) {
 			sp.ProtocolVersion = uint32(7 + r.IntN(2))
 			sp.Region = []string{"eu", "us"}[r.IntN(2)]
 			if r.IntN(4) == 0 {
-				sp.Visibility = Unlisted
+				sp.Visibility = engine.Unlisted
 			}
-			v, res, err := f.s.CreateListing(f.ctx, CreateListing{Tenant: tenants[r.IntN(2)], Owner: owners[r.IntN(3)],
+			v, res, err := f.s.CreateListing(f.ctx, engine.CreateListing{Tenant: tenants[r.IntN(2)], Owner: owners[r.IntN(3)],
 				IdempotencyKey: fmt.Sprintf("k%d", r.IntN(30)), Spec: sp})
 			if err != nil {
 				t.Fatal(err)
@@ -59,21 +61,21 @@ func randomOps(t *testing.T, seed uint64) {
 		case 2, 3, 4:
 			if v, ok := pickL(); ok {
 				seqs[v.Presence] += uint64(r.IntN(2)) // sometimes a stale repeat
-				_, res, _ := f.s.BindHostPresence(f.ctx, BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seqs[v.Presence], Public: fxPub(uint16(1 + r.IntN(3)))})
+				_, res, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seqs[v.Presence], Public: fxPub(uint16(1 + r.IntN(3)))})
 				seen["presence "+res.Outcome.String()]++
 			}
 		case 5:
 			if v, ok := pickL(); ok {
-				f.s.RenewLease(f.ctx, RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
+				f.s.RenewLease(f.ctx, engine.RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
 					LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: uint64(1 + r.IntN(3)), CurrentPlayers: r.IntN(10) - 1})
 			}
 		case 6:
 			if v, ok := pickL(); ok {
-				f.s.DeleteListing(f.ctx, DeleteListing{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease)})
+				f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease)})
 			}
 		case 7, 8:
 			if v, ok := pickL(); ok {
-				a, res, err := f.s.CreateJoinAttempt(f.ctx, CreateAttempt{Tenant: v.Tenant, Client: clients[r.IntN(3)],
+				a, res, err := f.s.CreateJoinAttempt(f.ctx, engine.CreateAttempt{Tenant: v.Tenant, Client: clients[r.IntN(3)],
 					IdempotencyKey: fmt.Sprintf("j%d", r.IntN(30)), Listing: v.ID, ProtocolVersion: v.Spec.ProtocolVersion})
 				if err != nil {
 					t.Fatal(err)
@@ -86,9 +88,9 @@ func randomOps(t *testing.T, seed uint64) {
 		case 9, 10:
 			if len(attempts) > 0 {
 				a := attempts[r.IntN(len(attempts))]
-				ops := []Op{{Kind: OpBindAttempt, Bind: f.bindCmd(a, Role(1+r.IntN(2)), uint16(1+r.IntN(2)))}}
+				ops := []engine.Op{{Kind: engine.OpBindAttempt, Bind: f.bindCmd(a, engine.Role(1+r.IntN(2)), uint16(1+r.IntN(2)))}}
 				if r.IntN(2) == 0 {
-					ops = append(ops, Op{Kind: OpBindAttempt, Bind: f.bindCmd(a, Role(1+r.IntN(2)), 1)})
+					ops = append(ops, engine.Op{Kind: engine.OpBindAttempt, Bind: f.bindCmd(a, engine.Role(1+r.IntN(2)), 1)})
 				}
 				if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
 					t.Fatal(err)
@@ -105,13 +107,13 @@ func randomOps(t *testing.T, seed uint64) {
 		case 11:
 			switch r.IntN(4) {
 			case 0:
-				f.s.RevokePrincipal(f.ctx, []Subject{"p1", "c2", "x"}[r.IntN(3)], time.Duration(1+r.IntN(5))*time.Second)
+				f.s.RevokePrincipal(f.ctx, []engine.Subject{"p1", "c2", "x"}[r.IntN(3)], time.Duration(1+r.IntN(5))*time.Second)
 			case 1:
 				if v, ok := pickL(); ok {
-					f.s.RevokeListing(f.ctx, RevokeListing{Tenant: v.Tenant, Listing: v.ID})
+					f.s.RevokeListing(f.ctx, engine.RevokeListing{Tenant: v.Tenant, Listing: v.ID})
 				}
 			default:
-				f.s.ConsumeReplay(f.ctx, ConsumeReplay{Namespace: "n", Key: fmt.Sprint(r.IntN(8)), Lifetime: time.Duration(r.IntN(4)) * time.Second})
+				f.s.ConsumeReplay(f.ctx, engine.ConsumeReplay{Namespace: "n", Key: fmt.Sprint(r.IntN(8)), Lifetime: time.Duration(r.IntN(4)) * time.Second})
 			}
 		default:
 			f.clock.Advance(time.Duration(r.IntN(1500)) * time.Millisecond)
@@ -130,21 +132,21 @@ func randomOps(t *testing.T, seed uint64) {
 }
 
 // checkBrowse compares BrowseVisible with a naive filter of GetListing.
-func checkBrowse(t *testing.T, f *fx, known []ListingView, tenant Tenant, proto uint32, region string) {
+func checkBrowse(t *testing.T, f *fx, known []engine.ListingView, tenant engine.Tenant, proto uint32, region string) {
 	t.Helper()
-	var want []ListingID
+	var want []engine.ListingID
 	for _, v := range known {
-		g, r, err := f.s.GetListing(f.ctx, GetListing{Tenant: tenant, Listing: v.ID, Joinable: true})
+		g, r, err := f.s.GetListing(f.ctx, engine.GetListing{Tenant: tenant, Listing: v.ID, Joinable: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.OK() && g.Spec.Visibility == Public && g.Spec.ProtocolVersion == proto && (region == "" || g.Spec.Region == region) {
+		if r.OK() && g.Spec.Visibility == engine.Public && g.Spec.ProtocolVersion == proto && (region == "" || g.Spec.Region == region) {
 			want = append(want, v.ID)
 		}
 	}
-	slices.SortFunc(want, func(a, b ListingID) int { return a.Compare(b.UUID) })
-	var got []ListingID
-	q := Browse{Tenant: tenant, ProtocolVersion: proto, Region: region, Limit: 2}
+	slices.SortFunc(want, func(a, b engine.ListingID) int { return a.Compare(b.UUID) })
+	var got []engine.ListingID
+	q := engine.Browse{Tenant: tenant, ProtocolVersion: proto, Region: region, Limit: 2}
 	for n := 0; n < 50; n++ {
 		items, more, _, err := f.s.BrowseVisible(f.ctx, q, nil)
 		if err != nil {

@@ -1,10 +1,12 @@
-package engine
+package memstore
+
+import "github.com/rendezvous/rendezvous/engine"
 
 // listingRec is a live listing. It holds no pointers (the immutable spec
-// and document are in MemStore.docs), so the listing slab is not scanned by
+// and document are in Store.docs), so the listing slab is not scanned by
 // the GC. Its slot also carries its presence (1:1):
-// the presence deadline lives in MemStore.presExp, the lease deadline in
-// MemStore.leaseExp. Guarded by the commit lock.
+// the presence deadline lives in Store.presExp, the lease deadline in
+// Store.leaseExp. Guarded by the commit lock.
 //
 // Layout: the record is exactly three cache lines (checked by a test), and
 // the slab's backing array is page-aligned once it is large enough to
@@ -15,7 +17,7 @@ package engine
 // per-op cost flat.
 type listingRec struct {
 	// Line 0: what a heartbeat checks and writes.
-	presenceKey Fingerprint
+	presenceKey engine.Fingerprint
 	// lastSeq is the last accepted presence sequence; it survives presence
 	// expiry so an old datagram can never re-establish presence.
 	lastSeq uint64
@@ -24,9 +26,9 @@ type listingRec struct {
 	// its view) and what browse and ownership checks read.
 	fresh      bool     // presence is live (on presExp)
 	public     bool     // spec.Visibility == Public
-	pending    listHead // attempts whose host endpoint is unbound, oldest first (MemStore.pending)
-	id         ListingID
-	attempts   listHead // every attempt of this listing (MemStore.byListing)
+	pending    listHead // attempts whose host endpoint is unbound, oldest first (Store.pending)
+	id         engine.ListingID
+	attempts   listHead // every attempt of this listing (Store.byListing)
 	tenant     int32    // tenants slot
 	owner      int32    // subjects slot
 	players    int32    // live current_players, 0..MaxPlayers
@@ -34,22 +36,22 @@ type listingRec struct {
 	proto      uint32   // spec.ProtocolVersion
 
 	// Line 2: lease and the rest.
-	leaseKey     Fingerprint
-	lease        LeaseID
+	leaseKey     engine.Fingerprint
+	lease        engine.LeaseID
 	version      uint64
-	presence     Handle
+	presence     engine.Handle
 	browseAll    int32 // browse slot of (tenant, protocol), -1 if unlisted
 	browseRegion int32 // browse slot of (tenant, protocol, region), -1 if unlisted
 }
 
-// attemptRec is a live join attempt, pointer-free. Its deadline lives in MemStore.attemptExp.
+// attemptRec is a live join attempt, pointer-free. Its deadline lives in Store.attemptExp.
 type attemptRec struct {
-	id                 AttemptID
-	handle             Handle
+	id                 engine.AttemptID
+	handle             engine.Handle
 	listing            int32 // listings slot
 	tenant             int32 // tenants slot
 	client             int32 // subjects slot
-	clientKey, hostKey Fingerprint
+	clientKey, hostKey engine.Fingerprint
 	host, peer         binding
 	consumed           bool
 	// The relay fallback: relayed addresses (recorded like the bindings),
@@ -59,12 +61,12 @@ type attemptRec struct {
 	relayOnly            bool
 	relayConsumed        bool
 	offered              bool
-	hostOut, peerOut     PunchOutcome
+	hostOut, peerOut     engine.PunchOutcome
 }
 
 // listingDoc is the pointer-holding part of a listing, in a slice parallel
 // to the listing slab: its immutable spec and caller document.
 type listingDoc struct {
-	spec *ListingSpec
+	spec *engine.ListingSpec
 	doc  []byte
 }

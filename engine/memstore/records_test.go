@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 import (
 	"net/netip"
@@ -69,7 +69,7 @@ func TestEndpointPacking(t *testing.T) {
 		t.Fatalf("IPv4 and IPv4-mapped IPv6 pack equal")
 	}
 	var zero endpoint
-	if packEndpoint(zeroAddrPort) != zero || zero.addrPort().IsValid() || zero.valid() {
+	if packEndpoint(netip.AddrPort{}) != zero || zero.addrPort().IsValid() || zero.valid() {
 		t.Fatalf("zero endpoint not absent")
 	}
 }

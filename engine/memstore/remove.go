@@ -1,9 +1,11 @@
-package engine
+package memstore
+
+import "github.com/rendezvous/rendezvous/engine"
 
 // removeListing removes listing slot li with its presence and, through its
 // per-listing attempt list, every linked attempt (ended by end): O(its
 // attempts).
-func (s *MemStore) removeListing(li int32, end AttemptEnd) {
+func (s *Store) removeListing(li int32, end engine.AttemptEnd) {
 	for {
 		l := s.listings.at(li)
 		ai := s.byListing.first(&l.attempts)
@@ -35,7 +37,7 @@ func (s *MemStore) removeListing(li int32, end AttemptEnd) {
 }
 
 // expirePresence ends listing slot li's presence (lastSeq stays).
-func (s *MemStore) expirePresence(li int32) {
+func (s *Store) expirePresence(li int32) {
 	l := s.listings.at(li)
 	if !l.fresh {
 		panic("BUG: expirePresence of a listing without presence")
@@ -51,7 +53,7 @@ func (s *MemStore) expirePresence(li int32) {
 
 // removeAttempt removes attempt slot ai from every index and list, leaving
 // its tombstone.
-func (s *MemStore) removeAttempt(ai int32, end AttemptEnd) {
+func (s *Store) removeAttempt(ai int32, end engine.AttemptEnd) {
 	s.tombstone(ai, end)
 	a := s.attempts.at(ai)
 	l := s.listings.at(a.listing)

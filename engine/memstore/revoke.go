@@ -1,32 +1,34 @@
-package engine
+package memstore
 
 import (
 	"context"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // RevokeListing removes one listing with its presence and attempts.
 // NotFound if it is missing or another tenant's (unless AnyTenant).
-func (s *MemStore) RevokeListing(ctx context.Context, cmd RevokeListing) (Result, error) {
+func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (engine.Result, error) {
 	if !cmd.AnyTenant {
 		if err := cmd.Tenant.Validate(); err != nil {
-			return Result{}, err
+			return engine.Result{}, err
 		}
 	}
 	_, err := s.begin(ctx)
 	if err != nil {
-		return Result{}, err
+		return engine.Result{}, err
 	}
 	defer s.end()
 	if !s.available.Load() {
-		return Result{Outcome: ServiceUnavailable}, nil
+		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	li, ok := s.listingByID.get(cmd.Listing.UUID)
 	if !ok || (!cmd.AnyTenant && s.tenants.at(s.listings.at(li).tenant).t != cmd.Tenant) {
-		return Result{Outcome: NotFound}, nil
+		return engine.Result{Outcome: engine.NotFound}, nil
 	}
-	s.removeListing(li, EndRevoked)
-	return Result{}, nil
+	s.removeListing(li, engine.EndRevoked)
+	return engine.Result{}, nil
 }
 
 // RevokePrincipal inserts (or re-times) a revocation of subject, then removes
@@ -36,35 +38,35 @@ func (s *MemStore) RevokeListing(ctx context.Context, cmd RevokeListing) (Result
 // revocation pool is full (and subject is not revoked already) nothing
 // changes. Like every transition, ServiceUnavailable (and no change) once
 // the store is unavailable (Store.MarkUnavailable: fail closed).
-func (s *MemStore) RevokePrincipal(ctx context.Context, subject Subject, ttl time.Duration) (int, Result, error) {
-	if err := validateRevocation(subject, ttl); err != nil {
-		return 0, Result{}, err
+func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
+	if err := engine.ValidateRevocation(subject, ttl); err != nil {
+		return 0, engine.Result{}, err
 	}
 	sk := s.subjectKey(subject)
 	now, err := s.begin(ctx)
 	if err != nil {
-		return 0, Result{}, err
+		return 0, engine.Result{}, err
 	}
 	defer s.end()
 	if !s.available.Load() {
-		return 0, Result{Outcome: ServiceUnavailable}, nil
+		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	si := s.findSubject(sk)
 	if (si < 0 || !s.revocations.has(si)) && s.nRevocations() >= s.lim.MaxRevocations {
-		return 0, Result{Outcome: CapacityExceeded, Pool: PoolRevocations}, nil
+		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil
 	}
 	if si < 0 {
 		si = s.subjectSlot(sk)
 	}
 	s.revocations.set(si, now+ttl)
-	return s.removeSubjectRecords(sk, -1), Result{}, nil
+	return s.removeSubjectRecords(sk, -1), engine.Result{}, nil
 }
 
 // removeSubjectRecords removes the listings subject owns and the attempts
 // it created, in tenant slot ti or in every tenant (ti < 0), and returns
 // how many it counted before removing any: an attempt it created on one of
 // its own listings counts too, though it goes with the listing.
-func (s *MemStore) removeSubjectRecords(sk subjectKey, ti int32) int {
+func (s *Store) removeSubjectRecords(sk subjectKey, ti int32) int {
 	si := s.findSubject(sk)
 	if si < 0 {
 		return 0
@@ -88,7 +90,7 @@ func (s *MemStore) removeSubjectRecords(sk subjectKey, ti int32) int {
 	for li := s.byOwner.first(&s.subjects.at(si).listings); li >= 0; {
 		next := s.byOwner.next(li)
 		if in(s.listings.at(li).tenant) {
-			s.removeListing(li, EndRevoked)
+			s.removeListing(li, engine.EndRevoked)
 		}
 		li = next
 	}
@@ -98,25 +100,15 @@ func (s *MemStore) removeSubjectRecords(sk subjectKey, ti int32) int {
 	for ai := s.byClnt.first(&s.subjects.at(si).attempts); ai >= 0; {
 		next := s.byClnt.next(ai)
 		if in(s.attempts.at(ai).tenant) {
-			s.removeAttempt(ai, EndRevoked)
+			s.removeAttempt(ai, engine.EndRevoked)
 		}
 		ai = next
 	}
 	return removed
 }
 
-func validateRevocation(subject Subject, ttl time.Duration) error {
-	if err := subject.Validate(); err != nil {
-		return err
-	}
-	if ttl < time.Second || ttl > MaxRevocationTTL {
-		return errRevocationTTL
-	}
-	return nil
-}
-
 // Revoked reports whether subject has a live global revocation.
-func (s *MemStore) Revoked(ctx context.Context, subject Subject) (bool, error) {
+func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, error) {
 	if err := subject.Validate(); err != nil {
 		return false, err
 	}

@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 // slab holds records of one kind in a slice indexed by int32 slot, with a
 // free list so slots are pooled and reused: records are values in one

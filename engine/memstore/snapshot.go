@@ -1,4 +1,4 @@
-package engine
+package memstore
 
 import (
 	"cmp"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // Snapshot renders the whole state after cleanup (as any operation would
@@ -14,7 +16,7 @@ import (
 // attempts and pending list in order), attempt (bindings, consumed),
 // idempotency record, replay entry, revocation, tenant count and browse
 // index. Never a fingerprint or capability. O(state); for tests.
-func (s *MemStore) Snapshot() string {
+func (s *Store) Snapshot() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -106,7 +108,7 @@ func (s *MemStore) Snapshot() string {
 	return b.String()
 }
 
-func (s *MemStore) snapListing(li int32) string {
+func (s *Store) snapListing(li int32) string {
 	l := s.listings.at(li)
 	t := s.tenants.at(l.tenant).t
 	var b strings.Builder
@@ -132,7 +134,7 @@ func (s *MemStore) snapListing(li int32) string {
 	return b.String()
 }
 
-func snapBinding(b Binding) string {
+func snapBinding(b engine.Binding) string {
 	if !b.Bound() {
 		return "unbound"
 	}

@@ -1,18 +1,20 @@
-package engine
+package memstore
 
 import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 func TestSnapshotNoSecretsAndDeterministic(t *testing.T) {
 	f := newFx(t, nil)
 	v := f.visible("pub-1")
 	a := f.attempt(v, "client-1")
-	f.s.BindAttemptEndpoint(f.ctx, f.bindCmd(a, RoleHost, 1000))
+	f.s.BindAttemptEndpoint(f.ctx, f.bindCmd(a, engine.RoleHost, 1000))
 	f.s.RevokePrincipal(f.ctx, "someone", 60e9)
-	f.s.ConsumeReplay(f.ctx, ConsumeReplay{Namespace: "n", Key: "k"})
+	f.s.ConsumeReplay(f.ctx, engine.ConsumeReplay{Namespace: "n", Key: "k"})
 	snap := f.s.Snapshot()
 	if snap != f.s.Snapshot() {
 		t.Fatalf("Snapshot is not deterministic")
@@ -25,9 +27,9 @@ func TestSnapshotNoSecretsAndDeterministic(t *testing.T) {
 		}
 	}
 	lc, pc, cc := f.k.Lease(v.Lease), f.k.Presence(v.Presence), f.k.AttemptClient(a.Handle)
-	hc := HostAttemptCapability(&pc, a.Handle)
-	for _, c := range []Capability{lc, pc, cc, hc} {
-		fp := FingerprintOf(&c)
+	hc := engine.HostAttemptCapability(&pc, a.Handle)
+	for _, c := range []engine.Capability{lc, pc, cc, hc} {
+		fp := engine.FingerprintOf(&c)
 		for _, secret := range []string{hex.EncodeToString(c[:]), string(c.AppendToken(nil)), hex.EncodeToString(fp[:]), string(fp[:8])} {
 			if strings.Contains(strings.ToLower(snap), strings.ToLower(secret)) {
 				t.Fatalf("Snapshot reveals a capability or fingerprint")

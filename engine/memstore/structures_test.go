@@ -1,10 +1,12 @@
-package engine
+package memstore
 
 import (
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 func TestChain(t *testing.T) {
@@ -175,8 +177,8 @@ func TestDeadlineHeap(t *testing.T) {
 	}
 }
 
-func uuidN(n uint32) UUID {
-	var u UUID
+func uuidN(n uint32) engine.UUID {
+	var u engine.UUID
 	u[0], u[1], u[2], u[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 	return u
 }
@@ -360,9 +362,9 @@ func TestKeyHasher(t *testing.T) {
 
 func TestUUIDIndex(t *testing.T) {
 	var x uuidIndex
-	var us []UUID
+	var us []engine.UUID
 	for i := 0; i < 1000; i++ {
-		u := NewUUID()
+		u := engine.NewUUID()
 		us = append(us, u)
 		x.put(u, int32(i))
 	}
@@ -400,11 +402,11 @@ func TestUUIDIndex(t *testing.T) {
 func TestUUIDIndexRandom(t *testing.T) {
 	var x uuidIndex
 	r := rand.New(rand.NewPCG(3, 4))
-	pool := make([]UUID, 40)
+	pool := make([]engine.UUID, 40)
 	for i := range pool {
-		pool[i] = NewUUID()
+		pool[i] = engine.NewUUID()
 	}
-	want := map[UUID]int32{}
+	want := map[engine.UUID]int32{}
 	for step := 0; step < 20000; step++ {
 		u := pool[r.IntN(len(pool))]
 		if _, ok := want[u]; ok && r.IntN(2) == 0 {

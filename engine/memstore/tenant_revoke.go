@@ -1,10 +1,12 @@
-package engine
+package memstore
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
 )
 
 // A tenant revocation confines a revocation to one tenant: the subject may
@@ -13,23 +15,23 @@ import (
 // revocation pool with global revocations (RevokePrincipal).
 
 // tenantRevRec is one tenant revocation; its deadline lives in
-// MemStore.tenantRevHeap.
+// Store.tenantRevHeap.
 type tenantRevRec struct {
 	hashed
-	tenant  Tenant
-	subject Subject
+	tenant  engine.Tenant
+	subject engine.Subject
 }
 
 // tenantRevKey names a tenant revocation with its seeded hash, computed once
 // per operation, before the commit lock is taken. It aliases the caller's
 // strings (a lookup never keeps them), so making one does not allocate.
 type tenantRevKey struct {
-	tenant  Tenant
-	subject Subject
+	tenant  engine.Tenant
+	subject engine.Subject
 	hash    uint64
 }
 
-func (s *MemStore) tenantRevKey(t Tenant, subject Subject) tenantRevKey {
+func (s *Store) tenantRevKey(t engine.Tenant, subject engine.Subject) tenantRevKey {
 	h := newKeyHasher(s.seed)
 	h.str(t.Game)
 	h.str(t.Env)
@@ -38,7 +40,7 @@ func (s *MemStore) tenantRevKey(t Tenant, subject Subject) tenantRevKey {
 }
 
 // findTenantRev returns the slot of k, or -1.
-func (s *MemStore) findTenantRev(k *tenantRevKey) int32 {
+func (s *Store) findTenantRev(k *tenantRevKey) int32 {
 	for i := s.tenantRevIdx.head(k.hash); i >= 0; {
 		r := s.tenantRevs.at(i)
 		if r.hash == k.hash && r.tenant == k.tenant && r.subject == k.subject {
@@ -50,14 +52,14 @@ func (s *MemStore) findTenantRev(k *tenantRevKey) int32 {
 }
 
 // tenantRevoked reports whether k has a tenant revocation (cleanup has run).
-func (s *MemStore) tenantRevoked(k *tenantRevKey) bool {
+func (s *Store) tenantRevoked(k *tenantRevKey) bool {
 	return s.tenantRevs.n > 0 && s.findTenantRev(k) >= 0
 }
 
 // nRevocations is the revocation pool's occupancy: global and tenant ones.
-func (s *MemStore) nRevocations() int { return s.revocations.len() + s.tenantRevHeap.len() }
+func (s *Store) nRevocations() int { return s.revocations.len() + s.tenantRevHeap.len() }
 
-func (s *MemStore) removeTenantRev(i int32) {
+func (s *Store) removeTenantRev(i int32) {
 	s.tenantRevHeap.remove(i)
 	chainRemove(&s.tenantRevIdx, &s.tenantRevs, i)
 	*s.tenantRevs.at(i) = tenantRevRec{} // drop the strings
@@ -70,33 +72,33 @@ func (s *MemStore) removeTenantRev(i int32) {
 // subject has), never a scan. removed counts as RevokePrincipal does,
 // restricted to tenant. If the revocation pool is full (and the subject is
 // not revoked in tenant already) nothing changes.
-func (s *MemStore) RevokeTenantPrincipal(ctx context.Context, tenant Tenant, subject Subject, ttl time.Duration) (int, Result, error) {
+func (s *Store) RevokeTenantPrincipal(ctx context.Context, tenant engine.Tenant, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
 	if err := tenant.Validate(); err != nil {
-		return 0, Result{}, err
+		return 0, engine.Result{}, err
 	}
-	if err := validateRevocation(subject, ttl); err != nil {
-		return 0, Result{}, err
+	if err := engine.ValidateRevocation(subject, ttl); err != nil {
+		return 0, engine.Result{}, err
 	}
 	rk, sk, tk := s.tenantRevKey(tenant, subject), s.subjectKey(subject), s.tenantKey(tenant)
 	now, err := s.begin(ctx)
 	if err != nil {
-		return 0, Result{}, err
+		return 0, engine.Result{}, err
 	}
 	defer s.end()
 	if !s.available.Load() {
-		return 0, Result{Outcome: ServiceUnavailable}, nil
+		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
 	}
 	ri := s.findTenantRev(&rk)
 	if ri < 0 && s.nRevocations() >= s.lim.MaxRevocations {
-		return 0, Result{Outcome: CapacityExceeded, Pool: PoolRevocations}, nil
+		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil
 	}
 	if ri < 0 {
 		ri = s.tenantRevs.alloc()
 		r := s.tenantRevs.at(ri)
 		r.hash = rk.hash
 		// Never a caller's buffer.
-		r.tenant = Tenant{Game: strings.Clone(tenant.Game), Env: strings.Clone(tenant.Env)}
-		r.subject = Subject(strings.Clone(string(subject)))
+		r.tenant = engine.Tenant{Game: strings.Clone(tenant.Game), Env: strings.Clone(tenant.Env)}
+		r.subject = engine.Subject(strings.Clone(string(subject)))
 		chainInsert(&s.tenantRevIdx, &s.tenantRevs, ri)
 	}
 	s.tenantRevHeap.set(ri, now+ttl)
@@ -104,13 +106,13 @@ func (s *MemStore) RevokeTenantPrincipal(ctx context.Context, tenant Tenant, sub
 	if ti := s.findTenant(tk); ti >= 0 {
 		removed = s.removeSubjectRecords(sk, ti)
 	}
-	return removed, Result{}, nil
+	return removed, engine.Result{}, nil
 }
 
 // RevokedInTenant reports whether subject may do no new work in tenant: it
 // has a live global revocation or one confined to tenant. A read under the
 // shared lock, like Revoked.
-func (s *MemStore) RevokedInTenant(ctx context.Context, tenant Tenant, subject Subject) (bool, error) {
+func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subject engine.Subject) (bool, error) {
 	if err := tenant.Validate(); err != nil {
 		return false, err
 	}
@@ -133,7 +135,7 @@ func (s *MemStore) RevokedInTenant(ctx context.Context, tenant Tenant, subject S
 
 // verifyTenantRevocations checks each tenant revocation is found by its key
 // and scheduled (for CheckInvariants).
-func (s *MemStore) verifyTenantRevocations() error {
+func (s *Store) verifyTenantRevocations() error {
 	for i := int32(0); int(i) < s.tenantRevs.size(); i++ {
 		if !s.tenantRevs.live(i) {
 			continue

@@ -1,6 +1,10 @@
-package engine
+package memstore
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // tenantRec is one tenant with live listings, attempts or idempotency
 // records. counts is its usage (TenantUsage, checked against the tenant
@@ -8,7 +12,7 @@ import "strings"
 // there: the record is freed when it counts nothing.
 type tenantRec struct {
 	hashed
-	t      Tenant
+	t      engine.Tenant
 	counts tenantCounts
 }
 
@@ -25,11 +29,11 @@ func (c tenantCounts) refs() int { return c.listings + c.attempts + c.idem }
 // tenantKey is a tenant with its seeded hash, computed once per operation,
 // before the commit lock is taken.
 type tenantKey struct {
-	t    Tenant
+	t    engine.Tenant
 	hash uint64
 }
 
-func (s *MemStore) tenantKey(t Tenant) tenantKey {
+func (s *Store) tenantKey(t engine.Tenant) tenantKey {
 	h := newKeyHasher(s.seed)
 	h.str(t.Game)
 	h.str(t.Env)
@@ -37,7 +41,7 @@ func (s *MemStore) tenantKey(t Tenant) tenantKey {
 }
 
 // findTenant returns the slot of k, or -1.
-func (s *MemStore) findTenant(k tenantKey) int32 {
+func (s *Store) findTenant(k tenantKey) int32 {
 	for i := s.tenantIdx.head(k.hash); i >= 0; {
 		r := s.tenants.at(i)
 		if r.hash == k.hash && r.t == k.t {
@@ -50,13 +54,13 @@ func (s *MemStore) findTenant(k tenantKey) int32 {
 
 // tenantSlot returns the slot of k, creating it; the caller counts its new
 // record in it.
-func (s *MemStore) tenantSlot(k tenantKey) int32 {
+func (s *Store) tenantSlot(k tenantKey) int32 {
 	i := s.findTenant(k)
 	if i < 0 {
 		i = s.tenants.alloc()
 		r := s.tenants.at(i)
 		r.hash = k.hash
-		r.t = Tenant{Game: strings.Clone(k.t.Game), Env: strings.Clone(k.t.Env)} // never a caller's buffer
+		r.t = engine.Tenant{Game: strings.Clone(k.t.Game), Env: strings.Clone(k.t.Env)} // never a caller's buffer
 		chainInsert(&s.tenantIdx, &s.tenants, i)
 	}
 	return i
@@ -64,7 +68,7 @@ func (s *MemStore) tenantSlot(k tenantKey) int32 {
 
 // tenantUnref frees tenant slot i once it counts no record (the caller has
 // uncounted its own).
-func (s *MemStore) tenantUnref(i int32) {
+func (s *Store) tenantUnref(i int32) {
 	if s.tenants.at(i).counts == (tenantCounts{}) {
 		chainRemove(&s.tenantIdx, &s.tenants, i)
 		s.tenants.release(i)

@@ -1,6 +1,10 @@
-package engine
+package memstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // tombRec is an ended attempt's status, kept TombstoneTTL after its record
 // went so GET /v1/join-attempts/{id} can still say how it ended. It keeps
@@ -8,21 +12,21 @@ import "time"
 // subjects' names share the strings of the records they came from, so
 // making one does not allocate) and none of the peers' addresses or keys.
 type tombRec struct {
-	id               AttemptID
-	listing          ListingID
-	tenant           Tenant
-	client, owner    Subject
+	id               engine.AttemptID
+	listing          engine.ListingID
+	tenant           engine.Tenant
+	client, owner    engine.Subject
 	deadline         time.Duration // the attempt's, for ExpiresAt
-	prog             AttemptProgress
-	hostOut, peerOut PunchOutcome
-	end              AttemptEnd
+	prog             engine.AttemptProgress
+	hostOut, peerOut engine.PunchOutcome
+	end              engine.AttemptEnd
 }
 
 // tombstone records attempt slot ai's end; the caller removes the record
 // next. The pool is bounded by the attempts ceiling: when full, the oldest
 // tombstone goes (the schedule's head, as every tombstone lives
 // TombstoneTTL). Expiry is the schedule's, drained by cleanup: no scan.
-func (s *MemStore) tombstone(ai int32, end AttemptEnd) {
+func (s *Store) tombstone(ai int32, end engine.AttemptEnd) {
 	if s.tombs.n >= s.lim.MaxAttempts {
 		s.removeTomb(s.tombExp.head - 1)
 	}
@@ -35,7 +39,7 @@ func (s *MemStore) tombstone(ai int32, end AttemptEnd) {
 		deadline: s.attemptExp.deadline(ai), prog: a.progress(),
 		hostOut: a.hostOut, peerOut: a.peerOut, end: end,
 	}
-	s.tombExp.push(ti, s.endedAt(ai, end)+TombstoneTTL)
+	s.tombExp.push(ti, s.endedAt(ai, end)+engine.TombstoneTTL)
 	s.tombByID.put(a.id.UUID, ti)
 }
 
@@ -43,13 +47,13 @@ func (s *MemStore) tombstone(ai int32, end AttemptEnd) {
 // lease deadline or the drain deadline when one of those ended it, else
 // now. So a tombstone lives TombstoneTTL from the end, whenever cleanup
 // found it.
-func (s *MemStore) endedAt(ai int32, end AttemptEnd) time.Duration {
+func (s *Store) endedAt(ai int32, end engine.AttemptEnd) time.Duration {
 	switch end {
-	case EndExpired:
+	case engine.EndExpired:
 		return s.attemptExp.deadline(ai)
-	case EndLeaseExpired:
+	case engine.EndLeaseExpired:
 		return s.leaseExp.deadline(s.attempts.at(ai).listing)
-	case EndDrained:
+	case engine.EndDrained:
 		if s.draining.Load() {
 			return s.drainDeadline
 		}
@@ -57,7 +61,7 @@ func (s *MemStore) endedAt(ai int32, end AttemptEnd) time.Duration {
 	return s.clock.Now()
 }
 
-func (s *MemStore) removeTomb(ti int32) {
+func (s *Store) removeTomb(ti int32) {
 	s.tombExp.remove(ti)
 	s.tombByID.del(s.tombs.at(ti).id.UUID)
 	s.tombs.release(ti)
@@ -65,7 +69,7 @@ func (s *MemStore) removeTomb(ti int32) {
 
 // clearTombs drops every tombstone (MarkUnavailable: nothing is answered
 // any more). O(tombstones).
-func (s *MemStore) clearTombs() {
+func (s *Store) clearTombs() {
 	for i := s.tombExp.due(maxDuration); i >= 0; i = s.tombExp.due(maxDuration) {
 		s.removeTomb(i)
 	}

@@ -1,6 +1,10 @@
-package engine
+package memstore
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // uuidIndex maps store-generated UUIDs to slots. It is an open-addressing
 // hash table with linear probing and the key stored inline: a lookup
@@ -28,19 +32,19 @@ type uuidIndex struct {
 
 // uuidEntry is one table cell; slot holds slot+1 so the zero cell is empty.
 type uuidEntry struct {
-	key  UUID
+	key  engine.UUID
 	slot int32
 }
 
 const uuidMinTable = 16
 
 // home is u's preferred cell.
-func (x *uuidIndex) home(u *UUID) int {
+func (x *uuidIndex) home(u *engine.UUID) int {
 	h := binary.LittleEndian.Uint64(u[:8]) ^ binary.LittleEndian.Uint64(u[8:])
 	return int((h * 0x9e3779b97f4a7c15) >> x.shift)
 }
 
-func (x *uuidIndex) get(u UUID) (int32, bool) {
+func (x *uuidIndex) get(u engine.UUID) (int32, bool) {
 	if len(x.tab) == 0 {
 		return 0, false
 	}
@@ -57,7 +61,7 @@ func (x *uuidIndex) get(u UUID) (int32, bool) {
 }
 
 // put maps u to slot i, replacing any previous mapping.
-func (x *uuidIndex) put(u UUID, i int32) {
+func (x *uuidIndex) put(u engine.UUID, i int32) {
 	if (x.n+1)*4 > len(x.tab)*3 {
 		x.grow()
 	}
@@ -99,7 +103,7 @@ func log2(n int) int {
 
 // del removes u (a no-op if absent) and shifts the rest of its probe run
 // back so that every remaining key is still reachable from its home cell.
-func (x *uuidIndex) del(u UUID) {
+func (x *uuidIndex) del(u engine.UUID) {
 	if len(x.tab) == 0 {
 		return
 	}

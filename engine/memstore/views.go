@@ -1,13 +1,17 @@
-package engine
+package memstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // listingView renders listing slot li at now. Spec and Doc are immutable
 // and shared; nothing else aliases store state.
-func (s *MemStore) listingView(li int32, now time.Duration) ListingView {
+func (s *Store) listingView(li int32, now time.Duration) engine.ListingView {
 	l := s.listings.at(li)
 	d := s.leaseExp.deadline(li)
-	v := ListingView{
+	v := engine.ListingView{
 		ID: l.id, Lease: l.lease, Presence: l.presence,
 		Tenant: s.tenants.at(l.tenant).t, Owner: s.subjects.at(l.owner).name,
 		Spec: s.docs[li].spec, Doc: s.docs[li].doc,
@@ -22,11 +26,11 @@ func (s *MemStore) listingView(li int32, now time.Duration) ListingView {
 }
 
 // attemptView renders attempt slot ai at now.
-func (s *MemStore) attemptView(ai int32, now time.Duration) AttemptView {
+func (s *Store) attemptView(ai int32, now time.Duration) engine.AttemptView {
 	a := s.attempts.at(ai)
 	l := s.listings.at(a.listing)
 	d := s.attemptExp.deadline(ai)
-	v := AttemptView{
+	v := engine.AttemptView{
 		ID: a.id, Handle: a.handle, Listing: l.id,
 		Tenant: s.tenants.at(a.tenant).t, Client: s.subjects.at(a.client).name,
 		ExpiresAt: s.wall(d), TTL: d - now,
@@ -46,15 +50,15 @@ func (s *MemStore) attemptView(ai int32, now time.Duration) AttemptView {
 // endpoint is unbound. It writes in place: building the view in a local
 // and copying it out stalled on store forwarding and was a sixth of a
 // batched heartbeat.
-func (s *MemStore) fillPresenceView(v *PresenceView, li int32, now time.Duration) {
+func (s *Store) fillPresenceView(v *engine.PresenceView, li int32, now time.Duration) {
 	l := s.listings.at(li)
 	v.Listing = l.id
 	v.TTL = s.presExp.deadline(li) - now
-	v.NPending = min(int(l.pending.n), PendingOffersMax)
+	v.NPending = min(int(l.pending.n), engine.PendingOffersMax)
 	ai := s.pending.first(&l.pending)
 	for k := range v.Pending {
 		if k >= v.NPending {
-			v.Pending[k] = Handle{}
+			v.Pending[k] = engine.Handle{}
 			continue
 		}
 		if k > 0 {
@@ -64,7 +68,7 @@ func (s *MemStore) fillPresenceView(v *PresenceView, li int32, now time.Duration
 	}
 }
 
-func (s *MemStore) introduction(ai int32) Introduction {
+func (s *Store) introduction(ai int32) engine.Introduction {
 	a := s.attempts.at(ai)
-	return Introduction{Attempt: a.id, Handle: a.handle, Host: a.host.view(), Client: a.peer.view()}
+	return engine.Introduction{Attempt: a.id, Handle: a.handle, Host: a.host.view(), Client: a.peer.view()}
 }
