@@ -38,7 +38,7 @@ bench:
 
 # Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
 FUZZTIME ?= 30s
-FUZZ_TARGETS = ./engine:FuzzStoreOps ./netio/stun:FuzzParse ./netio:FuzzProcessor \
+FUZZ_TARGETS = ./engine/memstore:FuzzStoreOps ./netio/stun:FuzzParse ./netio:FuzzProcessor \
 	./httpapi:FuzzDecodeCreateListing ./httpapi:FuzzDecodeRenew ./httpapi:FuzzDecodeJoinRevocation
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

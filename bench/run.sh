@@ -35,7 +35,7 @@ if ! command -v benchstat >/dev/null; then
 fi
 
 declare -A PKGS=(
-	[store]="./bench/ ./engine/"
+	[store]="./bench/ ./engine/ ./engine/memstore/"
 	[udp]="./netio/..."
 	[http]="./httpapi/ ./cmd/rendezvous/"
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rendezvous/rendezvous/bench/refstore"
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 )
 
 // StoreSink keeps benchmark results alive so the compiler cannot drop the work.
@@ -23,7 +24,7 @@ var storeTenant = engine.Tenant{Game: "bench-game", Env: "load"}
 // and the Redis store.
 var storeImpls = map[string]func(engine.Limits, engine.Clock, *engine.Keyring) (engine.Store, error){
 	"mem": func(l engine.Limits, c engine.Clock, k *engine.Keyring) (engine.Store, error) {
-		return engine.NewMemStore(l, c, k)
+		return memstore.New(l, c, k)
 	},
 	"ref": func(l engine.Limits, c engine.Clock, k *engine.Keyring) (engine.Store, error) {
 		return refstore.New(l, c, k)

@@ -83,6 +83,9 @@ const (
 	numAttemptEnds
 )
 
+// Valid reports whether e is one of the ends above.
+func (e AttemptEnd) Valid() bool { return e >= EndExpired && e < numAttemptEnds }
+
 // TombstoneTTL is how long an ended attempt's status stays readable. The
 // tombstones are bounded by the attempts ceiling (the oldest goes first when
 // full) and count against no pool or quota.
@@ -154,6 +157,10 @@ var pathNames = [numPaths]string{"", "direct", "relayed", "failed"}
 
 // String is the wire and metric label name.
 func (p Path) String() string { return nameOf(pathNames[:], p) }
+
+// Valid reports whether p is one of the paths above (0, not reported, is
+// not).
+func (p Path) Valid() bool { return p >= PathDirect && p < numPaths }
 
 // PunchOutcome is one side's reported outcome; Path 0 means not reported.
 type PunchOutcome struct {

@@ -1,30 +1,26 @@
 // Package engine is the rendezvous domain: IDs, listings, attempts,
-// outcomes, quotas, capability derivation, the Store interface and its
-// in-memory implementation, MemStore.
+// outcomes, quotas, capability derivation, the input checks every store
+// makes, and the Store interface. It holds no store: engine/memstore is the
+// atomic in-memory one, engine/redisstore the same store on Redis, and
+// engine/storetest the contract suite both pass. The SDK (client) and the
+// STUN codec import engine for IDs and capabilities without compiling
+// either store.
 //
-// Where to find the parts of MemStore:
+// Where to find the parts:
 //
-//	memstore.go        the type, constructor, lock-free flags
-//	commit.go          the commit lock (begin/end), cleanup, clearActive
-//	expiry.go, heap.go the expiry schedules: an ordered intrusive list per
-//	                   constant-lifetime pool, a heap for revocations and replay
-//	list.go, slab.go   intrusive lists and pooled record slabs
-//	index.go           seeded hashing, sharded hash indexes (caller-chosen keys)
-//	uuid_index.go      the open-addressing UUID -> slot table (store-made IDs)
-//	ordered.go         the chunked sorted set behind browse
-//	browse_index.go    per-(tenant, protocol[, region]) visible-listing indexes
-//	subjects.go, tenants.go, idempotency.go, replay.go   keyed records
-//	records.go, endpoint.go   pointer-free listing and attempt records
-//	                   (listingRec is laid out by cache line)
-//	listing_doc.go     a listing's spec and document packed into one buffer
-//	browse.go          BrowseVisible and the lighter BrowseItems (ItemBrowser)
-//	listing_create.go, listing_ops.go, presence_ops.go,
-//	attempt_create.go, attempt_ops.go, revoke.go, drain.go, batch.go
-//	                   the transitions, one concern per file
-//	remove.go          cascading removal (listing -> presence, attempts)
-//	attempt_state.go   attempt states, reasons, outcome paths (the relay fallback's types)
-//	relay_ops.go       relay introduction, outcome reports, MarkOffered, AttemptStatus
-//	tombstone.go       ended attempts' status, bounded and expiring like every pool
-//	views.go           rendering views for callers
-//	invariants*.go, snapshot.go   Inspector, for tests
+//	id.go              UUIDs and the typed IDs (ListingID, LeaseID, Handle, ...)
+//	input.go           InputError, Tenant, Subject, idempotency keys
+//	listing.go         ListingSpec, visibility, trust mode and their checks
+//	validate.go        every transition's input checks (Validate*), run by
+//	                   each store before its commit
+//	limits.go          pools, lifetimes, quotas (Limits) and their checks
+//	outcome.go         Outcome, Pool, Result: the typed answers
+//	store.go           the Store interface, its commands and views, Op
+//	browse_item.go     BrowseItem and ItemBrowser, the lighter browse page
+//	usage.go           TenantUsage
+//	attempt_state.go   attempt states, reasons, outcome paths (the relay
+//	                   fallback's types), derived from AttemptProgress
+//	secret.go          capabilities, fingerprints, the Keyring that derives them
+//	hmac.go            the allocation-free HMAC-SHA256 of the datagram path
+//	clock.go           Clock: monotonic store time and wall time
 package engine

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 )
 
@@ -48,6 +49,16 @@ func FingerprintOf(c *Capability) Fingerprint {
 	var f Fingerprint
 	copy(f[:], sum[:16])
 	return f
+}
+
+// Equal compares fingerprints in constant time: both halves are XORed and
+// ORed without an early exit (subtle.ConstantTimeCompare does the same byte
+// by byte, through a call, on every datagram). Stores compare a request's
+// key with the stored one through it, never with ==.
+func (f *Fingerprint) Equal(g *Fingerprint) bool {
+	x := binary.LittleEndian.Uint64(f[:8]) ^ binary.LittleEndian.Uint64(g[:8])
+	x |= binary.LittleEndian.Uint64(f[8:]) ^ binary.LittleEndian.Uint64(g[8:])
+	return x == 0
 }
 
 // Capability labels (CONTRACT.md §1).

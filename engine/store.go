@@ -171,7 +171,8 @@ type ListingView struct {
 	// PresenceInstance is the instance (Store.InstanceID) the host's last
 	// accepted presence refresh reached, so the API can name that
 	// instance's mediator without asking the store again. Zero on a store
-	// that serves one instance only (MemStore) and before the first refresh.
+	// that serves one instance only (the in-memory store) and before the
+	// first refresh.
 	PresenceInstance UUID
 }
 
@@ -256,7 +257,7 @@ type AttemptView struct {
 	// latest presence refresh and each side's first bind: pushed datagrams
 	// (OFFER, INTRODUCE) must leave from that instance's socket, the one the
 	// peer's NAT mapping points at. Zero when the store serves one instance
-	// only (MemStore) or the side is not bound.
+	// only (the in-memory store) or the side is not bound.
 	HostPresenceInstance, HostInstance, PeerInstance UUID
 	// RelayOnly: the attempt never consumes the (direct) introduction.
 	RelayOnly bool

@@ -8,6 +8,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 	"github.com/valyala/fasthttp"
 )
 
@@ -15,7 +16,7 @@ import (
 // RequestCtx (no network), for allocation guards and handler benchmarks.
 type direct struct {
 	api   *API
-	store *engine.MemStore
+	store *memstore.Store
 	keys  *engine.Keyring
 	clock *engine.ManualClock
 }
@@ -23,7 +24,7 @@ type direct struct {
 func newDirect(tb testing.TB, l engine.Limits) *direct {
 	tb.Helper()
 	d := &direct{keys: engine.RandomKeyring(), clock: engine.NewManualClock()}
-	st, err := engine.NewMemStore(l, d.clock, d.keys)
+	st, err := memstore.New(l, d.clock, d.keys)
 	if err != nil {
 		tb.Fatal(err)
 	}

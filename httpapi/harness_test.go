@@ -16,6 +16,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
@@ -26,7 +27,7 @@ type harness struct {
 	t      *testing.T
 	clock  *engine.ManualClock
 	keys   *engine.Keyring
-	store  *engine.MemStore
+	store  *memstore.Store
 	served engine.Store // the store the API runs on: store unless an option set another
 	api    *API
 	client *fasthttp.Client
@@ -124,9 +125,9 @@ func (l *lockedBuffer) String() string {
 func newHarness(t *testing.T, limits engine.Limits, opts ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: engine.NewManualClock(), keys: engine.RandomKeyring(), offers: &offerRecorder{}, logs: &lockedBuffer{}}
-	st, err := engine.NewMemStore(limits, h.clock, h.keys)
+	st, err := memstore.New(limits, h.clock, h.keys)
 	if err != nil {
-		t.Fatalf("NewMemStore: %v", err)
+		t.Fatalf("memstore.New: %v", err)
 	}
 	h.store = st
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 )
 
 // failingListener fails its first n accepts with err, then hands out one
@@ -43,7 +44,7 @@ func (f *failingListener) Addr() net.Addr { return &net.TCPAddr{} }
 // listenerAPI is an API (no server) logging as JSON into logs.
 func listenerAPI(t *testing.T) (*API, *lockedBuffer) {
 	t.Helper()
-	st, err := engine.NewMemStore(testLimits(), engine.NewManualClock(), engine.RandomKeyring())
+	st, err := memstore.New(testLimits(), engine.NewManualClock(), engine.RandomKeyring())
 	if err != nil {
 		t.Fatal(err)
 	}

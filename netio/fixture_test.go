@@ -17,6 +17,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -32,7 +33,7 @@ type fixture struct {
 	t     testing.TB
 	clock *engine.ManualClock
 	keys  *engine.Keyring
-	store *engine.MemStore
+	store *memstore.Store
 	med   *Mediator
 	set   *metrics.Set
 	addr  netip.AddrPort
@@ -42,7 +43,7 @@ type fixture struct {
 func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
 	f := &fixture{t: t, clock: engine.NewManualClock(), keys: engine.NewKeyring(testKey), set: metrics.NewSet()}
-	st, err := engine.NewMemStore(engine.DefaultLimits(), f.clock, f.keys)
+	st, err := memstore.New(engine.DefaultLimits(), f.clock, f.keys)
 	if err != nil {
 		t.Fatal(err)
 	}

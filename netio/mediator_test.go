@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -421,7 +422,7 @@ func TestAnswerFromRequestAddress(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	st, _ := engine.NewMemStore(engine.DefaultLimits(), engine.NewManualClock(), engine.NewKeyring(testKey))
+	st, _ := memstore.New(engine.DefaultLimits(), engine.NewManualClock(), engine.NewKeyring(testKey))
 	k := engine.NewKeyring(testKey)
 	f := func(cfg Config, setting string) {
 		t.Helper()

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 )
 
 func TestDrainAndUnavailable(t *testing.T) {
@@ -37,7 +38,7 @@ func TestPresencePoolFull(t *testing.T) {
 	f := newFixture(t, Config{})
 	lim := engine.DefaultLimits()
 	lim.MaxPresence = 1
-	st, err := engine.NewMemStore(lim, f.clock, f.keys)
+	st, err := memstore.New(lim, f.clock, f.keys)
 	if err != nil {
 		t.Fatal(err)
 	}

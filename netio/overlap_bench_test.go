@@ -11,6 +11,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 )
 
 // roundTripStore adds a fixed wait to every ApplyBatch, as a remote store's
@@ -45,7 +46,7 @@ func BenchmarkOverlapBatchFill(b *testing.B) {
 		listings = 500
 	)
 	f := &fixture{t: b, clock: engine.NewManualClock(), keys: engine.NewKeyring(testKey), set: metrics.NewSet()}
-	st, err := engine.NewMemStore(engine.DefaultLimits(), f.clock, f.keys)
+	st, err := memstore.New(engine.DefaultLimits(), f.clock, f.keys)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 )
 
 // gatedStore holds its first ApplyBatch until release is closed: a commit
@@ -112,7 +113,7 @@ type overlapFixture struct {
 func newOverlapFixture(t *testing.T, portable, holdSecondRead bool) *overlapFixture {
 	t.Helper()
 	f := &fixture{t: t, clock: engine.NewManualClock(), keys: engine.NewKeyring(testKey), set: metrics.NewSet()}
-	st, err := engine.NewMemStore(engine.DefaultLimits(), f.clock, f.keys)
+	st, err := memstore.New(engine.DefaultLimits(), f.clock, f.keys)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 )
 
 // unreachableStore is a MemStore behind a shared store's server that went
 // away: commits answer ServiceUnavailable marked Unreachable (nothing
 // erased), and, once lookups is set, attempt lookups get no answer either.
 type unreachableStore struct {
-	*engine.MemStore
+	*memstore.Store
 	commits, lookups atomic.Bool
 }
 
 func (s *unreachableStore) ApplyBatch(ctx context.Context, ops []engine.Op) error {
 	if !s.commits.Load() {
-		return s.MemStore.ApplyBatch(ctx, ops)
+		return s.Store.ApplyBatch(ctx, ops)
 	}
 	for i := range ops {
 		ops[i].Result = engine.Result{Outcome: engine.ServiceUnavailable, Unreachable: true}
@@ -31,7 +32,7 @@ func (s *unreachableStore) ResolveAttemptHost(h engine.Handle) (engine.Handle, b
 	if s.lookups.Load() {
 		return engine.Handle{}, false, false
 	}
-	p, ok := s.MemStore.AttemptHost(h)
+	p, ok := s.Store.AttemptHost(h)
 	return p, ok, true
 }
 
@@ -44,7 +45,7 @@ func (s *unreachableStore) ResolveAttemptHost(h engine.Handle) (engine.Handle, b
 func TestUnreachableStoreHostBind(t *testing.T) {
 	f := newFixture(t, Config{})
 	v, pc := f.listing()
-	st := &unreachableStore{MemStore: f.store}
+	st := &unreachableStore{Store: f.store}
 	m, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 1, Logger: f.med.log}, st, f.keys)
 	if err != nil {
 		t.Fatal(err)

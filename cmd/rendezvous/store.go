@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/memstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
 
@@ -23,7 +24,7 @@ const (
 // under --redis-name. close releases what it holds (the Redis connection).
 func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(), err error) {
 	if c.Store != storeRedis {
-		s, err := engine.NewMemStore(c.Limits, engine.NewSystemClock(), keys)
+		s, err := memstore.New(c.Limits, engine.NewSystemClock(), keys)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot create the store: %w", err)
 		}

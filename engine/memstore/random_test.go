@@ -1,0 +1,167 @@
+package memstore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// TestMemStoreRandomOps drives random interleavings of every transition and
+// of time (small pools, so capacity paths run too), checks every invariant
+// after each step, and compares browse with a naive filter over GetListing.
+func TestMemStoreRandomOps(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { randomOps(t, seed) })
+	}
+}
+
+func randomOps(t *testing.T, seed uint64) {
+	f := newFx(t, func(l *engine.Limits) {
+		l.MaxListings, l.MaxPresence, l.MaxAttempts, l.MaxIdempotency = 12, 8, 10, 40
+		l.MaxReplay, l.MaxRevocations, l.OwnerListingQuota, l.TenantAttemptQuota = 5, 2, 5, 8
+		l.TenantListingQuota, l.SubjectAttemptQuota, l.TenantIdempotencyQuota = 8, 6, 30
+		l.PresenceTTL, l.AttemptTTL, l.LeaseTTL, l.IdempotencyTTL = 3*time.Second, 4*time.Second, 6*time.Second, 8*time.Second
+	})
+	r := rand.New(rand.NewPCG(seed, 99))
+	owners := []engine.Subject{"p1", "p2", "p3"}
+	clients := []engine.Subject{"c1", "c2", "p1"}
+	tenants := []engine.Tenant{fxTenant, {Game: "other", Env: "test"}}
+	var listings []engine.ListingView
+	var attempts []engine.AttemptView
+	seqs := map[engine.Handle]uint64{}
+	seen := map[string]int{} // outcomes per operation, to prove each path ran
+	pickL := func() (engine.ListingView, bool) {
+		if len(listings) == 0 {
+			return engine.ListingView{}, false
+		}
+		return listings[r.IntN(len(listings))], true
+	}
+	for step := 0; step < 1500; step++ {
+		switch op := r.IntN(14); op {
+		case 0, 1:
+			sp := fxSpec()
+			sp.ProtocolVersion = uint32(7 + r.IntN(2))
+			sp.Region = []string{"eu", "us"}[r.IntN(2)]
+			if r.IntN(4) == 0 {
+				sp.Visibility = engine.Unlisted
+			}
+			v, res, err := f.s.CreateListing(f.ctx, engine.CreateListing{Tenant: tenants[r.IntN(2)], Owner: owners[r.IntN(3)],
+				IdempotencyKey: fmt.Sprintf("k%d", r.IntN(30)), Spec: sp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen["create "+res.Outcome.String()+res.Pool.String()]++
+			if res.OK() && !res.Replay {
+				listings = append(listings, v)
+			}
+		case 2, 3, 4:
+			if v, ok := pickL(); ok {
+				seqs[v.Presence] += uint64(r.IntN(2)) // sometimes a stale repeat
+				_, res, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seqs[v.Presence], Public: fxPub(uint16(1 + r.IntN(3)))})
+				seen["presence "+res.Outcome.String()]++
+			}
+		case 5:
+			if v, ok := pickL(); ok {
+				f.s.RenewLease(f.ctx, engine.RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
+					LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: uint64(1 + r.IntN(3)), CurrentPlayers: r.IntN(10) - 1})
+			}
+		case 6:
+			if v, ok := pickL(); ok {
+				f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease)})
+			}
+		case 7, 8:
+			if v, ok := pickL(); ok {
+				a, res, err := f.s.CreateJoinAttempt(f.ctx, engine.CreateAttempt{Tenant: v.Tenant, Client: clients[r.IntN(3)],
+					IdempotencyKey: fmt.Sprintf("j%d", r.IntN(30)), Listing: v.ID, ProtocolVersion: v.Spec.ProtocolVersion})
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen["attempt "+res.Outcome.String()+res.Pool.String()]++
+				if res.OK() && !res.Replay {
+					attempts = append(attempts, a)
+				}
+			}
+		case 9, 10:
+			if len(attempts) > 0 {
+				a := attempts[r.IntN(len(attempts))]
+				ops := []engine.Op{{Kind: engine.OpBindAttempt, Bind: f.bindCmd(a, engine.Role(1+r.IntN(2)), uint16(1+r.IntN(2)))}}
+				if r.IntN(2) == 0 {
+					ops = append(ops, engine.Op{Kind: engine.OpBindAttempt, Bind: f.bindCmd(a, engine.Role(1+r.IntN(2)), 1)})
+				}
+				if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
+					t.Fatal(err)
+				}
+				for _, op := range ops {
+					if op.FirstIntro {
+						seen["intro"]++
+					}
+				}
+				if r.IntN(3) == 0 {
+					f.s.ConsumeIntroduction(f.ctx, a.Handle)
+				}
+			}
+		case 11:
+			switch r.IntN(4) {
+			case 0:
+				f.s.RevokePrincipal(f.ctx, []engine.Subject{"p1", "c2", "x"}[r.IntN(3)], time.Duration(1+r.IntN(5))*time.Second)
+			case 1:
+				if v, ok := pickL(); ok {
+					f.s.RevokeListing(f.ctx, engine.RevokeListing{Tenant: v.Tenant, Listing: v.ID})
+				}
+			default:
+				f.s.ConsumeReplay(f.ctx, engine.ConsumeReplay{Namespace: "n", Key: fmt.Sprint(r.IntN(8)), Lifetime: time.Duration(r.IntN(4)) * time.Second})
+			}
+		default:
+			f.clock.Advance(time.Duration(r.IntN(1500)) * time.Millisecond)
+		}
+		f.check()
+		if step%10 == 0 {
+			checkBrowse(t, f, listings, tenants[r.IntN(2)], uint32(7+r.IntN(2)), []string{"", "eu", "us"}[r.IntN(3)])
+		}
+	}
+	for _, k := range []string{"create success", "create capacity_exceededlistings", "create capacity_exceededowner_listings",
+		"create conflict", "presence success", "presence conflict", "presence not_found", "attempt success", "attempt not_found", "intro"} {
+		if seen[k] == 0 {
+			t.Errorf("path %q never ran: %v", k, seen)
+		}
+	}
+}
+
+// checkBrowse compares BrowseVisible with a naive filter of GetListing.
+func checkBrowse(t *testing.T, f *fx, known []engine.ListingView, tenant engine.Tenant, proto uint32, region string) {
+	t.Helper()
+	var want []engine.ListingID
+	for _, v := range known {
+		g, r, err := f.s.GetListing(f.ctx, engine.GetListing{Tenant: tenant, Listing: v.ID, Joinable: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OK() && g.Spec.Visibility == engine.Public && g.Spec.ProtocolVersion == proto && (region == "" || g.Spec.Region == region) {
+			want = append(want, v.ID)
+		}
+	}
+	slices.SortFunc(want, func(a, b engine.ListingID) int { return a.Compare(b.UUID) })
+	var got []engine.ListingID
+	q := engine.Browse{Tenant: tenant, ProtocolVersion: proto, Region: region, Limit: 2}
+	for n := 0; n < 50; n++ {
+		items, more, _, err := f.s.BrowseVisible(f.ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBrowseItems(t, f, q, items, more)
+		for _, it := range items {
+			got = append(got, it.ID)
+		}
+		if !more {
+			break
+		}
+		q.After, q.HasAfter = items[len(items)-1].ID, true
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("browse %v/%d/%q = %v, want %v", tenant, proto, region, got, want)
+	}
+}

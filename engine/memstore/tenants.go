@@ -1,0 +1,76 @@
+package memstore
+
+import (
+	"strings"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// tenantRec is one tenant with live listings, attempts or idempotency
+// records. counts is its usage (TenantUsage, checked against the tenant
+// quotas in quotas.go), and every record naming the tenant is counted
+// there: the record is freed when it counts nothing.
+type tenantRec struct {
+	hashed
+	t      engine.Tenant
+	counts tenantCounts
+}
+
+// tenantCounts is a tenant's live listings, attempts and idempotency
+// records, kept incrementally where the records are inserted and removed,
+// so TenantUsage and the tenant quotas are one lookup.
+type tenantCounts struct {
+	listings, attempts, idem int
+}
+
+// refs is how many records name the tenant.
+func (c tenantCounts) refs() int { return c.listings + c.attempts + c.idem }
+
+// tenantKey is a tenant with its seeded hash, computed once per operation,
+// before the commit lock is taken.
+type tenantKey struct {
+	t    engine.Tenant
+	hash uint64
+}
+
+func (s *Store) tenantKey(t engine.Tenant) tenantKey {
+	h := newKeyHasher(s.seed)
+	h.str(t.Game)
+	h.str(t.Env)
+	return tenantKey{t: t, hash: h.sum()}
+}
+
+// findTenant returns the slot of k, or -1.
+func (s *Store) findTenant(k tenantKey) int32 {
+	for i := s.tenantIdx.head(k.hash); i >= 0; {
+		r := s.tenants.at(i)
+		if r.hash == k.hash && r.t == k.t {
+			return i
+		}
+		i = r.next
+	}
+	return -1
+}
+
+// tenantSlot returns the slot of k, creating it; the caller counts its new
+// record in it.
+func (s *Store) tenantSlot(k tenantKey) int32 {
+	i := s.findTenant(k)
+	if i < 0 {
+		i = s.tenants.alloc()
+		r := s.tenants.at(i)
+		r.hash = k.hash
+		r.t = engine.Tenant{Game: strings.Clone(k.t.Game), Env: strings.Clone(k.t.Env)} // never a caller's buffer
+		chainInsert(&s.tenantIdx, &s.tenants, i)
+	}
+	return i
+}
+
+// tenantUnref frees tenant slot i once it counts no record (the caller has
+// uncounted its own).
+func (s *Store) tenantUnref(i int32) {
+	if s.tenants.at(i).counts == (tenantCounts{}) {
+		chainRemove(&s.tenantIdx, &s.tenants, i)
+		s.tenants.release(i)
+	}
+}
