@@ -148,7 +148,8 @@ func TestHASentinelPrimaryPartitioned(t *testing.T) {
 	e.Scenario = "redis-primary-partitioned"
 	e.Description = "nftables cut of the Redis primary from its replicas and sentinels under mixed load on two instances; healed after the promotion"
 	e.LostStated = "writes the cut-off primary took after the cut, within min-replicas-max-lag + 2 s (ADR 0007)"
-	e.log(t, recovery, recoveryBound)
+	e.SetTimes(recovery, recoveryBound)
+	e.Log(t)
 	t.Logf("cut-off primary: last write taken %v, NOREPLICAS %v after the cut (bound %v); healed -> replica of the new primary %v",
 		lastTaken.Round(10*time.Millisecond), refusedAt.Round(10*time.Millisecond), bound, rejoined.Sub(healed).Round(10*time.Millisecond))
 	if got := recovery; got > recoveryBound {

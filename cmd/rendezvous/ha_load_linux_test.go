@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -27,7 +29,7 @@ type haTenant struct{ name, publisher, client string }
 // stats; it returns the file, the tenants and the operator's token.
 func haPrincipals(t *testing.T) (string, [2]haTenant, string) {
 	t.Helper()
-	path, tok := writePrincipals(t, map[string][3]string{
+	path, tok := e2e.WritePrincipals(t, map[string][3]string{
 		"pub-a": {"game-a", "prod", "publisher"}, "cli-a": {"game-a", "prod", "client"},
 		"pub-b": {"game-b", "prod", "publisher"}, "cli-b": {"game-b", "prod", "client"},
 		"ops": {"*", "*", "operator"},
@@ -62,7 +64,7 @@ type haLoad struct {
 	wg      sync.WaitGroup
 
 	mu       sync.Mutex
-	answers  map[string]int
+	tally    *haevidence.Tally // answers by typed outcome
 	failures []string
 	owner    map[string]int  // listing ID → tenant index
 	hosted   map[string]bool // listings whose host runs in the load (the joiners' targets)
@@ -75,8 +77,8 @@ type haLoad struct {
 
 func newHALoad(t *testing.T, insts []*proc, tenants [2]haTenant, rule haRule) *haLoad {
 	return &haLoad{t: t, insts: insts, tenants: tenants, rule: rule, stop: make(chan struct{}),
-		http:    &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
-		answers: map[string]int{}, owner: map[string]int{}, hosted: map[string]bool{}, intros: map[string]map[string]bool{}}
+		http:  &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		tally: haevidence.NewTally(), owner: map[string]int{}, hosted: map[string]bool{}, intros: map[string]map[string]bool{}}
 }
 
 func (l *haLoad) fail(format string, a ...any) {
@@ -89,9 +91,7 @@ func (l *haLoad) fail(format string, a ...any) {
 
 // record counts outcome and applies the scenario's rule.
 func (l *haLoad) record(what string, inst int, start time.Time, outcome string) {
-	l.mu.Lock()
-	l.answers[outcome]++
-	l.mu.Unlock()
+	l.tally.Count(outcome)
 	if outcome == "untyped" || strings.HasPrefix(outcome, "unexpected_") {
 		l.fail("%s on instance %d: %s", what, inst, outcome)
 	} else if why := l.rule(inst, start, outcome); why != "" {
@@ -541,7 +541,8 @@ func (l *haLoad) lostAdmitted(inst int) int {
 // evidence logs the scenario's ha-evidence line (the load has stopped).
 func (l *haLoad) evidence(scenario, description string, recovery, bound time.Duration, lost, breaches int) {
 	l.t.Helper()
-	e := haEvidence{Scenario: scenario, Description: description, Answers: l.answers,
-		LostAdmitted: lost, DoubleIntroductions: l.doubleIntroductions(), CeilingBreaches: breaches, CrossTenantReads: l.crossTenant}
-	e.log(l.t, recovery, bound)
+	e := haevidence.Record{Scenario: scenario, Description: description, Answers: l.tally.Answers(),
+		LostAdmitted: int64(lost), DoubleIntroductions: int64(l.doubleIntroductions()), CeilingBreaches: int64(breaches), CrossTenantReads: int64(l.crossTenant)}
+	e.SetTimes(recovery, bound)
+	e.Log(l.t)
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -53,7 +55,7 @@ func failoverLimits() engine.Limits {
 func startFailoverDeployment(t *testing.T, top *redistest.Topology) *failoverDeployment {
 	t.Helper()
 	a, b := failoverTenants[0], failoverTenants[1]
-	path, tok := writePrincipals(t, map[string][3]string{
+	path, tok := e2e.WritePrincipals(t, map[string][3]string{
 		"pub-a": {a.Game, a.Env, "publisher"}, "cli-a": {a.Game, a.Env, "client"},
 		"pub-b": {b.Game, b.Env, "publisher"}, "cli-b": {b.Game, b.Env, "client"},
 		"ops": {"*", "*", "operator"},
@@ -101,10 +103,11 @@ type failoverLoad struct {
 	d    *failoverDeployment
 	http *http.Client
 
-	mu        sync.Mutex
-	answers   map[string]int
-	untyped   []string // a sample of what was not typed
-	unusual   []string // a sample of typed answers other than success, not_found, service_unavailable
+	mu sync.Mutex
+	// tally counts the answers by typed outcome, with a sample of what
+	// was not typed ("untyped") and of typed answers other than success,
+	// not_found, service_unavailable ("unusual").
+	tally     *haevidence.Tally
 	listings  []failoverListing
 	attempts  []*failoverAttempt
 	last      [2]string // each tenant's latest listing
@@ -118,7 +121,7 @@ type failoverLoad struct {
 const failoverWorkersPerTenant = 2
 
 func startFailoverLoad(t *testing.T, d *failoverDeployment) *failoverLoad {
-	l := &failoverLoad{t: t, d: d, answers: map[string]int{}, stop: make(chan struct{}),
+	l := &failoverLoad{t: t, d: d, tally: haevidence.NewTally(), stop: make(chan struct{}),
 		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	for ti := range d.tenants {
 		for w := range failoverWorkersPerTenant {
@@ -147,15 +150,12 @@ func (l *failoverLoad) stopped() bool {
 }
 
 func (l *failoverLoad) count(outcome, what string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.answers[outcome]++
+	l.tally.Count(outcome)
 	switch {
-	case outcome == "untyped" && len(l.untyped) < 8:
-		l.untyped = append(l.untyped, what)
-	case outcome != "untyped" && outcome != "success" && outcome != "not_found" && outcome != "service_unavailable" &&
-		len(l.unusual) < 8:
-		l.unusual = append(l.unusual, outcome+": "+what)
+	case outcome == "untyped":
+		l.tally.Example("untyped", what, 8)
+	case outcome != "success" && outcome != "not_found" && outcome != "service_unavailable":
+		l.tally.Example("unusual", outcome+": "+what, 8)
 	}
 }
 
