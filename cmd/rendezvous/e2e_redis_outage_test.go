@@ -15,6 +15,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/rendezvous/rendezvous/internal/haevidence"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
@@ -95,28 +96,14 @@ func mustBeUp(from, to int32) bool {
 func mustBeDown(from, to int32) bool { return from == phaseDown && to == phaseDown }
 
 func (l *outageLoad) do(method, path, token string, body any, hdr ...string) (int, http.Header, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, "http://"+l.p.httpAddr+path, rd)
+	req, err := e2e.NewRequest(method, "http://"+l.p.httpAddr+path, token, body, hdr...)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := l.http.Do(req)
-	if err != nil {
+	resp, b, err := e2e.Exchange(l.http, req)
+	if resp == nil {
 		return 0, nil, nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b, err
 }
 

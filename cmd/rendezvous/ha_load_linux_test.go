@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -102,25 +100,14 @@ func (l *haLoad) record(what string, inst int, start time.Time, outcome string) 
 // do sends one request to instance inst and returns the typed outcome
 // ("success" for a 2xx) and the body.
 func (l *haLoad) do(inst int, method, path, token string, body any, hdr ...string) (string, []byte) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, "http://"+l.insts[inst].httpAddr+path, rd)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := l.http.Do(req)
+	req, err := e2e.NewRequest(method, "http://"+l.insts[inst].httpAddr+path, token, body, hdr...)
 	if err != nil {
 		return "untyped", []byte(err.Error())
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b, err := e2e.Exchange(l.http, req)
+	if resp == nil {
+		return "untyped", []byte(err.Error())
+	}
 	return httpOutcome(resp, b), b
 }
 
@@ -130,15 +117,14 @@ func httpOutcome(resp *http.Response, body []byte) string {
 	if resp.StatusCode/100 == 2 {
 		return "success"
 	}
-	var pr struct{ Code string }
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") ||
-		json.Unmarshal(body, &pr) != nil || pr.Code == "" {
+	code := e2e.ProblemCode(resp.Header, body)
+	if code == "" {
 		return "untyped"
 	}
-	if !haExpectedCodes[pr.Code] {
-		return "unexpected_" + pr.Code
+	if !haExpectedCodes[code] {
+		return "unexpected_" + code
 	}
-	return pr.Code
+	return code
 }
 
 // seed publishes, through instance 0, hostsPerTenant listings per tenant

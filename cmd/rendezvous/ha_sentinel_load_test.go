@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,41 +161,28 @@ func (l *failoverLoad) count(outcome, what string) {
 // for an application/problem+json error, "untyped" for anything else
 // (transport errors included: the instances never stop in these tests).
 func (l *failoverLoad) do(p *proc, method, path, token string, body any, key string, want int, out any) string {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
+	var hdr []string
+	if key != "" {
+		hdr = []string{"Idempotency-Key", key}
 	}
-	req, err := http.NewRequest(method, "http://"+p.httpAddr+path, rd)
+	req, err := e2e.NewRequest(method, "http://"+p.httpAddr+path, token, body, hdr...)
 	if err != nil {
 		l.count("untyped", err.Error())
 		return "untyped"
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := l.http.Do(req)
-	if err != nil {
+	resp, b, err := e2e.Exchange(l.http, req)
+	if resp == nil {
 		l.count("untyped", method+" "+path+": "+err.Error())
 		return "untyped"
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	outcome := "untyped"
 	switch {
 	case resp.StatusCode == want:
 		if out == nil || json.Unmarshal(b, out) == nil {
 			outcome = "success"
 		}
-	case strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json"):
-		var pr struct{ Code string }
-		if json.Unmarshal(b, &pr) == nil && pr.Code != "" {
-			outcome = pr.Code
-		}
+	case e2e.ProblemCode(resp.Header, b) != "":
+		outcome = e2e.ProblemCode(resp.Header, b)
 	}
 	l.count(outcome, fmt.Sprintf("%s %s: %d %.160s", method, path, resp.StatusCode, b))
 	return outcome
