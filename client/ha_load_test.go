@@ -66,10 +66,10 @@ func outcome(err error) string {
 
 // haFigures is what a scenario counts; safe for concurrent use.
 type haFigures struct {
-	// tally counts the answers by outcome, with the first few untyped
-	// errors ("untyped") and typed answers the call may not get here
-	// ("unwanted"), for the failure message.
-	tally     *haevidence.Tally
+	// Load runs the workers and counts the answers by outcome, with the
+	// first few untyped errors ("untyped") and typed answers the call may
+	// not get here ("unwanted"), for the failure message.
+	*haevidence.Load
 	mu        sync.Mutex
 	cross     int64 // another tenant's listing seen
 	double    int64 // an attempt introduced twice to its host
@@ -79,13 +79,13 @@ type haFigures struct {
 	recovered bool
 }
 
-func newHAFigures() *haFigures { return &haFigures{tally: haevidence.NewTally("untyped")} }
+func newHAFigures() *haFigures { return &haFigures{Load: haevidence.NewLoad("untyped")} }
 
 func (f *haFigures) answer(err error) {
 	o := outcome(err)
-	f.tally.Count(o)
+	f.Count(o)
 	if o == "untyped" {
-		f.tally.Example("untyped", err.Error(), 5)
+		f.Example("untyped", err.Error(), 5)
 	}
 }
 
@@ -100,7 +100,7 @@ func (f *haFigures) expect(what string, err error, allowed ...string) {
 	if o == "untyped" || slices.Contains(allowed, o) {
 		return
 	}
-	f.tally.Example("unwanted", what+": "+err.Error(), 5)
+	f.Example("unwanted", what+": "+err.Error(), 5)
 }
 
 func (f *haFigures) add(n *int64) {
@@ -131,10 +131,10 @@ func (f *haFigures) report(t *testing.T, scenario, description string, bound tim
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if n := f.tally.N("untyped"); n > 0 {
-		t.Errorf("%d untyped answers, e.g. %v", n, f.tally.Examples("untyped"))
+	if n := f.N("untyped"); n > 0 {
+		t.Errorf("%d untyped answers, e.g. %v", n, f.Examples("untyped"))
 	}
-	if unwanted := f.tally.Examples("unwanted"); len(unwanted) > 0 {
+	if unwanted := f.Examples("unwanted"); len(unwanted) > 0 {
 		t.Errorf("typed answers the surviving instances should not give, e.g. %v", unwanted)
 	}
 	for _, c := range []struct {
@@ -145,7 +145,7 @@ func (f *haFigures) report(t *testing.T, scenario, description string, bound tim
 			t.Errorf("%d %s", c.n, c.what)
 		}
 	}
-	rec := haevidence.Record{Scenario: scenario, Description: description, Answers: f.tally.Answers(),
+	rec := haevidence.Record{Scenario: scenario, Description: description, Answers: f.Answers(),
 		LostAdmitted: f.lost, DoubleIntroductions: f.double, CeilingBreaches: f.breaches, CrossTenantReads: f.cross}
 	rec.SetTimes(f.recovery, bound)
 	if !f.recovered {
@@ -168,23 +168,9 @@ type haTenant struct {
 // seen must be its own), reading another tenant's listing (must be
 // not_found), and full joins of its own listings (create the attempt over
 // HTTP, bind, be introduced), each through the surviving instances in turn.
-func (tn *haTenant) run(ctx context.Context, f *haFigures, stop <-chan struct{}, wg *sync.WaitGroup) {
+func (tn *haTenant) run(ctx context.Context, f *haFigures) {
 	pv := goodSpec().ProtocolVersion
-	loop := func(every time.Duration, op func(i int)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-time.After(every):
-				}
-				op(i)
-			}
-		}()
-	}
-	loop(20*time.Millisecond, func(i int) {
+	f.Every(20*time.Millisecond, func(i int) {
 		items, _, err := tn.clients[i%len(tn.clients)].BrowsePage(ctx, BrowseQuery{ProtocolVersion: pv}, "")
 		f.expect("browse", err)
 		for _, l := range items {
@@ -193,14 +179,14 @@ func (tn *haTenant) run(ctx context.Context, f *haFigures, stop <-chan struct{},
 			}
 		}
 	})
-	loop(50*time.Millisecond, func(i int) {
+	f.Every(50*time.Millisecond, func(i int) {
 		_, err := tn.clients[i%len(tn.clients)].GetListing(ctx, tn.other[i%len(tn.other)])
 		f.expect("another tenant's listing", err, "not_found", "success") // a success is counted as a cross-tenant read
 		if err == nil {
 			f.add(&f.cross)
 		}
 	})
-	loop(100*time.Millisecond, func(i int) {
+	f.Every(100*time.Millisecond, func(i int) {
 		j, err := NewJoiner(JoinerConfig{API: tn.clients[i%len(tn.clients)], ProtocolVersion: pv, ListenAddr: "127.0.0.1:0"})
 		if err != nil {
 			f.expect("joiner", err)
@@ -221,17 +207,15 @@ func (tn *haTenant) run(ctx context.Context, f *haFigures, stop <-chan struct{},
 	})
 }
 
-// accept takes every introduction a Publisher's host side gets until stop,
-// counting an attempt introduced twice.
-func (f *haFigures) accept(ctx context.Context, pub *Publisher, stop <-chan struct{}, wg *sync.WaitGroup) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+// accept takes every introduction a Publisher's host side gets until the
+// load halts, counting an attempt introduced twice.
+func (f *haFigures) accept(ctx context.Context, pub *Publisher) {
+	f.Go(func() {
 		actx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
 			select {
-			case <-stop:
+			case <-f.Done():
 				cancel()
 			case <-actx.Done():
 			}
@@ -247,5 +231,5 @@ func (f *haFigures) accept(ctx context.Context, pub *Publisher, stop <-chan stru
 			}
 			seen[in.Attempt] = true
 		}
-	}()
+	})
 }

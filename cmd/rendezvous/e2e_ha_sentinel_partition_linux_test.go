@@ -137,7 +137,7 @@ func TestHASentinelPrimaryPartitioned(t *testing.T) {
 	p.heal()
 	healed := time.Now()
 	rejoined := waitReplicaOf(t, top, old, promoted)
-	l.halt()
+	l.Halt()
 	l.everyInstanceServes()
 
 	recoveryBound := top.Options.FailoverTimeout + 2*time.Second

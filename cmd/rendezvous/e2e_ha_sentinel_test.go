@@ -37,7 +37,7 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 	}
 	l.waitServed(time.Now())
 	time.Sleep(time.Second)
-	l.halt()
+	l.Halt()
 	l.everyInstanceServes()
 
 	bound := top.Options.FailoverTimeout + 2*time.Second

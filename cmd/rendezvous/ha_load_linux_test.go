@@ -58,25 +58,23 @@ type haLoad struct {
 	tenants [2]haTenant
 	rule    haRule
 	http    *http.Client
-	stop    chan struct{}
-	wg      sync.WaitGroup
 
-	mu       sync.Mutex
-	tally    *haevidence.Tally // answers by typed outcome
-	failures []string
-	owner    map[string]int  // listing ID → tenant index
-	hosted   map[string]bool // listings whose host runs in the load (the joiners' targets)
-	admitted []published     // listings whose publish answered 201
-	intros   map[string]map[string]bool
+	mu               sync.Mutex
+	*haevidence.Load // runs the workers, counts the answers by typed outcome
+	failures         []string
+	owner            map[string]int  // listing ID → tenant index
+	hosted           map[string]bool // listings whose host runs in the load (the joiners' targets)
+	admitted         []published     // listings whose publish answered 201
+	intros           map[string]map[string]bool
 	// joinsIntroduced counts the joiners' attempts that reached INTRODUCE.
 	joinsIntroduced int
 	crossTenant     int
 }
 
 func newHALoad(t *testing.T, insts []*proc, tenants [2]haTenant, rule haRule) *haLoad {
-	return &haLoad{t: t, insts: insts, tenants: tenants, rule: rule, stop: make(chan struct{}),
+	return &haLoad{t: t, insts: insts, tenants: tenants, rule: rule, Load: haevidence.NewLoad(),
 		http:  &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
-		tally: haevidence.NewTally(), owner: map[string]int{}, hosted: map[string]bool{}, intros: map[string]map[string]bool{}}
+		owner: map[string]int{}, hosted: map[string]bool{}, intros: map[string]map[string]bool{}}
 }
 
 func (l *haLoad) fail(format string, a ...any) {
@@ -89,7 +87,7 @@ func (l *haLoad) fail(format string, a ...any) {
 
 // record counts outcome and applies the scenario's rule.
 func (l *haLoad) record(what string, inst int, start time.Time, outcome string) {
-	l.tally.Count(outcome)
+	l.Count(outcome)
 	if outcome == "untyped" || strings.HasPrefix(outcome, "unexpected_") {
 		l.fail("%s on instance %d: %s", what, inst, outcome)
 	} else if why := l.rule(inst, start, outcome); why != "" {
@@ -146,8 +144,7 @@ func (l *haLoad) seed(hostsPerTenant int) {
 			h := &host{pub: pub, presence: mustHandle(l.t, pub.Presence.Handle), cap: mustToken(l.t, pub.Presence.Token)}
 			h.peer = newPeerAt(l.t, pub.Presence.Mediator, facing(pub.Presence.Mediator))
 			h.refresh()
-			l.wg.Add(1)
-			go l.hostWorker(h, inst)
+			l.Go(func() { l.hostWorker(h, inst) })
 		}
 	}
 }
@@ -175,37 +172,21 @@ func (l *haLoad) instOf(mediator string) int {
 func (l *haLoad) start() {
 	for ti := range l.tenants {
 		for inst := range l.insts {
-			l.wg.Add(1)
-			go l.httpWorker(ti, inst)
+			l.Go(func() { l.httpWorker(ti, inst) })
 		}
-		l.wg.Add(1)
-		go l.joiner(ti)
+		l.Go(func() { l.joiner(ti) })
 	}
 }
 
 // finish stops the load and fails the test with what it judged wrong.
 func (l *haLoad) finish() {
-	select {
-	case <-l.stop:
-	default:
-		close(l.stop)
-		l.wg.Wait()
-	}
+	l.Halt()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.failures {
 		l.t.Error(f)
 	}
 	l.failures = nil // reported once, though finish is also deferred
-}
-
-func (l *haLoad) stopped() bool {
-	select {
-	case <-l.stop:
-		return true
-	default:
-		return false
-	}
 }
 
 // listingsOf returns the IDs of tenant ti's and of the other tenant's
@@ -231,11 +212,10 @@ func (l *haLoad) listingsOf(ti int, hosted bool) (own, other []string) {
 // instance inst. A get or browse answering another tenant's listing is a
 // cross-tenant read.
 func (l *haLoad) httpWorker(ti, inst int) {
-	defer l.wg.Done()
 	tn := l.tenants[ti]
 	var mine []published
 	versions := map[string]uint64{}
-	for i := 0; !l.stopped(); i++ {
+	for i := 0; !l.Stopped(); i++ {
 		_, other := l.listingsOf(ti, false)
 		start := time.Now()
 		switch i % 5 {
@@ -345,10 +325,9 @@ func (l *haLoad) doubleIntroductions() int {
 // binds the host side of every attempt an OFFER or a refresh answer names
 // (again with each refresh until introduced, as the SDK retransmits).
 func (l *haLoad) hostWorker(h *host, inst int) {
-	defer l.wg.Done()
 	pending := map[engine.Handle]time.Time{} // attempt → first seen
 	buf := make([]byte, 2048)
-	for !l.stopped() {
+	for !l.Stopped() {
 		h.seq++
 		msg, tx, err := signedRequest(stun.KindPresence, h.presence, &h.cap, h.seq, hostLAN)
 		if err != nil {
@@ -420,10 +399,9 @@ func (l *haLoad) hostWorker(h *host, inst int) {
 // and binds the client side at the attempt's mediator from a fresh socket,
 // retransmitting every 250 ms for at most 3 s, until introduced.
 func (l *haLoad) joiner(ti int) {
-	defer l.wg.Done()
 	tn := l.tenants[ti]
 	buf := make([]byte, 2048)
-	for i := 0; !l.stopped(); i++ {
+	for i := 0; !l.Stopped(); i++ {
 		own, _ := l.listingsOf(ti, true)
 		inst := i % len(l.insts)
 		start := time.Now()
@@ -451,7 +429,7 @@ func (l *haLoad) joiner(ti int) {
 			return
 		}
 		introduced := false
-		for try := 0; try < 12 && !introduced && !l.stopped(); try++ {
+		for try := 0; try < 12 && !introduced && !l.Stopped(); try++ {
 			msg, tx, err := signedRequest(stun.KindAttemptClient, a, &c, 0, clientLAN)
 			if err != nil {
 				l.fail("building a bind: %v", err)
@@ -527,7 +505,7 @@ func (l *haLoad) lostAdmitted(inst int) int {
 // evidence logs the scenario's ha-evidence line (the load has stopped).
 func (l *haLoad) evidence(scenario, description string, recovery, bound time.Duration, lost, breaches int) {
 	l.t.Helper()
-	e := haevidence.Record{Scenario: scenario, Description: description, Answers: l.tally.Answers(),
+	e := haevidence.Record{Scenario: scenario, Description: description, Answers: l.Answers(),
 		LostAdmitted: int64(lost), DoubleIntroductions: int64(l.doubleIntroductions()), CeilingBreaches: int64(breaches), CrossTenantReads: int64(l.crossTenant)}
 	e.SetTimes(recovery, bound)
 	e.Log(l.t)

@@ -101,58 +101,38 @@ type failoverLoad struct {
 	http *http.Client
 
 	mu sync.Mutex
-	// tally counts the answers by typed outcome, with a sample of what
-	// was not typed ("untyped") and of typed answers other than success,
-	// not_found, service_unavailable ("unusual").
-	tally     *haevidence.Tally
+	// Load runs the workers and counts the answers by typed outcome, with
+	// a sample of what was not typed ("untyped") and of typed answers
+	// other than success, not_found, service_unavailable ("unusual").
+	*haevidence.Load
 	listings  []failoverListing
 	attempts  []*failoverAttempt
 	last      [2]string // each tenant's latest listing
 	crossRead int
 	breaches  []string
-
-	stop chan struct{}
-	wg   sync.WaitGroup
 }
 
 const failoverWorkersPerTenant = 2
 
 func startFailoverLoad(t *testing.T, d *failoverDeployment) *failoverLoad {
-	l := &failoverLoad{t: t, d: d, tally: haevidence.NewTally(), stop: make(chan struct{}),
+	l := &failoverLoad{t: t, d: d, Load: haevidence.NewLoad(),
 		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	for ti := range d.tenants {
 		for w := range failoverWorkersPerTenant {
-			l.wg.Add(1)
-			go l.worker(ti, w)
+			l.Go(func() { l.worker(ti, w) })
 		}
 	}
-	l.wg.Add(1)
-	go l.watchCeilings()
+	l.Go(l.watchCeilings)
 	return l
 }
 
-// halt stops the load and waits for it.
-func (l *failoverLoad) halt() {
-	close(l.stop)
-	l.wg.Wait()
-}
-
-func (l *failoverLoad) stopped() bool {
-	select {
-	case <-l.stop:
-		return true
-	default:
-		return false
-	}
-}
-
 func (l *failoverLoad) count(outcome, what string) {
-	l.tally.Count(outcome)
+	l.Count(outcome)
 	switch {
 	case outcome == "untyped":
-		l.tally.Example("untyped", what, 8)
+		l.Example("untyped", what, 8)
 	case outcome != "success" && outcome != "not_found" && outcome != "service_unavailable":
-		l.tally.Example("unusual", outcome+": "+what, 8)
+		l.Example("unusual", outcome+": "+what, 8)
 	}
 }
 
@@ -250,9 +230,8 @@ func (l *failoverLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h e
 }
 
 func (l *failoverLoad) worker(ti, w int) {
-	defer l.wg.Done()
 	tn := l.d.tenants[ti]
-	for i := 0; !l.stopped(); i++ {
+	for i := 0; !l.Stopped(); i++ {
 		a, b := l.d.insts[i%2], l.d.insts[(i+1)%2]
 		var pub published
 		started := time.Now()
@@ -345,8 +324,7 @@ func (l *failoverLoad) attempt(ti int, j joined) (*failoverAttempt, bool) {
 // watchCeilings reads /v1/admin/stats on both instances every 100 ms and
 // records any pool above its ceiling.
 func (l *failoverLoad) watchCeilings() {
-	defer l.wg.Done()
-	for !l.stopped() {
+	for !l.Stopped() {
 		for _, p := range l.d.insts {
 			l.checkCeilings(p)
 		}

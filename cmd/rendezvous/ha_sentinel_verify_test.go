@@ -127,14 +127,14 @@ func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) (haevidence
 	if l.crossRead > 0 {
 		t.Errorf("%d reads of another tenant's listing answered 200", l.crossRead)
 	}
-	if n := l.tally.N("untyped"); n > 0 {
-		t.Errorf("%d answers were not typed, e.g. %q", n, l.tally.Examples("untyped"))
+	if n := l.N("untyped"); n > 0 {
+		t.Errorf("%d answers were not typed, e.g. %q", n, l.Examples("untyped"))
 	}
 	t.Logf("%d attempts made under the old primary, %d refused not_found on a client bind", old, refused)
-	if unusual := l.tally.Examples("unusual"); len(unusual) > 0 {
+	if unusual := l.Examples("unusual"); len(unusual) > 0 {
 		t.Logf("other typed answers, e.g. %q", unusual)
 	}
-	return haevidence.Record{Answers: l.tally.Answers(), LostAdmitted: int64(lost),
+	return haevidence.Record{Answers: l.Answers(), LostAdmitted: int64(lost),
 		DoubleIntroductions: int64(doubles), CeilingBreaches: int64(len(l.breaches)), CrossTenantReads: int64(l.crossRead)}, recovery
 }
 
