@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/netnslab"
 )
 
 var primaryCuts atomic.Uint32
@@ -39,11 +40,7 @@ func cutPrimaryOff(t *testing.T, a string, others []string) *primaryCut {
 	}
 }
 `, p.table, a, set, set, a)
-	cmd := exec.Command("nft", "-f", "-")
-	cmd.Stdin = strings.NewReader(rules)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("nft: %v\n%s\n%s", err, out, rules)
-	}
+	netnslab.New(t, "").NFT("", rules) // in the test's own namespace
 	t.Cleanup(p.heal)
 	return p
 }

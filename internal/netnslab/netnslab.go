@@ -82,6 +82,13 @@ func (l *Lab) Exec(name string) []string {
 	return []string{"ip", "netns", "exec", l.NS(name)}
 }
 
+// Command is argv run inside namespace name, not started (for a long
+// running process the test starts and stops itself).
+func (l *Lab) Command(name string, argv ...string) *exec.Cmd {
+	full := append(l.Exec(name), argv...)
+	return exec.Command(full[0], full[1:]...)
+}
+
 // Sh runs a command and returns its output, failing the test on an error.
 func (l *Lab) Sh(args ...string) string {
 	l.t.Helper()
