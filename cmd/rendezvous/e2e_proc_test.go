@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -70,27 +69,16 @@ func cleanEnv(extra ...string) []string {
 // runBinary runs the binary to completion (for startup failures).
 func runBinary(t testing.TB, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	cmd.Env = cleanEnv(env...)
-	var out, errb e2e.LockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("cannot start the binary: %v", err)
+	s, err := e2e.Start(append([]string{binPath}, args...), cleanEnv(env...))
+	if err != nil {
+		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatalf("wait: %v", err)
-		}
-		return cmd.ProcessState.ExitCode(), out.String(), errb.String()
-	case <-time.After(hangGuard):
-		_ = cmd.Process.Kill() // the test fails anyway
-		t.Fatalf("the binary did not exit; stderr:\n%s", errb.String())
-		return 0, "", ""
+	code, err = s.Wait(hangGuard)
+	if err != nil {
+		s.Kill() // the test fails anyway
+		t.Fatal(err)
 	}
+	return code, s.Stdout.String(), s.Stderr.String()
 }
 
 // startProc starts the binary in --dev mode with JSON logs on free loopback
