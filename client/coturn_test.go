@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -25,7 +26,7 @@ import (
 type coturn struct {
 	addr   netip.AddrPort // its TURN/STUN listener
 	secret string
-	log    syncBuf
+	log    e2e.LockedBuffer
 	cmd    *exec.Cmd
 	exited chan struct{}
 }

@@ -159,8 +159,6 @@ func TestHAInstanceSIGKILL(t *testing.T) {
 	// Load through the surviving instances throughout: both tenants'
 	// clients, every Publisher taking its introductions.
 	f := newHAFigures()
-	stopLoad := make(chan struct{})
-	var loadWG sync.WaitGroup
 	for tenant, other := range map[string]string{"demo": "rival", "rival": "demo"} {
 		tn := &haTenant{own: byTenant[tenant], other: byTenant[other], others: map[ListingID]bool{}}
 		for _, id := range tn.other {
@@ -169,14 +167,14 @@ func TestHAInstanceSIGKILL(t *testing.T) {
 		for _, s := range survivors {
 			tn.clients = append(tn.clients, s.api(t, strings.TrimPrefix(tenant+"-client", "demo-")))
 		}
-		tn.run(ctx, f, stopLoad, &loadWG)
+		tn.run(ctx, f)
 	}
 	for _, ws := range byMediator {
 		for _, w := range ws {
-			f.accept(ctx, w.pub, stopLoad, &loadWG)
+			f.accept(ctx, w.pub)
 		}
 	}
-	defer func() { close(stopLoad); loadWG.Wait() }()
+	defer f.Halt()
 	// The kill follows at once; the load runs on through the failover.
 
 	victimID := victim.instanceID(t)
@@ -242,9 +240,7 @@ func TestHAInstanceSIGKILL(t *testing.T) {
 	for _, s := range survivors {
 		f.ceilings(ctx, t, s.api(t, "operator"))
 	}
-	close(stopLoad)
-	loadWG.Wait()
-	stopLoad = make(chan struct{}) // for the deferred close
+	f.Halt()
 	f.report(t, "instance-sigkill", "SIGKILL of one of three instances (one redis-server) while two tenants' Publishers keep presence and their clients browse, read the other tenant's listings (answered not_found) and join their own (double introductions: an attempt handed twice to its host's Accept); recovery: the killed instance's last host refreshing through another, from its lease expiry",
 		3*time.Second)
 	mu.Lock()

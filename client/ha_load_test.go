@@ -2,18 +2,15 @@ package client
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 )
 
 // The fault scenarios' client side: two tenants' principals, a concurrent
@@ -27,7 +24,7 @@ import (
 func haTenants(t *testing.T) (string, map[string]string) {
 	t.Helper()
 	tokens := map[string]string{}
-	var entries []string
+	var entries []e2e.Principal
 	for _, p := range []struct{ name, game, role string }{
 		{"publisher", "demo", "publisher"}, {"client", "demo", "client"},
 		{"rival-publisher", "rival", "publisher"}, {"rival-client", "rival", "client"},
@@ -39,14 +36,9 @@ func haTenants(t *testing.T) (string, map[string]string) {
 		if p.game == "*" {
 			env = "*"
 		}
-		sum := sha256.Sum256([]byte(tok))
-		entries = append(entries, fmt.Sprintf(`{"subject":"ha-%s","game_id":%q,"environment_id":%q,"roles":[%q],"token_sha256":%q}`,
-			p.name, p.game, env, p.role, hex.EncodeToString(sum[:])))
+		entries = append(entries, e2e.NewPrincipal("ha-"+p.name, p.game, env, p.role, tok))
 	}
-	file := filepath.Join(t.TempDir(), "principals.json")
-	if err := os.WriteFile(file, []byte(`{"principals":[`+strings.Join(entries, ",")+`]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := e2e.WritePrincipalsFile(t, entries)
 	return file, tokens
 }
 
@@ -74,27 +66,26 @@ func outcome(err error) string {
 
 // haFigures is what a scenario counts; safe for concurrent use.
 type haFigures struct {
+	// Load runs the workers and counts the answers by outcome, with the
+	// first few untyped errors ("untyped") and typed answers the call may
+	// not get here ("unwanted"), for the failure message.
+	*haevidence.Load
 	mu        sync.Mutex
-	answers   map[string]int64
-	untyped   []string // the first few untyped errors, for the failure message
-	unwanted  []string // the first few typed answers the call may not get here
-	cross     int64    // another tenant's listing seen
-	double    int64    // an attempt introduced twice to its host
-	breaches  int64    // a pool above its ceiling
-	lost      int64    // an admitted listing gone
+	cross     int64 // another tenant's listing seen
+	double    int64 // an attempt introduced twice to its host
+	breaches  int64 // a pool above its ceiling
+	lost      int64 // an admitted listing gone
 	recovery  time.Duration
 	recovered bool
 }
 
-func newHAFigures() *haFigures { return &haFigures{answers: map[string]int64{"untyped": 0}} }
+func newHAFigures() *haFigures { return &haFigures{Load: haevidence.NewLoad("untyped")} }
 
 func (f *haFigures) answer(err error) {
 	o := outcome(err)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.answers[o]++
-	if o == "untyped" && len(f.untyped) < 5 {
-		f.untyped = append(f.untyped, err.Error())
+	f.Count(o)
+	if o == "untyped" {
+		f.Example("untyped", err.Error(), 5)
 	}
 }
 
@@ -109,11 +100,7 @@ func (f *haFigures) expect(what string, err error, allowed ...string) {
 	if o == "untyped" || slices.Contains(allowed, o) {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.unwanted) < 5 {
-		f.unwanted = append(f.unwanted, what+": "+err.Error())
-	}
+	f.Example("unwanted", what+": "+err.Error(), 5)
 }
 
 func (f *haFigures) add(n *int64) {
@@ -144,11 +131,11 @@ func (f *haFigures) report(t *testing.T, scenario, description string, bound tim
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.answers["untyped"] > 0 {
-		t.Errorf("%d untyped answers, e.g. %v", f.answers["untyped"], f.untyped)
+	if n := f.N("untyped"); n > 0 {
+		t.Errorf("%d untyped answers, e.g. %v", n, f.Examples("untyped"))
 	}
-	if len(f.unwanted) > 0 {
-		t.Errorf("typed answers the surviving instances should not give, e.g. %v", f.unwanted)
+	if unwanted := f.Examples("unwanted"); len(unwanted) > 0 {
+		t.Errorf("typed answers the surviving instances should not give, e.g. %v", unwanted)
 	}
 	for _, c := range []struct {
 		n    int64
@@ -158,17 +145,13 @@ func (f *haFigures) report(t *testing.T, scenario, description string, bound tim
 			t.Errorf("%d %s", c.n, c.what)
 		}
 	}
-	rec := map[string]any{"scenario": scenario, "description": description, "answers": f.answers,
-		"recovery_bound_s": bound.Seconds(), "lost_admitted": f.lost, "double_introductions": f.double,
-		"ceiling_breaches": f.breaches, "cross_tenant_reads": f.cross}
-	if f.recovered {
-		rec["recovery_s"] = float64(f.recovery.Milliseconds()) / 1000
+	rec := haevidence.Record{Scenario: scenario, Description: description, Answers: f.Answers(),
+		LostAdmitted: f.lost, DoubleIntroductions: f.double, CeilingBreaches: f.breaches, CrossTenantReads: f.cross}
+	rec.SetTimes(f.recovery, bound)
+	if !f.recovered {
+		rec.RecoveryS = nil
 	}
-	line, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("ha-evidence: %s", line)
+	rec.Log(t)
 }
 
 // haTenant is one tenant's side of the load: its client API on each
@@ -185,23 +168,9 @@ type haTenant struct {
 // seen must be its own), reading another tenant's listing (must be
 // not_found), and full joins of its own listings (create the attempt over
 // HTTP, bind, be introduced), each through the surviving instances in turn.
-func (tn *haTenant) run(ctx context.Context, f *haFigures, stop <-chan struct{}, wg *sync.WaitGroup) {
+func (tn *haTenant) run(ctx context.Context, f *haFigures) {
 	pv := goodSpec().ProtocolVersion
-	loop := func(every time.Duration, op func(i int)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-time.After(every):
-				}
-				op(i)
-			}
-		}()
-	}
-	loop(20*time.Millisecond, func(i int) {
+	f.Every(20*time.Millisecond, func(i int) {
 		items, _, err := tn.clients[i%len(tn.clients)].BrowsePage(ctx, BrowseQuery{ProtocolVersion: pv}, "")
 		f.expect("browse", err)
 		for _, l := range items {
@@ -210,14 +179,14 @@ func (tn *haTenant) run(ctx context.Context, f *haFigures, stop <-chan struct{},
 			}
 		}
 	})
-	loop(50*time.Millisecond, func(i int) {
+	f.Every(50*time.Millisecond, func(i int) {
 		_, err := tn.clients[i%len(tn.clients)].GetListing(ctx, tn.other[i%len(tn.other)])
 		f.expect("another tenant's listing", err, "not_found", "success") // a success is counted as a cross-tenant read
 		if err == nil {
 			f.add(&f.cross)
 		}
 	})
-	loop(100*time.Millisecond, func(i int) {
+	f.Every(100*time.Millisecond, func(i int) {
 		j, err := NewJoiner(JoinerConfig{API: tn.clients[i%len(tn.clients)], ProtocolVersion: pv, ListenAddr: "127.0.0.1:0"})
 		if err != nil {
 			f.expect("joiner", err)
@@ -238,17 +207,15 @@ func (tn *haTenant) run(ctx context.Context, f *haFigures, stop <-chan struct{},
 	})
 }
 
-// accept takes every introduction a Publisher's host side gets until stop,
-// counting an attempt introduced twice.
-func (f *haFigures) accept(ctx context.Context, pub *Publisher, stop <-chan struct{}, wg *sync.WaitGroup) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+// accept takes every introduction a Publisher's host side gets until the
+// load halts, counting an attempt introduced twice.
+func (f *haFigures) accept(ctx context.Context, pub *Publisher) {
+	f.Go(func() {
 		actx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
 			select {
-			case <-stop:
+			case <-f.Done():
 				cancel()
 			case <-actx.Done():
 			}
@@ -264,5 +231,5 @@ func (f *haFigures) accept(ctx context.Context, pub *Publisher, stop <-chan stru
 			}
 			seen[in.Attempt] = true
 		}
-	}()
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"regexp"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 func TestListingIDText(t *testing.T) {
@@ -63,7 +65,7 @@ func TestCapabilityRedacted(t *testing.T) {
 // TestPublicAPIStandsAlone: nothing in the SDK's exported API names a type
 // of the server's packages, so a program needs no import but this one.
 func TestPublicAPIStandsAlone(t *testing.T) {
-	out, err := exec.Command(goTool(), "doc", "-all", ".").CombinedOutput()
+	out, err := exec.Command(e2e.GoTool(), "doc", "-all", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go doc: %v\n%s", err, out)
 	}

@@ -43,7 +43,7 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 			out += "\t\tip saddr " + i + " ip daddr " + n + " udp sport 3478 counter name " + natCounter(n, i, "out") + "\n"
 		}
 	}
-	l.nft("pub", rules+in+"\t}\n"+out+"\t}\n}\n")
+	l.NFT("pub", rules+in+"\t}\n"+out+"\t}\n}\n")
 	_, sentinels := l.startSentinelRedis("pub")
 	key := filepath.Join(t.TempDir(), "capability.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
@@ -53,11 +53,11 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 		"--redis-master", redistest.MasterName, "--redis-name", "nat", "--capability-key-file", key}
 	servers := map[string]*testServer{}
 	for _, i := range instanceAddrs {
-		servers[i] = startServer(t, l.exec("pub"), append([]string{"--http-addr", i + ":8080", "--udp-addr", i + ":3478"}, shared...)...)
+		servers[i] = startServer(t, l.Exec("pub"), append([]string{"--http-addr", i + ":8080", "--udp-addr", i + ":3478"}, shared...)...)
 	}
 
 	b := instanceAddrs[1]
-	host := startPeer(t, l.exec("host"), servers[b].tokens["publisher"], "host", "--server", "http://"+b+":8080",
+	host := startPeer(t, l.Exec("host"), servers[b].tokens["publisher"], "host", "--server", "http://"+b+":8080",
 		"--name", "two instances", "--echo")
 	id := host.waitLine(t, publishedRe) // after the first presence answer
 	var hostInst, joinVia string
@@ -88,7 +88,7 @@ func (l *lab) joinAcrossInstances(srv *testServer, via, id string, host *peerPro
 	deadline := time.Now().Add(retryFor)
 	var out2 string
 	for {
-		join := startPeer(t, l.exec("join"), srv.tokens["client"], "join", "--server", "http://"+via+":8080",
+		join := startPeer(t, l.Exec("join"), srv.tokens["client"], "join", "--server", "http://"+via+":8080",
 			"--listing", id, "--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
 		code := join.wait(t)
 		out2 = join.stdout.String()

@@ -5,11 +5,11 @@ package client
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/internal/netnslab"
 )
 
 // TestNATHolePunch builds a small internet in network namespaces:
@@ -39,73 +39,12 @@ func TestNATHolePunch(t *testing.T) {
 
 // requireNetns skips the NAT tests where they cannot run, except in CI
 // (CI=true), which installs what they need and must never skip them.
-func requireNetns(t *testing.T) {
-	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("CI") != "" {
-		skip = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		skip("the NAT hole-punch test needs root (it creates network namespaces); CI runs it as root")
-	}
-	for _, tool := range []string{"ip", "nft"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skip("the NAT hole-punch test needs %s (apt-get install iproute2 nftables; .ci/run does)", tool)
-		}
-	}
-	probe := fmt.Sprintf("rdvprobe%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		skip("root, but cannot create a network namespace (a container without CAP_SYS_ADMIN and CAP_NET_ADMIN?): %v: %s", err, out)
-	}
-	if out, err := exec.Command("ip", "netns", "del", probe).CombinedOutput(); err != nil {
-		t.Fatalf("cannot delete the probe namespace %s: %v: %s", probe, err, out)
-	}
-}
+func requireNetns(t *testing.T) { netnslab.Require(t) }
 
 // lab is one set of namespaces, deleted at cleanup even when the test fails.
 type lab struct {
-	t      *testing.T
-	prefix string
-}
-
-func (l *lab) ns(name string) string { return l.prefix + name }
-
-func (l *lab) sh(args ...string) string {
-	l.t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		l.t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// in runs a command inside namespace ns.
-func (l *lab) in(ns string, args ...string) string {
-	l.t.Helper()
-	return l.sh(append([]string{"ip", "netns", "exec", l.ns(ns)}, args...)...)
-}
-
-// exec is the command prefix that runs a program inside namespace ns.
-func (l *lab) exec(ns string) []string { return []string{"ip", "netns", "exec", l.ns(ns)} }
-
-// nft loads a ruleset into namespace ns.
-func (l *lab) nft(ns, rules string) {
-	l.t.Helper()
-	cmd := exec.Command("ip", "netns", "exec", l.ns(ns), "nft", "-f", "-")
-	cmd.Stdin = strings.NewReader(rules)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		l.t.Fatalf("nft in %s: %v\n%s\n%s", ns, err, out, rules)
-	}
-}
-
-// link connects namespaces a and b with a veth pair and addresses.
-func (l *lab) link(a, ifa, addrA, b, ifb, addrB string) {
-	l.t.Helper()
-	l.sh("ip", "link", "add", "name", ifa, "netns", l.ns(a), "type", "veth", "peer", "name", ifb, "netns", l.ns(b))
-	l.in(a, "ip", "addr", "add", addrA, "dev", ifa)
-	l.in(b, "ip", "addr", "add", addrB, "dev", ifb)
-	l.in(a, "ip", "link", "set", "dev", ifa, "up")
-	l.in(b, "ip", "link", "set", "dev", ifb, "up")
+	*netnslab.Lab
+	t *testing.T
 }
 
 // newLab builds the namespaces; tag tells labs of one run apart, random1
@@ -113,37 +52,26 @@ func (l *lab) link(a, ifa, addrA, b, ifb, addrB string) {
 // 10.99.0.2, where the relay tests run coturn.
 func newLab(t *testing.T, tag byte, random1, random2 bool) *lab {
 	t.Helper()
-	l := &lab{t: t, prefix: fmt.Sprintf("rdv%d%c-", os.Getpid()%100000, tag)}
-	names := []string{"pub", "nat1", "nat2", "host", "join"}
-	t.Cleanup(func() {
-		for _, n := range names {
-			// Deleting a namespace that was never made fails harmlessly.
-			exec.Command("ip", "netns", "del", l.ns(n)).Run()
-		}
-	})
-	for _, n := range names {
-		l.sh("ip", "netns", "add", l.ns(n))
-		l.in(n, "ip", "link", "set", "lo", "up")
-	}
+	l := &lab{Lab: netnslab.New(t, fmt.Sprintf("rdv%d%c-", os.Getpid()%100000, tag), "pub", "nat1", "nat2", "host", "join"), t: t}
 	// The "internet": pub routes between the two NATs and hosts the server.
-	l.link("pub", "p1", "10.99.1.1/24", "nat1", "wan0", "10.99.1.2/24")
-	l.link("pub", "p2", "10.99.2.1/24", "nat2", "wan0", "10.99.2.2/24")
-	l.in("pub", "ip", "addr", "add", "10.99.0.1/32", "dev", "lo")
-	l.in("pub", "ip", "addr", "add", "10.99.0.2/32", "dev", "lo")
-	l.in("pub", "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	l.Link("pub", "p1", "10.99.1.1/24", "nat1", "wan0", "10.99.1.2/24")
+	l.Link("pub", "p2", "10.99.2.1/24", "nat2", "wan0", "10.99.2.2/24")
+	l.In("pub", "ip", "addr", "add", "10.99.0.1/32", "dev", "lo")
+	l.In("pub", "ip", "addr", "add", "10.99.0.2/32", "dev", "lo")
+	l.In("pub", "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	// The LANs.
-	l.link("nat1", "lan0", "192.168.1.1/24", "host", "eth0", "192.168.1.2/24")
-	l.link("nat2", "lan0", "192.168.2.1/24", "join", "eth0", "192.168.2.2/24")
-	l.in("host", "ip", "route", "add", "default", "via", "192.168.1.1")
-	l.in("join", "ip", "route", "add", "default", "via", "192.168.2.1")
+	l.Link("nat1", "lan0", "192.168.1.1/24", "host", "eth0", "192.168.1.2/24")
+	l.Link("nat2", "lan0", "192.168.2.1/24", "join", "eth0", "192.168.2.2/24")
+	l.In("host", "ip", "route", "add", "default", "via", "192.168.1.1")
+	l.In("join", "ip", "route", "add", "default", "via", "192.168.2.1")
 	for i, n := range []string{"nat1", "nat2"} {
-		l.in(n, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-		l.in(n, "ip", "route", "add", "default", "via", fmt.Sprintf("10.99.%d.1", i+1))
+		l.In(n, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		l.In(n, "ip", "route", "add", "default", "via", fmt.Sprintf("10.99.%d.1", i+1))
 		mode := "masquerade" // port-preserving when it can: endpoint-independent mapping
 		if (random1 && n == "nat1") || (random2 && n == "nat2") {
 			mode = "masquerade fully-random" // a new random port per destination
 		}
-		l.nft(n, `table ip nat {
+		l.NFT(n, `table ip nat {
 	chain masq {
 		type nat hook postrouting priority srcnat; policy accept;
 		oifname "wan0" `+mode+`
@@ -161,7 +89,7 @@ table ip filter {
 	// 0), UDP forwarded directly between the NATs (the punched path), UDP
 	// addressed to the relay, and the INTRODUCE (0x02F2) and RELAY-INTRODUCE
 	// (0x02F3) indications the server sent.
-	l.nft("pub", `table ip rdvcount {
+	l.NFT("pub", `table ip rdvcount {
 	counter to_server_nonstun {}
 	counter direct_1to2 {}
 	counter direct_2to1 {}
@@ -195,27 +123,20 @@ func b2i(b bool) int {
 	return 0
 }
 
-var packetsRe = regexp.MustCompile(`packets (\d+)`)
-
+// counter reads one of the counters newLab puts in pub.
 func (l *lab) counter(name string) int {
 	l.t.Helper()
-	out := l.in("pub", "nft", "list", "counter", "ip", "rdvcount", name)
-	m := packetsRe.FindStringSubmatch(out)
-	if m == nil {
-		l.t.Fatalf("cannot read counter %s:\n%s", name, out)
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
+	return l.Counter("pub", "ip", "rdvcount", name)
 }
 
 func natCase(t *testing.T, symmetric bool) {
 	l := newLab(t, "es"[b2i(symmetric)], false, symmetric)
-	srv := startServer(t, []string{"ip", "netns", "exec", l.ns("pub")},
+	srv := startServer(t, []string{"ip", "netns", "exec", l.NS("pub")},
 		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
 	server := "http://10.99.0.1:8080"
-	host := startPeer(t, l.exec("host"), srv.tokens["publisher"], "host", "--server", server, "--name", "nat test", "--echo")
+	host := startPeer(t, l.Exec("host"), srv.tokens["publisher"], "host", "--server", server, "--name", "nat test", "--echo")
 	id := host.waitLine(t, publishedRe)
-	join := startPeer(t, l.exec("join"), srv.tokens["client"], "join", "--server", server, "--listing", id,
+	join := startPeer(t, l.Exec("join"), srv.tokens["client"], "join", "--server", server, "--listing", id,
 		"--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
 	code := join.wait(t)
 	out, errOut := join.stdout.String(), join.stderr.String()

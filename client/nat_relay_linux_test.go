@@ -152,12 +152,12 @@ type relayLab struct {
 func startRelayLab(t *testing.T, tag byte, symmetric bool, serverSecret string, serverArgs ...string) *relayLab {
 	l := newLab(t, tag, symmetric, symmetric)
 	const relaySecret = "nat-relay-test-secret"
-	startCoturn(t, l.exec("pub"), netip.MustParseAddr("10.99.0.2"), 3478, relaySecret)
+	startCoturn(t, l.Exec("pub"), netip.MustParseAddr("10.99.0.2"), 3478, relaySecret)
 	secretFile := filepath.Join(t.TempDir(), "turn-secret")
 	if err := os.WriteFile(secretFile, []byte(cmp.Or(serverSecret, relaySecret)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, l.exec("pub"), append([]string{"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478",
+	srv := startServer(t, l.Exec("pub"), append([]string{"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478",
 		"--turn-uri", "turn:10.99.0.2:3478?transport=udp", "--turn-secret-file", secretFile}, serverArgs...)...)
 	return &relayLab{lab: l, srv: srv}
 }
@@ -166,11 +166,11 @@ func startRelayLab(t *testing.T, tag byte, symmetric bool, serverSecret string, 
 // join flags) and returns them with the joiner's exit status.
 func (r *relayLab) chat(t *testing.T, extra ...string) (host, join *peerProc, code int) {
 	server := "http://10.99.0.1:8080"
-	host = startPeer(t, r.exec("host"), r.srv.tokens["publisher"], "host", "--server", server, "--name", "relay test", "--echo", "--punch-timeout", "2s")
+	host = startPeer(t, r.Exec("host"), r.srv.tokens["publisher"], "host", "--server", server, "--name", "relay test", "--echo", "--punch-timeout", "2s")
 	id := host.waitLine(t, publishedRe)
 	args := append([]string{"join", "--server", server, "--listing", id,
 		"--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "2s"}, extra...)
-	join = startPeer(t, r.exec("join"), r.srv.tokens["client"], args...)
+	join = startPeer(t, r.Exec("join"), r.srv.tokens["client"], args...)
 	return host, join, join.wait(t)
 }
 

@@ -5,7 +5,6 @@ package client
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -90,7 +89,7 @@ func (l *lab) startSentinelRedis(ns string) (*nsSentinel, []string) {
 // on 127.0.0.1:port there. It is killed at cleanup.
 func (l *lab) startRedisProcess(ns string, port int, bin string, args ...string) {
 	l.t.Helper()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", l.ns(ns), bin}, args...)...)
+	cmd := l.Command(ns, append([]string{bin}, args...)...)
 	if err := cmd.Start(); err != nil {
 		l.t.Fatalf("cannot start %s in %s: %v", bin, ns, err)
 	}
@@ -109,8 +108,7 @@ func (l *lab) startRedisProcess(ns string, port int, bin string, args ...string)
 // redisCLI runs one redis-cli command against 127.0.0.1:port inside
 // namespace ns and returns its raw output, trimmed ("" when it fails).
 func (l *lab) redisCLI(ns string, port int, args ...string) string {
-	out, _ := exec.Command("ip", append([]string{"netns", "exec", l.ns(ns),
-		"redis-cli", "--raw", "-h", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)...).Output()
+	out, _ := l.Command(ns, append([]string{"redis-cli", "--raw", "-h", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)...).Output()
 	return strings.TrimSpace(string(out))
 }
 

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 var publishedRe = regexp.MustCompile(`^published listing ([0-9a-f-]{36})`)
@@ -19,7 +21,7 @@ var publishedRe = regexp.MustCompile(`^published listing ([0-9a-f-]{36})`)
 // peerProc is one rendezvous-peer process (in a namespace, with a prefix).
 type peerProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuf
+	stdout, stderr e2e.LockedBuffer
 	lines          chan string
 	exited         chan struct{}
 }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/memstore"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
@@ -33,7 +33,7 @@ type harness struct {
 	client *fasthttp.Client
 	ln     *fasthttputil.InmemoryListener
 	offers *offerRecorder
-	logs   *lockedBuffer
+	logs   *e2e.LockedBuffer
 	// secrets collects every token and capability the test saw, for the log scan.
 	secrets []string
 }
@@ -104,27 +104,10 @@ func (o *offerRecorder) count() int {
 	return len(o.offers)
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // newHarness builds the API with testPrincipals; opts adjust the Config.
 func newHarness(t *testing.T, limits engine.Limits, opts ...func(*Config)) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: engine.NewManualClock(), keys: engine.RandomKeyring(), offers: &offerRecorder{}, logs: &lockedBuffer{}}
+	h := &harness{t: t, clock: engine.NewManualClock(), keys: engine.RandomKeyring(), offers: &offerRecorder{}, logs: &e2e.LockedBuffer{}}
 	st, err := memstore.New(limits, h.clock, h.keys)
 	if err != nil {
 		t.Fatalf("memstore.New: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/memstore"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // failingListener fails its first n accepts with err, then hands out one
@@ -42,13 +43,13 @@ func (f *failingListener) Close() error   { close(f.done); return nil }
 func (f *failingListener) Addr() net.Addr { return &net.TCPAddr{} }
 
 // listenerAPI is an API (no server) logging as JSON into logs.
-func listenerAPI(t *testing.T) (*API, *lockedBuffer) {
+func listenerAPI(t *testing.T) (*API, *e2e.LockedBuffer) {
 	t.Helper()
 	st, err := memstore.New(testLimits(), engine.NewManualClock(), engine.RandomKeyring())
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &e2e.LockedBuffer{}
 	a, err := New(Config{Store: st, Keys: engine.RandomKeyring(), Limits: testLimits(), Principals: testPrincipals(t),
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {

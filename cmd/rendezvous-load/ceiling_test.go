@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,47 +11,6 @@ import (
 
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
-
-// buildBinary builds a command of this module into dir.
-func buildBinary(t *testing.T, dir, pkg string) string {
-	t.Helper()
-	out := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = filepath.Join("..", "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return out
-}
-
-// startServer runs the real server with its default ceilings on loopback
-// and returns its HTTP address once the first log line names it.
-func startServer(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("cannot start the server: %v", err)
-	}
-	t.Cleanup(func() {
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		stopServer(cmd.Process, done)
-	})
-	sc := bufio.NewScanner(stderr)
-	if !sc.Scan() {
-		t.Fatalf("the server printed no log line: %v", sc.Err())
-	}
-	httpAddr := serverHTTPAddr(sc.Bytes())
-	if httpAddr == "" {
-		t.Fatalf("first log line names no addresses: %q", sc.Text())
-	}
-	go io.Copy(io.Discard, stderr) // keep the pipe drained
-	return cmd, httpAddr
-}
 
 // TestCeilingProof is the ceiling proof, run in CI: the real server with
 // default ceilings is filled to 25,000 listings with presence and 10,000
@@ -79,8 +36,8 @@ func TestCeilingProofRedis(t *testing.T) {
 // ceilingProof runs the proof on a server started with storeArgs.
 func ceilingProof(t *testing.T, storeArgs ...string) {
 	dir := t.TempDir()
-	server := buildBinary(t, dir, "./cmd/rendezvous")
-	load := buildBinary(t, dir, "./cmd/rendezvous-load")
+	server := buildBinary(t, "./cmd/rendezvous")
+	load := buildBinary(t, "./cmd/rendezvous-load")
 	principals, tokens := filepath.Join(dir, "principals.json"), filepath.Join(dir, "tokens.json")
 	// 260 publishers at the default owner quota of 100 cover 25,000 listings.
 	if b, err := exec.Command(load, "principals", "--publishers", "260", "--clients", "4",
@@ -103,7 +60,7 @@ func ceilingProof(t *testing.T, storeArgs ...string) {
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(load, "--mode", "shed", "--http", httpAddr, "--tokens", tokens, "--overload", "2",
 		"--duration", "8s", "--shed-p99", "0", "--min-offered", "0", "--progress", "2s", "--timeout", "20s",
-		"--server-pid", strconv.Itoa(srv.Process.Pid), "--relay-only", "0.5", "--out", out)
+		"--server-pid", strconv.Itoa(srv.Cmd.Process.Pid), "--relay-only", "0.5", "--out", out)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("rendezvous-load --mode shed failed (%v):\n%s", err, tail(string(b), 60))

@@ -81,8 +81,8 @@ func listingsUsed(t *testing.T, httpAddr, tokens string) int {
 func serverWithPrincipals(t *testing.T) (load, httpAddr, tokens, pid string) {
 	t.Helper()
 	dir := t.TempDir()
-	server := buildBinary(t, dir, "./cmd/rendezvous")
-	load = buildBinary(t, dir, "./cmd/rendezvous-load")
+	server := buildBinary(t, "./cmd/rendezvous")
+	load = buildBinary(t, "./cmd/rendezvous-load")
 	principals := filepath.Join(dir, "principals.json")
 	tokens = filepath.Join(dir, "tokens.json")
 	if b, err := exec.Command(load, "principals", "--publishers", "5", "--clients", "2",
@@ -90,7 +90,7 @@ func serverWithPrincipals(t *testing.T) (load, httpAddr, tokens, pid string) {
 		t.Fatalf("principals: %v\n%s", err, b)
 	}
 	srv, httpAddr := startServer(t, server, "--principals", principals, "--drain-window", "1s")
-	return load, httpAddr, tokens, strconv.Itoa(srv.Process.Pid)
+	return load, httpAddr, tokens, strconv.Itoa(srv.Cmd.Process.Pid)
 }
 
 // TestLoadAndUDPRateModes runs load mode against the real server (with

@@ -23,8 +23,8 @@ import (
 // every answer typed. The figures are logged for the reliability record.
 func TestSoak(t *testing.T) {
 	dir := t.TempDir()
-	server := buildBinary(t, dir, "./cmd/rendezvous")
-	load := buildBinary(t, dir, "./cmd/rendezvous-load")
+	server := buildBinary(t, "./cmd/rendezvous")
+	load := buildBinary(t, "./cmd/rendezvous-load")
 	out := filepath.Join(dir, "out")
 	b, err := exec.Command(load, "--mode", "soak", "--server-bin", server, "--duration", "2m", "--listings", "500",
 		"--progress", "5s", "--timeout", "20s", "--out", out).CombinedOutput()

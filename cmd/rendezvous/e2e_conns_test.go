@@ -105,7 +105,7 @@ func (p *proc) alive() {
 	p.t.Helper()
 	select {
 	case <-p.exited:
-		p.t.Fatalf("the server exited with status %d; log:\n%s", p.exitCode, p.stderr.String())
+		p.t.Fatalf("the server exited with status %d; log:\n%s", p.srv.ExitCode(), p.stderr.String())
 	default:
 	}
 }

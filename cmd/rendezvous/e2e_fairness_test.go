@@ -2,65 +2,15 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
-
-// testPrincipal is one entry of a principals file (docs/operations.md §3).
-type testPrincipal struct {
-	Subject     string   `json:"subject"`
-	GameID      string   `json:"game_id"`
-	EnvID       string   `json:"environment_id"`
-	Roles       []string `json:"roles"`
-	TokenSHA256 string   `json:"token_sha256"`
-}
-
-// newTestPrincipal is the entry of subject holding token.
-func newTestPrincipal(subject, game, env, role, token string) testPrincipal {
-	sum := sha256.Sum256([]byte(token))
-	return testPrincipal{subject, game, env, []string{role}, hex.EncodeToString(sum[:])}
-}
-
-// principalsJSON is the principals file of entries.
-func principalsJSON(t testing.TB, entries []testPrincipal) []byte {
-	t.Helper()
-	b, err := json.Marshal(struct {
-		Principals []testPrincipal `json:"principals"`
-	}{entries})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// writePrincipals writes a principals file of one tenant per entry of
-// subjects (subject -> game, env, role) and returns its path and each
-// subject's token.
-func writePrincipals(t *testing.T, subjects map[string][3]string) (string, map[string]string) {
-	t.Helper()
-	var entries []testPrincipal
-	tokens := map[string]string{}
-	for subject, p := range subjects {
-		tok := "tok-" + subject + "-0123456789abcdef"
-		tokens[subject] = tok
-		entries = append(entries, newTestPrincipal(subject, p[0], p[1], p[2], tok))
-	}
-	path := filepath.Join(t.TempDir(), "principals.json")
-	if err := os.WriteFile(path, principalsJSON(t, entries), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, tokens
-}
 
 // TestE2ETenantStarvation runs the real server with small pools and the
 // default quotas (shares of those pools): an attacker tenant offers ten
@@ -86,7 +36,7 @@ func TestE2ETenantStarvation(t *testing.T) {
 			subjects[fmt.Sprintf("attack-pub-%d", i)] = [3]string{"attack", "prod", "publisher"}
 			subjects[fmt.Sprintf("attack-client-%d", i)] = [3]string{"attack", "prod", "client"}
 		}
-		file, tok := writePrincipals(t, subjects)
+		file, tok := e2e.WritePrincipals(t, subjects)
 		p := startProc(t, append(storeArgs, "--principals", file, "--max-listings", fmt.Sprint(pools), "--max-attempts", fmt.Sprint(pools),
 			"--max-idempotency", fmt.Sprint(2*pools))...)
 

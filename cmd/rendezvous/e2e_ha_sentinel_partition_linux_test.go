@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/netnslab"
 )
 
 var primaryCuts atomic.Uint32
@@ -39,11 +40,7 @@ func cutPrimaryOff(t *testing.T, a string, others []string) *primaryCut {
 	}
 }
 `, p.table, a, set, set, a)
-	cmd := exec.Command("nft", "-f", "-")
-	cmd.Stdin = strings.NewReader(rules)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("nft: %v\n%s\n%s", err, out, rules)
-	}
+	netnslab.New(t, "").NFT("", rules) // in the test's own namespace
 	t.Cleanup(p.heal)
 	return p
 }
@@ -137,7 +134,7 @@ func TestHASentinelPrimaryPartitioned(t *testing.T) {
 	p.heal()
 	healed := time.Now()
 	rejoined := waitReplicaOf(t, top, old, promoted)
-	l.halt()
+	l.Halt()
 	l.everyInstanceServes()
 
 	recoveryBound := top.Options.FailoverTimeout + 2*time.Second
@@ -148,7 +145,8 @@ func TestHASentinelPrimaryPartitioned(t *testing.T) {
 	e.Scenario = "redis-primary-partitioned"
 	e.Description = "nftables cut of the Redis primary from its replicas and sentinels under mixed load on two instances; healed after the promotion"
 	e.LostStated = "writes the cut-off primary took after the cut, within min-replicas-max-lag + 2 s (ADR 0007)"
-	e.log(t, recovery, recoveryBound)
+	e.SetTimes(recovery, recoveryBound)
+	e.Log(t)
 	t.Logf("cut-off primary: last write taken %v, NOREPLICAS %v after the cut (bound %v); healed -> replica of the new primary %v",
 		lastTaken.Round(10*time.Millisecond), refusedAt.Round(10*time.Millisecond), bound, rejoined.Sub(healed).Round(10*time.Millisecond))
 	if got := recovery; got > recoveryBound {

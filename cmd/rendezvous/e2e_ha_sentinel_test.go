@@ -37,7 +37,7 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 	}
 	l.waitServed(time.Now())
 	time.Sleep(time.Second)
-	l.halt()
+	l.Halt()
 	l.everyInstanceServes()
 
 	bound := top.Options.FailoverTimeout + 2*time.Second
@@ -47,7 +47,8 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 		lossFrom: killed.Add(-top.Options.PartitionBound()), lossTo: killed}, failoverLimits())
 	e.Scenario, e.Description = "redis-primary-killed", "SIGKILL of the Sentinel-managed Redis primary under mixed load on two instances"
 	e.LostStated = "writes answered but not yet replicated when the primary died (ADR 0007)"
-	e.log(t, recovery, bound)
+	e.SetTimes(recovery, bound)
+	e.Log(t)
 	if got := recovery; got > bound {
 		t.Errorf("service back %v after the kill, beyond failover-timeout + 2 s = %v", got, bound)
 	}

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // httpClient talks to one server; no connection reuse, so drain and exit
@@ -26,33 +26,14 @@ type httpReply struct {
 // call sends one request; hdr alternates names and values.
 func (p *proc) call(method, path, token string, body any, hdr ...string) httpReply {
 	p.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, "http://"+p.httpAddr+path, rd)
+	req, err := e2e.NewRequest(method, "http://"+p.httpAddr+path, token, body, hdr...)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
+	resp, b, err := e2e.Exchange(p.client, req)
+	if resp == nil {
 		p.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		p.t.Fatalf("%s %s: reading the body: %v", method, path, err)
 	}

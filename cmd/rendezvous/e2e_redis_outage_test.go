@@ -15,6 +15,8 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -94,28 +96,14 @@ func mustBeUp(from, to int32) bool {
 func mustBeDown(from, to int32) bool { return from == phaseDown && to == phaseDown }
 
 func (l *outageLoad) do(method, path, token string, body any, hdr ...string) (int, http.Header, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, "http://"+l.p.httpAddr+path, rd)
+	req, err := e2e.NewRequest(method, "http://"+l.p.httpAddr+path, token, body, hdr...)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := l.http.Do(req)
-	if err != nil {
+	resp, b, err := e2e.Exchange(l.http, req)
+	if resp == nil {
 		return 0, nil, nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b, err
 }
 
@@ -340,16 +328,16 @@ func TestHARedisKilledMidLoad(t *testing.T) {
 	// Nothing admitted is lost: every listing whose publish answered 201
 	// renews with the lease it was given (a listing whose presence never
 	// ran is not visible to get or browse, but its lease is there).
-	ev := haEvidence{Scenario: "redis-killed", Description: "redis-server (append-only file on) killed with SIGKILL under 3 HTTP and 6 presence workers on one instance, restarted 2 s later on its port and data; recovery: from redis-server answering again to /readyz ready",
-		Answers: map[string]int{"untyped": l.failed}}
+	ev := haevidence.Record{Scenario: "redis-killed", Description: "redis-server (append-only file on) killed with SIGKILL under 3 HTTP and 6 presence workers on one instance, restarted 2 s later on its port and data; recovery: from redis-server answering again to /readyz ready",
+		Answers: map[string]int64{"untyped": int64(l.failed)}}
 	for what, n := range l.counts {
 		switch {
 		case strings.HasSuffix(what, " ok"):
-			ev.Answers["success"] += n
+			ev.Answers["success"] += int64(n)
 		case strings.HasSuffix(what, " 503"):
-			ev.Answers["service_unavailable"] += n
+			ev.Answers["service_unavailable"] += int64(n)
 		case what == "refresh none":
-			ev.Answers["no_answer_while_down"] += n
+			ev.Answers["no_answer_while_down"] += int64(n)
 		}
 	}
 	for i, pub := range l.admitted {
@@ -394,8 +382,9 @@ func TestHARedisKilledMidLoad(t *testing.T) {
 	h := publishHost(t, p, "outage-after", "After host")
 	a := p.join("outage-join-2", h.pub.ListingID)
 	h.offered(mustHandle(t, a.Handle))
-	ev.CeilingBreaches = ceilingBreaches(t, p)
-	ev.log(t, recovery, 20*time.Second) // waitReady's bound
+	ev.CeilingBreaches = int64(ceilingBreaches(t, p))
+	ev.SetTimes(recovery, 20*time.Second) // waitReady's bound
+	ev.Log(t)
 }
 
 // waitReady polls /readyz until it answers status and body, for at most

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // reloadTokens are the bearer tokens of the principals the reload tests
@@ -24,15 +26,15 @@ var reloadTokens = map[string]string{
 func writeReloadPrincipals(t *testing.T, path string, subjects ...string) {
 	t.Helper()
 	roles := map[string]string{"pub-1": "publisher", "cli-1": "client", "cli-2": "client", "gop": "operator", "op-1": "operator"}
-	var entries []testPrincipal
+	var entries []e2e.Principal
 	for _, s := range subjects {
 		game, env := "demo", "prod"
 		if s == "gop" {
 			game, env = "*", "*"
 		}
-		entries = append(entries, newTestPrincipal(s, game, env, roles[s], reloadTokens[s]))
+		entries = append(entries, e2e.NewPrincipal(s, game, env, roles[s], reloadTokens[s]))
 	}
-	writeRaw(t, path, string(principalsJSON(t, entries)))
+	writeRaw(t, path, string(e2e.PrincipalsJSON(t, entries)))
 }
 
 func writeRaw(t *testing.T, path, doc string) {

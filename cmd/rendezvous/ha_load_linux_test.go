@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -27,7 +27,7 @@ type haTenant struct{ name, publisher, client string }
 // stats; it returns the file, the tenants and the operator's token.
 func haPrincipals(t *testing.T) (string, [2]haTenant, string) {
 	t.Helper()
-	path, tok := writePrincipals(t, map[string][3]string{
+	path, tok := e2e.WritePrincipals(t, map[string][3]string{
 		"pub-a": {"game-a", "prod", "publisher"}, "cli-a": {"game-a", "prod", "client"},
 		"pub-b": {"game-b", "prod", "publisher"}, "cli-b": {"game-b", "prod", "client"},
 		"ops": {"*", "*", "operator"},
@@ -58,25 +58,23 @@ type haLoad struct {
 	tenants [2]haTenant
 	rule    haRule
 	http    *http.Client
-	stop    chan struct{}
-	wg      sync.WaitGroup
 
-	mu       sync.Mutex
-	answers  map[string]int
-	failures []string
-	owner    map[string]int  // listing ID → tenant index
-	hosted   map[string]bool // listings whose host runs in the load (the joiners' targets)
-	admitted []published     // listings whose publish answered 201
-	intros   map[string]map[string]bool
+	mu               sync.Mutex
+	*haevidence.Load // runs the workers, counts the answers by typed outcome
+	failures         []string
+	owner            map[string]int  // listing ID → tenant index
+	hosted           map[string]bool // listings whose host runs in the load (the joiners' targets)
+	admitted         []published     // listings whose publish answered 201
+	intros           map[string]map[string]bool
 	// joinsIntroduced counts the joiners' attempts that reached INTRODUCE.
 	joinsIntroduced int
 	crossTenant     int
 }
 
 func newHALoad(t *testing.T, insts []*proc, tenants [2]haTenant, rule haRule) *haLoad {
-	return &haLoad{t: t, insts: insts, tenants: tenants, rule: rule, stop: make(chan struct{}),
-		http:    &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
-		answers: map[string]int{}, owner: map[string]int{}, hosted: map[string]bool{}, intros: map[string]map[string]bool{}}
+	return &haLoad{t: t, insts: insts, tenants: tenants, rule: rule, Load: haevidence.NewLoad(),
+		http:  &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		owner: map[string]int{}, hosted: map[string]bool{}, intros: map[string]map[string]bool{}}
 }
 
 func (l *haLoad) fail(format string, a ...any) {
@@ -89,9 +87,7 @@ func (l *haLoad) fail(format string, a ...any) {
 
 // record counts outcome and applies the scenario's rule.
 func (l *haLoad) record(what string, inst int, start time.Time, outcome string) {
-	l.mu.Lock()
-	l.answers[outcome]++
-	l.mu.Unlock()
+	l.Count(outcome)
 	if outcome == "untyped" || strings.HasPrefix(outcome, "unexpected_") {
 		l.fail("%s on instance %d: %s", what, inst, outcome)
 	} else if why := l.rule(inst, start, outcome); why != "" {
@@ -102,25 +98,14 @@ func (l *haLoad) record(what string, inst int, start time.Time, outcome string) 
 // do sends one request to instance inst and returns the typed outcome
 // ("success" for a 2xx) and the body.
 func (l *haLoad) do(inst int, method, path, token string, body any, hdr ...string) (string, []byte) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, "http://"+l.insts[inst].httpAddr+path, rd)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := l.http.Do(req)
+	req, err := e2e.NewRequest(method, "http://"+l.insts[inst].httpAddr+path, token, body, hdr...)
 	if err != nil {
 		return "untyped", []byte(err.Error())
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b, err := e2e.Exchange(l.http, req)
+	if resp == nil {
+		return "untyped", []byte(err.Error())
+	}
 	return httpOutcome(resp, b), b
 }
 
@@ -130,15 +115,14 @@ func httpOutcome(resp *http.Response, body []byte) string {
 	if resp.StatusCode/100 == 2 {
 		return "success"
 	}
-	var pr struct{ Code string }
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") ||
-		json.Unmarshal(body, &pr) != nil || pr.Code == "" {
+	code := e2e.ProblemCode(resp.Header, body)
+	if code == "" {
 		return "untyped"
 	}
-	if !haExpectedCodes[pr.Code] {
-		return "unexpected_" + pr.Code
+	if !haExpectedCodes[code] {
+		return "unexpected_" + code
 	}
-	return pr.Code
+	return code
 }
 
 // seed publishes, through instance 0, hostsPerTenant listings per tenant
@@ -160,8 +144,7 @@ func (l *haLoad) seed(hostsPerTenant int) {
 			h := &host{pub: pub, presence: mustHandle(l.t, pub.Presence.Handle), cap: mustToken(l.t, pub.Presence.Token)}
 			h.peer = newPeerAt(l.t, pub.Presence.Mediator, facing(pub.Presence.Mediator))
 			h.refresh()
-			l.wg.Add(1)
-			go l.hostWorker(h, inst)
+			l.Go(func() { l.hostWorker(h, inst) })
 		}
 	}
 }
@@ -189,37 +172,21 @@ func (l *haLoad) instOf(mediator string) int {
 func (l *haLoad) start() {
 	for ti := range l.tenants {
 		for inst := range l.insts {
-			l.wg.Add(1)
-			go l.httpWorker(ti, inst)
+			l.Go(func() { l.httpWorker(ti, inst) })
 		}
-		l.wg.Add(1)
-		go l.joiner(ti)
+		l.Go(func() { l.joiner(ti) })
 	}
 }
 
 // finish stops the load and fails the test with what it judged wrong.
 func (l *haLoad) finish() {
-	select {
-	case <-l.stop:
-	default:
-		close(l.stop)
-		l.wg.Wait()
-	}
+	l.Halt()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.failures {
 		l.t.Error(f)
 	}
 	l.failures = nil // reported once, though finish is also deferred
-}
-
-func (l *haLoad) stopped() bool {
-	select {
-	case <-l.stop:
-		return true
-	default:
-		return false
-	}
 }
 
 // listingsOf returns the IDs of tenant ti's and of the other tenant's
@@ -245,11 +212,10 @@ func (l *haLoad) listingsOf(ti int, hosted bool) (own, other []string) {
 // instance inst. A get or browse answering another tenant's listing is a
 // cross-tenant read.
 func (l *haLoad) httpWorker(ti, inst int) {
-	defer l.wg.Done()
 	tn := l.tenants[ti]
 	var mine []published
 	versions := map[string]uint64{}
-	for i := 0; !l.stopped(); i++ {
+	for i := 0; !l.Stopped(); i++ {
 		_, other := l.listingsOf(ti, false)
 		start := time.Now()
 		switch i % 5 {
@@ -359,10 +325,9 @@ func (l *haLoad) doubleIntroductions() int {
 // binds the host side of every attempt an OFFER or a refresh answer names
 // (again with each refresh until introduced, as the SDK retransmits).
 func (l *haLoad) hostWorker(h *host, inst int) {
-	defer l.wg.Done()
 	pending := map[engine.Handle]time.Time{} // attempt → first seen
 	buf := make([]byte, 2048)
-	for !l.stopped() {
+	for !l.Stopped() {
 		h.seq++
 		msg, tx, err := signedRequest(stun.KindPresence, h.presence, &h.cap, h.seq, hostLAN)
 		if err != nil {
@@ -434,10 +399,9 @@ func (l *haLoad) hostWorker(h *host, inst int) {
 // and binds the client side at the attempt's mediator from a fresh socket,
 // retransmitting every 250 ms for at most 3 s, until introduced.
 func (l *haLoad) joiner(ti int) {
-	defer l.wg.Done()
 	tn := l.tenants[ti]
 	buf := make([]byte, 2048)
-	for i := 0; !l.stopped(); i++ {
+	for i := 0; !l.Stopped(); i++ {
 		own, _ := l.listingsOf(ti, true)
 		inst := i % len(l.insts)
 		start := time.Now()
@@ -465,7 +429,7 @@ func (l *haLoad) joiner(ti int) {
 			return
 		}
 		introduced := false
-		for try := 0; try < 12 && !introduced && !l.stopped(); try++ {
+		for try := 0; try < 12 && !introduced && !l.Stopped(); try++ {
 			msg, tx, err := signedRequest(stun.KindAttemptClient, a, &c, 0, clientLAN)
 			if err != nil {
 				l.fail("building a bind: %v", err)
@@ -541,7 +505,8 @@ func (l *haLoad) lostAdmitted(inst int) int {
 // evidence logs the scenario's ha-evidence line (the load has stopped).
 func (l *haLoad) evidence(scenario, description string, recovery, bound time.Duration, lost, breaches int) {
 	l.t.Helper()
-	e := haEvidence{Scenario: scenario, Description: description, Answers: l.answers,
-		LostAdmitted: lost, DoubleIntroductions: l.doubleIntroductions(), CeilingBreaches: breaches, CrossTenantReads: l.crossTenant}
-	e.log(l.t, recovery, bound)
+	e := haevidence.Record{Scenario: scenario, Description: description, Answers: l.Answers(),
+		LostAdmitted: int64(lost), DoubleIntroductions: int64(l.doubleIntroductions()), CeilingBreaches: int64(breaches), CrossTenantReads: int64(l.crossTenant)}
+	e.SetTimes(recovery, bound)
+	e.Log(l.t)
 }

@@ -207,8 +207,8 @@ func TestHAInstancePartitionedFromRedis(t *testing.T) {
 	t.Logf("fail-closed: /readyz 503 to a probe sent %v after the cut (answered %v after it); serving again %v after the heal",
 		failedClosed.Round(time.Millisecond), answeredAfter.Round(time.Millisecond), recovery.Round(time.Millisecond))
 	for _, want := range []string{"success", "service_unavailable"} {
-		if l.answers[want] == 0 {
-			t.Errorf("no %q answer: the load did not cover the fault (answers %v)", want, l.answers)
+		if l.N(want) == 0 {
+			t.Errorf("no %q answer: the load did not cover the fault (answers %v)", want, l.Answers())
 		}
 	}
 	if l.joinsIntroduced == 0 {

@@ -1,20 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -53,7 +52,7 @@ func failoverLimits() engine.Limits {
 func startFailoverDeployment(t *testing.T, top *redistest.Topology) *failoverDeployment {
 	t.Helper()
 	a, b := failoverTenants[0], failoverTenants[1]
-	path, tok := writePrincipals(t, map[string][3]string{
+	path, tok := e2e.WritePrincipals(t, map[string][3]string{
 		"pub-a": {a.Game, a.Env, "publisher"}, "cli-a": {a.Game, a.Env, "client"},
 		"pub-b": {b.Game, b.Env, "publisher"}, "cli-b": {b.Game, b.Env, "client"},
 		"ops": {"*", "*", "operator"},
@@ -101,61 +100,39 @@ type failoverLoad struct {
 	d    *failoverDeployment
 	http *http.Client
 
-	mu        sync.Mutex
-	answers   map[string]int
-	untyped   []string // a sample of what was not typed
-	unusual   []string // a sample of typed answers other than success, not_found, service_unavailable
+	mu sync.Mutex
+	// Load runs the workers and counts the answers by typed outcome, with
+	// a sample of what was not typed ("untyped") and of typed answers
+	// other than success, not_found, service_unavailable ("unusual").
+	*haevidence.Load
 	listings  []failoverListing
 	attempts  []*failoverAttempt
 	last      [2]string // each tenant's latest listing
 	crossRead int
 	breaches  []string
-
-	stop chan struct{}
-	wg   sync.WaitGroup
 }
 
 const failoverWorkersPerTenant = 2
 
 func startFailoverLoad(t *testing.T, d *failoverDeployment) *failoverLoad {
-	l := &failoverLoad{t: t, d: d, answers: map[string]int{}, stop: make(chan struct{}),
+	l := &failoverLoad{t: t, d: d, Load: haevidence.NewLoad(),
 		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	for ti := range d.tenants {
 		for w := range failoverWorkersPerTenant {
-			l.wg.Add(1)
-			go l.worker(ti, w)
+			l.Go(func() { l.worker(ti, w) })
 		}
 	}
-	l.wg.Add(1)
-	go l.watchCeilings()
+	l.Go(l.watchCeilings)
 	return l
 }
 
-// halt stops the load and waits for it.
-func (l *failoverLoad) halt() {
-	close(l.stop)
-	l.wg.Wait()
-}
-
-func (l *failoverLoad) stopped() bool {
-	select {
-	case <-l.stop:
-		return true
-	default:
-		return false
-	}
-}
-
 func (l *failoverLoad) count(outcome, what string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.answers[outcome]++
+	l.Count(outcome)
 	switch {
-	case outcome == "untyped" && len(l.untyped) < 8:
-		l.untyped = append(l.untyped, what)
-	case outcome != "untyped" && outcome != "success" && outcome != "not_found" && outcome != "service_unavailable" &&
-		len(l.unusual) < 8:
-		l.unusual = append(l.unusual, outcome+": "+what)
+	case outcome == "untyped":
+		l.Example("untyped", what, 8)
+	case outcome != "success" && outcome != "not_found" && outcome != "service_unavailable":
+		l.Example("unusual", outcome+": "+what, 8)
 	}
 }
 
@@ -164,41 +141,28 @@ func (l *failoverLoad) count(outcome, what string) {
 // for an application/problem+json error, "untyped" for anything else
 // (transport errors included: the instances never stop in these tests).
 func (l *failoverLoad) do(p *proc, method, path, token string, body any, key string, want int, out any) string {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
+	var hdr []string
+	if key != "" {
+		hdr = []string{"Idempotency-Key", key}
 	}
-	req, err := http.NewRequest(method, "http://"+p.httpAddr+path, rd)
+	req, err := e2e.NewRequest(method, "http://"+p.httpAddr+path, token, body, hdr...)
 	if err != nil {
 		l.count("untyped", err.Error())
 		return "untyped"
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := l.http.Do(req)
-	if err != nil {
+	resp, b, err := e2e.Exchange(l.http, req)
+	if resp == nil {
 		l.count("untyped", method+" "+path+": "+err.Error())
 		return "untyped"
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	outcome := "untyped"
 	switch {
 	case resp.StatusCode == want:
 		if out == nil || json.Unmarshal(b, out) == nil {
 			outcome = "success"
 		}
-	case strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json"):
-		var pr struct{ Code string }
-		if json.Unmarshal(b, &pr) == nil && pr.Code != "" {
-			outcome = pr.Code
-		}
+	case e2e.ProblemCode(resp.Header, b) != "":
+		outcome = e2e.ProblemCode(resp.Header, b)
 	}
 	l.count(outcome, fmt.Sprintf("%s %s: %d %.160s", method, path, resp.StatusCode, b))
 	return outcome
@@ -266,9 +230,8 @@ func (l *failoverLoad) bind(sock *net.UDPConn, to netip.AddrPort, kind byte, h e
 }
 
 func (l *failoverLoad) worker(ti, w int) {
-	defer l.wg.Done()
 	tn := l.d.tenants[ti]
-	for i := 0; !l.stopped(); i++ {
+	for i := 0; !l.Stopped(); i++ {
 		a, b := l.d.insts[i%2], l.d.insts[(i+1)%2]
 		var pub published
 		started := time.Now()
@@ -361,8 +324,7 @@ func (l *failoverLoad) attempt(ti int, j joined) (*failoverAttempt, bool) {
 // watchCeilings reads /v1/admin/stats on both instances every 100 ms and
 // records any pool above its ceiling.
 func (l *failoverLoad) watchCeilings() {
-	defer l.wg.Done()
-	for !l.stopped() {
+	for !l.Stopped() {
 		for _, p := range l.d.insts {
 			l.checkCeilings(p)
 		}

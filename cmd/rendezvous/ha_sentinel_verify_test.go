@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -30,7 +32,7 @@ type failoverFault struct {
 // the store's invariants hold on the new primary; no pool ever went above
 // its ceiling; no client read another tenant's listing; every answer was
 // typed.
-func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) (haEvidence, time.Duration) {
+func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) (haevidence.Record, time.Duration) {
 	t := l.t
 	t.Helper()
 	// Sentinel may promote again: a new primary that stays silent for
@@ -125,15 +127,15 @@ func (l *failoverLoad) verify(f failoverFault, limits engine.Limits) (haEvidence
 	if l.crossRead > 0 {
 		t.Errorf("%d reads of another tenant's listing answered 200", l.crossRead)
 	}
-	if n := l.answers["untyped"]; n > 0 {
-		t.Errorf("%d answers were not typed, e.g. %q", n, l.untyped)
+	if n := l.N("untyped"); n > 0 {
+		t.Errorf("%d answers were not typed, e.g. %q", n, l.Examples("untyped"))
 	}
 	t.Logf("%d attempts made under the old primary, %d refused not_found on a client bind", old, refused)
-	if len(l.unusual) > 0 {
-		t.Logf("other typed answers, e.g. %q", l.unusual)
+	if unusual := l.Examples("unusual"); len(unusual) > 0 {
+		t.Logf("other typed answers, e.g. %q", unusual)
 	}
-	return haEvidence{Answers: l.answers, LostAdmitted: lost,
-		DoubleIntroductions: doubles, CeilingBreaches: len(l.breaches), CrossTenantReads: l.crossRead}, recovery
+	return haevidence.Record{Answers: l.Answers(), LostAdmitted: int64(lost),
+		DoubleIntroductions: int64(doubles), CeilingBreaches: int64(len(l.breaches)), CrossTenantReads: int64(l.crossRead)}, recovery
 }
 
 // present reports whether listing ls is on the store s (on the node addr).

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"sync"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -71,31 +70,14 @@ func (s *linSlot) do(method, path, role string, body any, hdr ...string) (int, [
 	if s.d != nil {
 		p, victim = s.d.pick()
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, "http://"+p.httpAddr+path, rd)
+	req, err := e2e.NewRequest(method, "http://"+p.httpAddr+path, p.tokens[role], body, hdr...)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+p.tokens[role])
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
+	resp, b, err := e2e.Exchange(s.client, req)
+	if resp == nil {
 		return 0, nil, unknownIf(victim, fmt.Errorf("%s %s: %w", method, path, err))
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return 0, nil, unknownIf(victim, fmt.Errorf("%s %s: reading the body: %w", method, path, err))
 	}

@@ -6,36 +6,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
+	"strconv"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/internal/netnslab"
 )
 
-// requireNetns skips a namespace test where it cannot run, except in CI
-// (CI=true), which runs the tests as root with iproute2 and nftables and
-// must never skip them.
-func requireNetns(t *testing.T) {
-	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("CI") != "" {
-		skip = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		skip("this test needs root (it creates network namespaces); CI runs it as root")
-	}
-	for _, tool := range []string{"ip", "nft"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skip("this test needs %s (apt-get install iproute2 nftables; .ci/run does)", tool)
-		}
-	}
-	probe := fmt.Sprintf("rdvprobe%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		skip("root, but cannot create a network namespace (a container without CAP_SYS_ADMIN and CAP_NET_ADMIN?): %v: %s", err, out)
-	}
-	if out, err := exec.Command("ip", "netns", "del", probe).CombinedOutput(); err != nil {
-		t.Fatalf("cannot delete the probe namespace %s: %v: %s", probe, err, out)
-	}
-}
+// requireNetns skips a namespace test where it cannot run, except in CI.
+func requireNetns(t *testing.T) { netnslab.Require(t) }
 
 // nsLab puts each of n instances in a network namespace of its own, joined
 // to the test's namespace by a veth pair: instance i (1-based) has
@@ -44,10 +23,10 @@ func requireNetns(t *testing.T) {
 // instance's namespace cuts that instance alone. The namespaces (and with
 // them the veths) are deleted at cleanup, even when the test fails.
 type nsLab struct {
-	t      *testing.T
-	prefix string
-	net    int // second octet, per process, so concurrent runs do not meet
-	n      int
+	*netnslab.Lab
+	tag string
+	net int // second octet, per process, so concurrent runs do not meet
+	n   int
 }
 
 // labs counts the labs of this process: each gets its own names and
@@ -58,33 +37,30 @@ func newNSLab(t *testing.T, n int) *nsLab {
 	t.Helper()
 	k := int(labs.Add(1))
 	tag := fmt.Sprintf("%d%c", os.Getpid()%100000, 'a'+k%26)
-	l := &nsLab{t: t, prefix: "rdvha" + tag + "-", net: 150 + (os.Getpid()+k)%100, n: n}
-	t.Cleanup(func() {
+	var names []string
+	for i := 1; i <= n; i++ {
+		names = append(names, strconv.Itoa(i))
+	}
+	l := &nsLab{Lab: netnslab.New(t, "rdvha"+tag+"-", names...), tag: tag, net: 150 + (os.Getpid()+k)%100, n: n}
+	t.Cleanup(func() { // before the namespaces are deleted
 		for i := 1; i <= n; i++ {
 			// Deleting what was never made fails harmlessly.
 			exec.Command("nft", "delete", "table", "inet", l.outer(i)).Run()
 			exec.Command("ip", "link", "del", l.outer(i)).Run()
-			exec.Command("ip", "netns", "del", l.ns(i)).Run()
 		}
 	})
 	for i := 1; i <= n; i++ {
-		l.sh("ip", "netns", "add", l.ns(i))
-		l.in(i, "ip", "link", "set", "lo", "up")
-		outer := l.outer(i)
-		l.sh("ip", "link", "add", "name", outer, "type", "veth", "peer", "name", "eth0", "netns", l.ns(i))
-		l.sh("ip", "addr", "add", l.gateway(i)+"/24", "dev", outer)
-		l.sh("ip", "link", "set", "dev", outer, "up")
-		l.in(i, "ip", "addr", "add", l.Addr(i)+"/24", "dev", "eth0")
-		l.in(i, "ip", "link", "set", "dev", "eth0", "up")
-		l.in(i, "ip", "route", "add", "default", "via", l.gateway(i))
+		l.Link("", l.outer(i), l.gateway(i)+"/24", l.ns(i), "eth0", l.Addr(i)+"/24")
+		l.In(l.ns(i), "ip", "route", "add", "default", "via", l.gateway(i))
 	}
 	return l
 }
 
-func (l *nsLab) ns(i int) string { return fmt.Sprintf("%s%d", l.prefix, i) }
+// ns is instance i's namespace's name in the lab.
+func (l *nsLab) ns(i int) string { return strconv.Itoa(i) }
 
 // outer is the name of instance i's veth on the test's side.
-func (l *nsLab) outer(i int) string { return fmt.Sprintf("rvh%s%d", l.prefix[5:len(l.prefix)-1], i) }
+func (l *nsLab) outer(i int) string { return fmt.Sprintf("rvh%s%d", l.tag, i) }
 
 // Addr is instance i's address; gateway the test's address facing it.
 func (l *nsLab) Addr(i int) string    { return fmt.Sprintf("10.%d.%d.2", l.net, i) }
@@ -102,21 +78,7 @@ func (l *nsLab) Gateways() []string {
 
 // Exec is the command prefix that runs a program inside instance i's
 // namespace (startProcWrapped's wrapper).
-func (l *nsLab) Exec(i int) []string { return []string{"ip", "netns", "exec", l.ns(i)} }
-
-func (l *nsLab) sh(args ...string) string {
-	l.t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		l.t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func (l *nsLab) in(i int, args ...string) string {
-	l.t.Helper()
-	return l.sh(append(l.Exec(i), args...)...)
-}
+func (l *nsLab) Exec(i int) []string { return l.Lab.Exec(l.ns(i)) }
 
 // Cut partitions instance i from what match selects, both ways and
 // silently, as a broken network does: segments from the instance matching
@@ -126,15 +88,14 @@ func (l *nsLab) in(i int, args ...string) string {
 // way out (a local output drop fails the sender's write at once with EPERM,
 // which no real partition does). Heal ends it.
 func (l *nsLab) Cut(i int, match, reverse string) {
-	l.t.Helper()
-	l.nft(nil, fmt.Sprintf(`table inet %s {
+	l.Lab.NFT("", fmt.Sprintf(`table inet %s {
 	chain in {
 		type filter hook input priority 0; policy accept;
 		iifname "%s" %s drop
 	}
 }
 `, l.outer(i), l.outer(i), match))
-	l.nft(l.Exec(i), fmt.Sprintf(`table inet rdvcut {
+	l.Lab.NFT(l.ns(i), fmt.Sprintf(`table inet rdvcut {
 	chain in {
 		type filter hook input priority 0; policy accept;
 		%s drop
@@ -143,20 +104,8 @@ func (l *nsLab) Cut(i int, match, reverse string) {
 `, reverse))
 }
 
-// nft loads rules, in the namespace of prefix (nil: the test's own).
-func (l *nsLab) nft(prefix []string, rules string) {
-	l.t.Helper()
-	argv := append(append([]string(nil), prefix...), "nft", "-f", "-")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = strings.NewReader(rules)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		l.t.Fatalf("nft: %v\n%s\n%s", err, out, rules)
-	}
-}
-
 // Heal removes instance i's partition.
 func (l *nsLab) Heal(i int) {
-	l.t.Helper()
-	l.sh("nft", "delete", "table", "inet", l.outer(i))
-	l.in(i, "nft", "delete", "table", "inet", "rdvcut")
+	l.Sh("nft", "delete", "table", "inet", l.outer(i))
+	l.In(l.ns(i), "nft", "delete", "table", "inet", "rdvcut")
 }

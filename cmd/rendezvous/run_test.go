@@ -17,15 +17,16 @@ import (
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/httpapi/openapitest"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // runInProcess starts run in a goroutine and waits for its first log line.
 // Cancelling the returned cancel starts the drain; the channel yields the
 // exit status.
-func runInProcess(t *testing.T, stdout io.Writer, args ...string) (first map[string]any, stderr *lockedBuffer, cancel func(), status <-chan int) {
+func runInProcess(t *testing.T, stdout io.Writer, args ...string) (first map[string]any, stderr *e2e.LockedBuffer, cancel func(), status <-chan int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr = &lockedBuffer{}
+	stderr = &e2e.LockedBuffer{}
 	ch := make(chan int, 1)
 	go func() {
 		ch <- run(ctx, append([]string{"--dev", "--log-format", "json"}, args...), envOf(nil), stdout, stderr)
@@ -113,7 +114,7 @@ func freeUDPPort(t *testing.T) int {
 func TestRunBindFailures(t *testing.T) {
 	f := func(args []string, setting string, udpPort int) {
 		t.Helper()
-		var errb lockedBuffer
+		var errb e2e.LockedBuffer
 		code := run(context.Background(), append([]string{"--dev", "--log-format", "json"}, args...), envOf(nil), io.Discard, &errb)
 		if code != exitFailure {
 			t.Fatalf("%v: status %d, want %d; stderr %s", args, code, exitFailure, errb.String())
@@ -150,7 +151,7 @@ func TestRunBindFailures(t *testing.T) {
 }
 
 func TestRunPrincipalsFileErrors(t *testing.T) {
-	var errb lockedBuffer
+	var errb e2e.LockedBuffer
 	code := run(context.Background(), []string{"--principals", "/nonexistent/principals.json", "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0"}, envOf(nil), io.Discard, &errb)
 	if code != exitFailure || !strings.Contains(errb.String(), "invalid principals") {
 		t.Fatalf("status %d, stderr %s; want %d naming principals", code, errb.String(), exitFailure)
@@ -174,7 +175,7 @@ func TestRunPrincipalsAndCapabilityKeyFiles(t *testing.T) {
 	if err := os.WriteFile(keyFile, key[:], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var stdout lockedBuffer
+	var stdout e2e.LockedBuffer
 	first, stderr, cancel, status := runInProcess(t, &stdout, "--principals", principals, "--capability-key-file", keyFile,
 		"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--mediator-addr", "rdv.example.com:3478")
 	if first["mediator"] != "rdv.example.com:3478" {

@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 )
 
 // sentinelStore is a store on top's primary through its sentinels.
@@ -174,22 +174,12 @@ func TestHAPromotionLossAndTimeToService(t *testing.T) {
 		firstOK.Sub(killedAt).Round(10*time.Millisecond), top.Options.DownAfter)
 	// The target (not asserted: Sentinel's election takes longer in some
 	// runs, see the ADR): service within down-after + 2 s.
-	logHAEvidence(t, map[string]any{"scenario": "store-primary-killed",
-		"description": "the Redis primary (two replicas, three sentinels) killed with SIGKILL under 4 listing writers on one store client; lost: admitted listings missing on the promoted replica; ceilings: the store's invariant check on it; recovery: from the kill to the first listing admitted again",
-		"answers":     map[string]int{"success": len(ok), "service_unavailable": unavail, "untyped": untyped},
-		"recovery_s":  float64(firstOK.Sub(killedAt).Milliseconds()) / 1000, "recovery_bound_s": (top.Options.DownAfter + 2*time.Second).Seconds(),
-		"lost_admitted": len(lost), "lost_stated": "writes answered but not yet replicated when the primary died (ADR 0007)", "double_introductions": 0, "ceiling_breaches": 0, "cross_tenant_reads": 0})
-}
-
-// logHAEvidence logs a fault scenario's one "ha-evidence:" line, which
-// `make ha-evidence` collects into docs/benchmarks/ha.md.
-func logHAEvidence(t *testing.T, rec map[string]any) {
-	t.Helper()
-	b, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("ha-evidence: %s", b)
+	rec := haevidence.Record{Scenario: "store-primary-killed",
+		Description:  "the Redis primary (two replicas, three sentinels) killed with SIGKILL under 4 listing writers on one store client; lost: admitted listings missing on the promoted replica; ceilings: the store's invariant check on it; recovery: from the kill to the first listing admitted again",
+		Answers:      map[string]int64{"success": int64(len(ok)), "service_unavailable": int64(unavail), "untyped": int64(untyped)},
+		LostAdmitted: int64(len(lost)), LostStated: "writes answered but not yet replicated when the primary died (ADR 0007)"}
+	rec.SetTimes(firstOK.Sub(killedAt), top.Options.DownAfter+2*time.Second)
+	rec.Log(t)
 }
 
 func countBefore(ok []admitted, t time.Time) int {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 )
 
 // The fault scenarios (`make ha-evidence`): each scenario test logs one
@@ -13,27 +15,11 @@ import (
 // `go test -json`, so every line is attributed to the test that logged it
 // and a test that ended without one is seen.
 
-// evidencePrefix starts a scenario's record in a test's log.
-const evidencePrefix = "ha-evidence: "
-
-// Evidence is one scenario's record, as a fault test logs it.
+// Evidence is one scenario's record, as a fault test logs it, and the test
+// that logged it.
 type Evidence struct {
-	Scenario       string           `json:"scenario"`
-	Description    string           `json:"description"`
-	Answers        map[string]int64 `json:"answers"`
-	RecoveryS      *float64         `json:"recovery_s"`
-	RecoveryBoundS *float64         `json:"recovery_bound_s"`
-	LostAdmitted   int64            `json:"lost_admitted"`
-	// LostStated names the documented window in which the scenario may
-	// lose admitted items (a partitioned primary's unreplicated writes):
-	// such a loss is shown with it, not flagged. The test itself asserts
-	// that nothing was lost outside that window.
-	LostStated          string `json:"lost_stated,omitempty"`
-	DoubleIntroductions int64  `json:"double_introductions"`
-	CeilingBreaches     int64  `json:"ceiling_breaches"`
-	CrossTenantReads    int64  `json:"cross_tenant_reads"`
-
-	Test, Package string `json:"-"` // the test that logged it
+	haevidence.Record
+	Test, Package string
 }
 
 // haTest is one top-level test of the run.
@@ -85,14 +71,12 @@ func parseHA(r io.Reader) (*haRun, error) {
 			}
 		case "output":
 			out := strings.TrimSpace(ev.Output)
-			if _, rest, ok := strings.Cut(out, evidencePrefix); ok {
-				var e Evidence
-				if err := json.Unmarshal([]byte(rest), &e); err != nil || e.Scenario == "" {
-					run.Problems = append(run.Problems, fmt.Sprintf("%s: unreadable evidence line %q", ev.Test, rest))
+			if rec, ok, err := haevidence.Parse(out); ok {
+				if err != nil {
+					run.Problems = append(run.Problems, fmt.Sprintf("%s: %v", ev.Test, err))
 					continue
 				}
-				e.Test, e.Package = ev.Test, ev.Package
-				run.Evidence = append(run.Evidence, &e)
+				run.Evidence = append(run.Evidence, &Evidence{Record: *rec, Test: ev.Test, Package: ev.Package})
 				t.Evidence++
 			} else if ev.Test == top && strings.Contains(out, ".go:") {
 				t.LastLog = out // a skipped test's reason is its last log line

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/haevidence"
 )
 
 // jsonRun builds a `go test -json` stream: events of (package, test,
@@ -140,7 +142,7 @@ func TestRenderHAEmpty(t *testing.T) {
 		strings.Join(flags, "\n") != "instance-sigkill: expected scenario missing from the run\nno scenario test ran (check the test name pattern and packages)" {
 		t.Errorf("flags %v, page:\n%s", flags, b)
 	}
-	e := Evidence{RecoveryBoundS: new(3.0)}
+	e := Evidence{Record: haevidence.Record{RecoveryBoundS: new(3.0)}}
 	if got := strings.Join(e.breaches(), "; "); got != "no answers recorded; recovery not measured" {
 		t.Errorf("breaches: %s", got)
 	}
