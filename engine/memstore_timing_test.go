@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -188,6 +189,9 @@ func BenchmarkAttemptHost(b *testing.B) {
 	}
 }
 
+// churnKeys numbers BenchmarkListingChurn's idempotency keys over all runs.
+var churnKeys atomic.Int64
+
 // BenchmarkListingChurn creates and deletes a listing (with presence) on a
 // filled store: the cost of registration, cascade and index upkeep.
 func BenchmarkListingChurn(b *testing.B) {
@@ -197,8 +201,11 @@ func BenchmarkListingChurn(b *testing.B) {
 			ctx := context.Background()
 			pub := netip.MustParseAddrPort("203.0.113.10:40000")
 			b.ReportAllocs()
-			i := 0
 			for b.Loop() {
+				// The fill is shared by every run of -count, so a key must
+				// never repeat across runs: a repeated one replays the
+				// deleted listing of an earlier run (expired).
+				i := churnKeys.Add(1)
 				v, r, _ := bf.s.CreateListing(ctx, CreateListing{Tenant: fxTenant, Owner: "churn",
 					IdempotencyKey: fmt.Sprintf("churn-%d", i), Spec: fxSpec()})
 				if r.Outcome != Success {
@@ -207,7 +214,6 @@ func BenchmarkListingChurn(b *testing.B) {
 				pc, lc := bf.k.Presence(v.Presence), bf.k.Lease(v.Lease)
 				bf.s.BindHostPresence(ctx, BindPresence{Handle: v.Presence, Key: FingerprintOf(&pc), Seq: 1, Public: pub})
 				bf.s.DeleteListing(ctx, DeleteListing{Tenant: fxTenant, Owner: "churn", Listing: v.ID, Lease: v.Lease, LeaseKey: FingerprintOf(&lc)})
-				i++
 			}
 		})
 	}
