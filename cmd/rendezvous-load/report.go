@@ -14,9 +14,9 @@ import (
 var reportTemplate string
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms": func(v float64) string { return fmtFloat(v, 3) },
-	"f1": func(v float64) string { return fmtFloat(v, 1) },
-	"res": resourceValue,
+	"ms":    func(v float64) string { return fmtFloat(v, 3) },
+	"f1":    func(v float64) string { return fmtFloat(v, 1) },
+	"res":   resourceValue,
 	"yesno": yesNo,
 }).Parse(reportTemplate))
 
