@@ -62,14 +62,14 @@ for area in $AREAS; do
 		echo "== $area: ${PKGS[$area]}" >&2
 		rm -f "$OUT/meta-$area.txt"
 		meta "$area" "$area: $(date -u '+%Y-%m-%d %H:%M UTC'), load avg $(loadavg) at start" \
-			"  go test -run '^\$' -bench '$BENCH' -benchmem -count $COUNT -benchtime $BENCHTIME ${PKGS[$area]}"
+			"  go test -run '^\$' -bench '$BENCH' -skip '^BenchmarkRedisStore' -benchmem -count $COUNT -benchtime $BENCHTIME -timeout 30m ${PKGS[$area]}"
 		# A failing suite is reported and the others still run; the page is
 		# written from whatever results there are.
 		# shellcheck disable=SC2086 # the package list is split on purpose
 		# (The Redis store's benchmarks in ./bench/ belong to shared-state.)
 		if ! $GO test -run '^$' -bench "$BENCH" -skip '^BenchmarkRedisStore' -benchmem -count "$COUNT" -benchtime "$BENCHTIME" -timeout 30m ${PKGS[$area]} | tee "$OUT/$area.txt"; then
 			meta "$area" "  FAILED (partial results)"
-			fail "$area: go test -bench failed (see $OUT/$area.txt)"
+			fail "$area: go test -bench failed: $(grep -E '^--- FAIL' "$OUT/$area.txt" | awk '{print $3}' | sort -u | paste -sd' ' -) (see $OUT/$area.txt)"
 		fi
 		benchstat "$OUT/$area.txt" >"$OUT/$area.benchstat.txt" || true
 		meta "$area" "  load avg $(loadavg) at the end"
@@ -118,7 +118,7 @@ for area in $AREAS; do
 		echo "== shared-state: the Redis store's transitions and UDP rate" >&2
 		rm -f "$OUT/meta-shared-state.txt"
 		meta shared-state "shared-state: $(date -u '+%Y-%m-%d %H:%M UTC'), load avg $(loadavg) at start, $(redis-server --version | cut -d' ' -f1-3)" \
-			"  go test -run '^\$' -bench '^BenchmarkRedisStore' -benchmem -count $COUNT -benchtime $BENCHTIME ./bench/"
+			"  RDV_REQUIRE_REDIS=1 go test -run '^\$' -bench '^BenchmarkRedisStore' -benchmem -count $COUNT -benchtime $BENCHTIME -timeout 30m ./bench/"
 		if ! RDV_REQUIRE_REDIS=1 $GO test -run '^$' -bench '^BenchmarkRedisStore' -benchmem -count "$COUNT" -benchtime "$BENCHTIME" -timeout 30m ./bench/ | tee "$OUT/shared-state.txt"; then
 			meta shared-state "  FAILED (partial results)"
 			fail "shared-state: go test -bench failed (see $OUT/shared-state.txt)"
