@@ -52,7 +52,7 @@ func TestWritePages(t *testing.T) {
 	store, http, load := read("store.md"), read("http.md"), read("load.md")
 	for _, c := range []struct{ page, want string }{
 		{store, "**510×**"}, {store, "benchstat says hi"}, {store, "kernel:      Linux 6.1"}, {store, "go test -run '^$' -bench . ./bench/"},
-		{store, "[store.md](../store.md)"},
+		{store, "[docs/benchmarks/store.md](../store.md)"},
 		{http, "cpu (go):    Go's CPU"}, {http, "`x/httpapi H/bare_page` | 400 ns | **0.50×**"},
 		{load, "| run 1 | run 2 | run 3 |"}, {load, "| server RSS at full fill, MiB | 70.0 | 90.0 | 80.0 | **80.0** (70.0–90.0) |"},
 		{load, "- run 2: **FAILED** `shed.p99` (too slow)"}, {load, "- run 1: all checks passed"}, {load, "_No UDP rate result in this run._"},
