@@ -2,7 +2,7 @@
 GO       ?= go
 PKGS     ?= ./...
 
-.PHONY: run test fmt fmt-check vet test-race bench bench-compare fuzz build image
+.PHONY: run test fmt fmt-check vet test-race bench bench-smoke bench-compare fuzz build image
 
 run:
 	$(GO) run ./cmd/rendezvous --dev
@@ -33,8 +33,15 @@ fmt-check:
 test-race:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
+# The benchmark suites and the load tester's ceiling proof; writes
+# docs/benchmarks/results/<area>.md for the areas run (AREAS, see bench/run.sh).
 bench:
 	./bench/run.sh
+
+# Every benchmark once (both stores) and the shed and udprate modes briefly:
+# CI runs it after make test, so a change that breaks a benchmark fails.
+bench-smoke:
+	./bench/smoke.sh
 
 # Each fuzz target for FUZZTIME (the seed corpora also run in `make test`).
 FUZZTIME ?= 30s

@@ -2,16 +2,16 @@
 # make bench-compare: measures, in one run and with the same UDP load
 # generator (rendezvous-load --mode udprate), our authenticated presence
 # refresh rate and coturn's plain STUN Binding rate on loopback, and writes
-# the ratio into docs/benchmarks.md. Needs turnserver (coturn) on the PATH
+# every round's rates and ratios, with the median ratio and its range, into
+# docs/benchmarks/results/compare.md. Needs turnserver (coturn) on the PATH
 # (Debian/Ubuntu: apt-get install coturn). Expected: ratio 1.0 or more.
 #
 # The machine is shared and the generator shares its cores with the server,
 # so one pair of runs can swing either way: the two servers are measured
 # alternately, ROUNDS times (coturn, ours, coturn, ours, ...; ours on a fresh
 # server each round), every round's rates, ratio and server CPU per answer
-# are printed, and the round with the median rate ratio is the one copied to
-# $OUT/compare/{coturn,ours} for benchreport. Our plain Binding rate is
-# measured once, after the rounds.
+# are printed and written to the page with the median ratio and its range.
+# Our plain Binding rate is measured once, after the rounds.
 #
 # On a machine with two or more cores the servers run pinned to CPU 1 and
 # the generator to CPU 0 (PIN=0 turns this off): the generator then cannot
@@ -22,8 +22,7 @@
 #
 # Environment (all optional): DURATION (default 5s), WINDOW (requests in
 # flight per socket, default 256), SOCKETS (default 4), ROUNDS (default 5),
-# COTURN_PORT (default 34780), OUT (default bench/out), REPORT (default
-# docs/benchmarks.md; where benchreport writes the summary).
+# COTURN_PORT (default 34780), OUT (default bench/out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -33,7 +32,6 @@ SOCKETS=${SOCKETS:-4}
 ROUNDS=${ROUNDS:-5}
 COTURN_PORT=${COTURN_PORT:-34780}
 OUT=${OUT:-bench/out}
-REPORT=${REPORT:-docs/benchmarks.md}
 PIN=${PIN:-1}
 SERVER_WRAP=()
 GEN_WRAP=()
@@ -49,7 +47,10 @@ if ! command -v turnserver >/dev/null; then
 	echo "bench-compare needs coturn's turnserver on the PATH (apt-get install coturn); nothing measured" >&2
 	exit 1
 fi
+rm -rf "$OUT/compare"
 mkdir -p "$OUT/compare"
+machine >"$OUT/meta.txt"
+meta=("compare: $(date -u '+%Y-%m-%d %H:%M UTC'), $ROUNDS rounds, pinned: ${SERVER_WRAP[*]:-no} / ${GEN_WRAP[*]:-no}")
 COTURN_PID=
 cleanup() {
 	stop_server
@@ -85,6 +86,12 @@ printf '%-6s %14s %14s %8s %18s %18s\n' round coturn-plain/s ours-presence/s rat
 for r in $(seq 1 "$ROUNDS"); do
 	load "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --server-pid "$COTURN_PID" --out "$OUT/compare/coturn-r$r"
 	start_server "$OUT/bin/rendezvous" "$OUT/compare/server-r$r.log" --principals "$OUT/compare/principals.json"
+	if [ "$r" = 1 ]; then
+		meta+=("  $(show ${SERVER_WRAP[@]+"${SERVER_WRAP[@]}"} turnserver -n --stun-only --no-tls --no-dtls --no-cli --listening-ip 127.0.0.1 --listening-port "$COTURN_PORT")"
+			"  $(show ${GEN_WRAP[@]+"${GEN_WRAP[@]}"} "$load_bin" "${common[@]}" --stun plain --mediator "127.0.0.1:$COTURN_PORT" --server-pid "$COTURN_PID" --out "$OUT/compare/coturn-r$r")"
+			"  $(show ${SERVER_WRAP[@]+"${SERVER_WRAP[@]}"} "${SERVER_CMD[@]}")"
+			"  $(show ${GEN_WRAP[@]+"${GEN_WRAP[@]}"} "$load_bin" "${common[@]}" --stun presence --listings 5000 --http "$SERVER_HTTP" --tokens "$OUT/compare/tokens.json" --server-pid "$SERVER_PID" --out "$OUT/compare/ours-r$r")")
+	fi
 	load "${common[@]}" --stun presence --listings 5000 --http "$SERVER_HTTP" --tokens "$OUT/compare/tokens.json" \
 		--server-pid "$SERVER_PID" --out "$OUT/compare/ours-r$r"
 	if [ "$r" = "$ROUNDS" ]; then
@@ -102,12 +109,8 @@ kill "$COTURN_PID" 2>/dev/null || true
 wait "$COTURN_PID" 2>/dev/null || true
 COTURN_PID=
 
-# The median round (by rate ratio) is the one benchreport reports.
-median=$(tail -n +2 "$summary" | sort -k4,4g | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { print $1 }')
-rm -rf "$OUT/compare/coturn" "$OUT/compare/ours"
-cp -r "$OUT/compare/coturn-r$median" "$OUT/compare/coturn"
-cp -r "$OUT/compare/ours-r$median" "$OUT/compare/ours"
-
-$GO run ./bench/cmd/benchreport -in "$OUT" -docs docs/benchmarks -out "$REPORT"
+meta+=("  load avg $(cut -d' ' -f1-3 /proc/loadavg) at the end")
+printf '%s\n' "${meta[@]}" >"$OUT/meta-compare.txt"
+$GO run ./bench/cmd/benchreport -in "$OUT" -results docs/benchmarks/results -areas compare
 cat "$summary" >&2
-echo "median round $median: ratio of our presence refresh rate to coturn's plain Binding rate (expected 1.0 or more), reported in $REPORT" >&2
+echo "the ratio of our presence refresh rate to coturn's plain Binding rate (expected 1.0 or more), median and range: docs/benchmarks/results/compare.md" >&2

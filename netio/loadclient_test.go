@@ -250,7 +250,7 @@ func startEcho(t testing.TB, sockets int) *echoServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns, _, _, err := listen(addrs[0], sockets, &cfg) // same sockets and buffers as the mediator
+	conns, _, _, err := listen(addrs[0], sockets, &cfg, map[uint64]bool{}) // same sockets and buffers as the mediator
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,8 +64,9 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 	}
 	m.punch = newPunchMetrics(cfg.Metrics, cfg.Tenants)
 	m.marks = make(chan engine.Handle, offerQueue)
+	own := map[uint64]bool{} // every socket of this mediator, for listen's exclusivity check
 	for i, ap := range addrs {
-		conns, recv, send, err := listen(ap, cfg.Sockets, &cfg)
+		conns, recv, send, err := listen(ap, cfg.Sockets, &cfg, own)
 		if err != nil {
 			for _, c := range m.conns {
 				_ = c.Close() // the listen error is the one to report

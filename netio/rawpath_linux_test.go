@@ -87,7 +87,7 @@ func rawServerAndClient(t *testing.T, listenOn string) (batchConn, *net.UDPConn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns, _, _, err := listen(addrs[0], 1, &cfg)
+	conns, _, _, err := listen(addrs[0], 1, &cfg, map[uint64]bool{})
 	if err != nil {
 		t.Fatal(err)
 	}

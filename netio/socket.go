@@ -8,11 +8,12 @@ import (
 )
 
 // listen binds n SO_REUSEPORT sockets on ap (the first resolves port 0, the
-// rest share its port). A wildcard address enables PKTINFO so each answer
+// rest share its port) and fails when a socket not in own (the mediator's
+// sockets, to which it adds these) is bound to the port too. A wildcard address enables PKTINFO so each answer
 // leaves from the address its request reached; a specific address answers
 // from itself. It returns the sockets and the buffer sizes the kernel
 // granted the first one.
-func listen(ap netip.AddrPort, n int, cfg *Config) (conns []batchConn, recv, send int, err error) {
+func listen(ap netip.AddrPort, n int, cfg *Config, own map[uint64]bool) (conns []batchConn, recv, send int, err error) {
 	network := "udp4"
 	if ap.Addr().Is6() {
 		network = "udp6"
@@ -36,9 +37,13 @@ func listen(ap netip.AddrPort, n int, cfg *Config) (conns []batchConn, recv, sen
 			return conns, 0, 0, fmt.Errorf("cannot listen on %s: %w", ap, lerr)
 		}
 		uc := pc.(*net.UDPConn)
+		rc, rerr := uc.SyscallConn()
+		if rerr == nil {
+			own[socketInode(rc)] = true
+		}
 		if i == 0 {
 			ap = netip.AddrPortFrom(ap.Addr(), uint16(uc.LocalAddr().(*net.UDPAddr).Port))
-			if rc, rerr := uc.SyscallConn(); rerr == nil {
+			if rerr == nil {
 				recv, send = bufferSizes(rc)
 			}
 		}
@@ -48,6 +53,9 @@ func listen(ap netip.AddrPort, n int, cfg *Config) (conns []batchConn, recv, sen
 			return conns, 0, 0, fmt.Errorf("cannot set up batch I/O on %s: %w", ap, berr)
 		}
 		conns = append(conns, bc)
+	}
+	if err := checkExclusive(ap, own); err != nil {
+		return conns, 0, 0, err
 	}
 	return conns, recv, send, nil
 }

@@ -4,6 +4,7 @@ package netio
 
 import (
 	"net"
+	"net/netip"
 	"syscall"
 )
 
@@ -22,3 +23,9 @@ func controlSocket(recv, send int, pktinfo bool) func(network, address string, c
 }
 
 func bufferSizes(c syscall.RawConn) (recv, send int) { return 0, 0 }
+
+// socketInode and checkExclusive: off Linux there is one socket per address
+// and no SO_REUSEPORT, so the bind itself fails on a port in use.
+func socketInode(c syscall.RawConn) uint64 { return 0 }
+
+func checkExclusive(ap netip.AddrPort, own map[uint64]bool) error { return nil }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
@@ -22,6 +23,42 @@ type fillResult struct {
 	Shed     int     `json:"shed"`
 	Failed   int     `json:"failed"`
 	Seconds  float64 `json:"seconds"`
+	// Codes counts the refusals by code, so a check names them.
+	Codes map[string]int `json:"codes,omitempty"`
+}
+
+// refused counts a refusal's code.
+func (f *fillResult) refused(c Code) {
+	if f.Codes == nil {
+		f.Codes = map[string]int{}
+	}
+	f.Codes[c.String()]++
+}
+
+// refusals names the refusals, with what to do about a quota or a full
+// pool, e.g. "quota_exceeded=12500 (a policy quota: ...)".
+func (f *fillResult) refusals() string {
+	if len(f.Codes) == 0 {
+		return "none refused"
+	}
+	var parts []string
+	for _, c := range codeNames {
+		n := f.Codes[c]
+		if n == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%s=%d", c, n)
+		switch c {
+		case "quota_exceeded":
+			part += " (a policy quota refused them: the tenant's or owner's listing quota, the tenant's or subject's attempt quota, or the tenant's idempotency quota; see GET /v1/admin/tenant-stats and raise the --tenant-*-quota, --owner-listing-quota or --subject-attempt-quota flag, RDV_* variable, on the server)"
+		case "capacity_exceeded":
+			part += " (a pool is at its ceiling: see GET /v1/admin/stats; raise its --max-* flag on the server)"
+		case "unauthorized", "forbidden":
+			part += " (the token is not accepted for this call: is it a publisher's token?)"
+		}
+		parts = append(parts, part)
+	}
+	return "refused: " + strings.Join(parts, ", ")
 }
 
 // fillListings creates n listings over many keep-alive connections, spread
@@ -60,11 +97,13 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 		case h != nil:
 			r.listings = append(r.listings, h)
 			res.Admitted++
+			continue
 		case codes[i].Class() == ClassShed:
 			res.Shed++
 		default:
 			res.Failed++
 		}
+		res.refused(codes[i])
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -84,10 +123,18 @@ func (r *Run) setupFill(ctx context.Context, res *Result, n int) (*FillSummary, 
 	fill := &FillSummary{}
 	res.Fill = fill
 	t0 := time.Now()
+	if err := r.preflight(ctx, n, 0); err != nil {
+		return nil, err
+	}
 	err := r.phase("setup", func() error {
 		var err error
 		if fill.Listings, err = r.fillListings(ctx, n); err != nil {
 			return err
+		}
+		if fill.Listings.Admitted == 0 && n > 0 {
+			// Nothing to measure: end the run now rather than offer load
+			// to no listing for its whole duration.
+			return fmt.Errorf("the setup admitted none of %d listings (%s)", n, fill.Listings.refusals())
 		}
 		fill.Presence = r.fillPresence(ctx)
 		return nil
@@ -236,11 +283,13 @@ func (r *Run) fillAttempts(ctx context.Context, n int) fillResult {
 		switch c.Class() {
 		case ClassOK:
 			res.Admitted++
+			continue
 		case ClassShed:
 			res.Shed++
 		default:
 			res.Failed++
 		}
+		res.refused(c)
 	}
 	res.Seconds = time.Since(t0).Seconds()
 	return res

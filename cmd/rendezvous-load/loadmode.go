@@ -48,8 +48,8 @@ func runLoad(ctx context.Context, r *Run, res *Result) error {
 		res.ServerCPU = cpuSummary("load", cpu1.CPUSeconds-cpu0.CPUSeconds, answers)
 	}
 	add := res.addCheck
-	add("setup.listings", fill.Listings.Admitted == cfg.Listings, "%d of %d listings admitted (%d shed, %d failed)",
-		fill.Listings.Admitted, cfg.Listings, fill.Listings.Shed, fill.Listings.Failed)
+	add("setup.listings", fill.Listings.Admitted == cfg.Listings, "%d of %d listings admitted (%d shed, %d failed); %s",
+		fill.Listings.Admitted, cfg.Listings, fill.Listings.Shed, fill.Listings.Failed, fill.Listings.refusals())
 	add("setup.presence", fill.Presence.Admitted == fill.Listings.Admitted, "%d of %d presence bindings live",
 		fill.Presence.Admitted, fill.Listings.Admitted)
 	r.errorCheck(res, "load.errors", &c)

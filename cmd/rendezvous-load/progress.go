@@ -44,6 +44,12 @@ type window struct {
 // from switched, the last sample before the switch was seen.
 func (w *window) point(rec *Recorder, now, switched time.Time, cur *Counts, curH *[numKinds]HistSnapshot) SeriesPoint {
 	if rec != w.rec {
+		// The window restarts where the new Recorder's phase began: the
+		// switch can lie a whole print interval back, and the counts
+		// since it would otherwise be divided by one sample period.
+		if !rec.started.IsZero() && rec.started.Before(now) {
+			switched = rec.started
+		}
 		*w = window{rec: rec, start: switched}
 	}
 	dt := now.Sub(w.start).Seconds()

@@ -19,6 +19,9 @@ type Recorder struct {
 	// late counts scheduled requests the generator could not start because
 	// every worker was busy (the open-loop schedule was not met).
 	late [numKinds]atomic.Uint64
+	// started is when the phase this Recorder counts began (zero: unknown),
+	// so the first progress line of a phase divides by the phase's time.
+	started time.Time
 }
 
 // Observe records one answered (or failed) request.

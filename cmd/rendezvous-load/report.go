@@ -14,8 +14,10 @@ import (
 var reportTemplate string
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms": func(v float64) string { return fmtFloat(v, 3) },
-	"f1": func(v float64) string { return fmtFloat(v, 1) },
+	"ms":    func(v float64) string { return fmtFloat(v, 3) },
+	"f1":    func(v float64) string { return fmtFloat(v, 1) },
+	"res":   resourceValue,
+	"yesno": yesNo,
 }).Parse(reportTemplate))
 
 func fmtFloat(v float64, prec int) string {
@@ -30,6 +32,8 @@ type reportView struct {
 	Whole, Measured *timeCharts
 	MeasuredName    string
 	Hists           []*Chart
+	// Resources are the soak's RSS, fd and goroutine charts (soak only).
+	Resources []*Chart
 }
 
 // timeCharts are the over-time charts of one stretch of the run.
@@ -45,7 +49,7 @@ var measuredPhases = map[string]bool{"overload": true, "load": true, "udprate": 
 // measured phase) and one latency histogram per kind and phase. Standard
 // library only; the file is self-contained.
 func writeHTML(w io.Writer, res *Result) error {
-	v := reportView{R: res, Whole: makeTimeCharts(res.Series, res.Timeline, "")}
+	v := reportView{R: res, Whole: makeTimeCharts(res.Series, res.Timeline, ""), Resources: soakCharts(res.Soak)}
 	for _, ph := range res.Timeline {
 		if !measuredPhases[ph.Name] {
 			continue

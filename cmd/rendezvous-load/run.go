@@ -121,8 +121,8 @@ func newRun(ctx context.Context, cfg *Config, out io.Writer) (*Run, error) {
 		return nil, err
 	}
 	if cfg.needsHTTP() {
-		if _, err := r.api.pubs[0].Whoami(ctx); err != nil {
-			return nil, fmt.Errorf("cannot reach the server at %s with the first publisher token: %w", cfg.HTTPAddr, err)
+		if err := checkPublisher(ctx, r.api.pubs[0], cfg.HTTPAddr); err != nil {
+			return nil, err
 		}
 	}
 	r.start = time.Now()
@@ -171,7 +171,9 @@ func (r *Run) onAnswer(ref int32, code Code, _ *stun.Message) {
 		return
 	}
 	h.inflight.Add(-1)
-	if !h.live.Load() && code != CodeTimeout {
+	// A badly signed answer is not the server's (another process on the
+	// port, or a forgery): an error, never over-ceiling work.
+	if !h.live.Load() && code != CodeTimeout && code != CodeBadSignature {
 		r.presOver.Add(1)
 		if code == CodeStun508 {
 			r.presOverShed.Add(1)
@@ -227,9 +229,9 @@ func (r *Run) since(t time.Time) float64 { return t.Sub(r.start).Seconds() }
 // phase runs fn as a named phase with its own Recorder, keeping the
 // recorder for the report.
 func (r *Run) phase(name string, fn func() error) error {
-	rec := new(Recorder)
-	r.rec.Store(rec)
 	t0 := time.Now()
+	rec := &Recorder{started: t0}
+	r.rec.Store(rec)
 	r.phaseMu.Lock()
 	r.phases = append(r.phases, Phase{Name: name, Start: r.since(t0)})
 	i := len(r.phases) - 1

@@ -45,6 +45,9 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	if wantL <= 0 || wantA <= 0 {
 		return fmt.Errorf("the server is already full (listings %d/%d, attempts %d/%d): shed mode needs room to fill", lp.Used, lp.Ceiling, ap.Used, ap.Ceiling)
 	}
+	if err := r.preflight(ctx, wantL, wantA); err != nil {
+		return err
+	}
 	fill := &FillSummary{}
 	res.Fill = fill
 	t0 := time.Now()
@@ -208,14 +211,14 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 
 	// Checks, each naming what it saw.
 	add := res.addCheck
-	add("fill.listings", fill.Listings.Admitted == wantL, "%d of %d listings admitted (%d shed, %d failed) in %.1fs",
-		fill.Listings.Admitted, wantL, fill.Listings.Shed, fill.Listings.Failed, fill.Listings.Seconds)
+	add("fill.listings", fill.Listings.Admitted == wantL, "%d of %d listings admitted (%d shed, %d failed) in %.1fs; %s",
+		fill.Listings.Admitted, wantL, fill.Listings.Shed, fill.Listings.Failed, fill.Listings.Seconds, fill.Listings.refusals())
 	wantP := min(len(r.listings), pp.Ceiling-pp.Used)
 	add("fill.presence", fill.Presence.Admitted == wantP && fill.Presence.Failed == 0,
 		"%d of %d presence bindings live (%d shed with STUN 508, %d failed) in %.1fs",
 		fill.Presence.Admitted, wantP, fill.Presence.Shed, fill.Presence.Failed, fill.Presence.Seconds)
-	add("fill.attempts", fill.Attempts.Admitted == wantA, "%d of %d attempts admitted (%d shed, %d failed) in %.1fs",
-		fill.Attempts.Admitted, wantA, fill.Attempts.Shed, fill.Attempts.Failed, fill.Attempts.Seconds)
+	add("fill.attempts", fill.Attempts.Admitted == wantA, "%d of %d attempts admitted (%d shed, %d failed) in %.1fs; %s",
+		fill.Attempts.Admitted, wantA, fill.Attempts.Shed, fill.Attempts.Failed, fill.Attempts.Seconds, fill.Attempts.refusals())
 	add("fill.pools_full", st2.Pools["listings"].Used == lp.Ceiling && st2.Pools["attempts"].Used == ap.Ceiling,
 		"stats after fill: %s", poolsLine(st2))
 	sent := oc.Total(KindCreate) + oc.Total(KindJoin)
@@ -225,9 +228,17 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 	}
 	add("overload.offered", sentPct >= 100*cfg.MinOffered, "%d of %d planned over-ceiling creates and joins sent (%.1f%%, at least %.0f%% required) in %.1fs",
 		sent, planned, sentPct, 100*cfg.MinOffered, d.Seconds())
-	add("shed.typed", sh.OfferedOverCeiling > 0 && sh.Untyped == 0,
-		"%d of %d over-ceiling requests got a typed shed answer (%.3f%%); create %v, join %v, presence over its ceiling %d (%d STUN 508)",
-		sh.TypedShed, sh.OfferedOverCeiling, sh.TypedPct, codesOf(&oc, KindCreate), codesOf(&oc, KindJoin), presOver, presOverShed)
+	// A quota's 429 is typed, but it is not the ceiling shedding: with the
+	// pools full, an over-ceiling request refused by a quota proves nothing
+	// about the ceiling (the quota stopped it first), so it fails the check.
+	byQuota := oc.ByCode[KindCreate][CodeQuota] + oc.ByCode[KindJoin][CodeQuota]
+	quotaNote := ""
+	if byQuota > 0 {
+		quotaNote = fmt.Sprintf("; %d refused by a policy quota (quota_exceeded), not by the ceiling: raise the server's tenant, owner and subject quotas to the pools (--tenant-listing-quota, --tenant-attempt-quota, --subject-attempt-quota, --owner-listing-quota)", byQuota)
+	}
+	add("shed.typed", sh.OfferedOverCeiling > 0 && sh.Untyped == 0 && byQuota == 0,
+		"%d of %d over-ceiling requests got a typed shed answer (%.3f%%); create %v, join %v, presence over its ceiling %d (%d STUN 508)%s",
+		sh.TypedShed, sh.OfferedOverCeiling, sh.TypedPct, codesOf(&oc, KindCreate), codesOf(&oc, KindJoin), presOver, presOverShed, quotaNote)
 	limit := "report only"
 	if cfg.ShedP99 > 0 {
 		limit = "limit " + cfg.ShedP99.String()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -148,9 +149,15 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		s.closeMediator()
 		return nil, fmt.Errorf("cannot create the HTTP API: %w", err)
 	}
+	// Without SO_REUSEPORT (net.Listen sets only SO_REUSEADDR) the bind
+	// fails when any other socket listens on the port, so the HTTP port is
+	// ours alone; the error says so.
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		s.closeMediator()
+		if errors.Is(err, syscall.EADDRINUSE) {
+			err = fmt.Errorf("another process holds TCP port %s: %w", c.HTTPAddr, err)
+		}
 		return nil, &settingError{"http-addr", c.sourceOf("http-addr"), fmt.Errorf("cannot listen: %w", err)}
 	}
 	s.httpAddr = ln.Addr()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
@@ -190,6 +191,9 @@ func BenchmarkAttemptHost(b *testing.B) {
 	}
 }
 
+// churnKeys numbers BenchmarkListingChurn's idempotency keys over all runs.
+var churnKeys atomic.Int64
+
 // BenchmarkListingChurn creates and deletes a listing (with presence) on a
 // filled store: the cost of registration, cascade and index upkeep.
 func BenchmarkListingChurn(b *testing.B) {
@@ -199,8 +203,11 @@ func BenchmarkListingChurn(b *testing.B) {
 			ctx := context.Background()
 			pub := netip.MustParseAddrPort("203.0.113.10:40000")
 			b.ReportAllocs()
-			i := 0
 			for b.Loop() {
+				// The fill is shared by every run of -count, so a key must
+				// never repeat across runs: a repeated one replays the
+				// deleted listing of an earlier run (expired).
+				i := churnKeys.Add(1)
 				v, r, _ := bf.s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: "churn",
 					IdempotencyKey: fmt.Sprintf("churn-%d", i), Spec: fxSpec()})
 				if r.Outcome != engine.Success {
@@ -209,7 +216,6 @@ func BenchmarkListingChurn(b *testing.B) {
 				pc, lc := bf.k.Presence(v.Presence), bf.k.Lease(v.Lease)
 				bf.s.BindHostPresence(ctx, engine.BindPresence{Handle: v.Presence, Key: engine.FingerprintOf(&pc), Seq: 1, Public: pub})
 				bf.s.DeleteListing(ctx, engine.DeleteListing{Tenant: fxTenant, Owner: "churn", Listing: v.ID, Lease: v.Lease, LeaseKey: engine.FingerprintOf(&lc)})
-				i++
 			}
 		})
 	}

@@ -49,17 +49,8 @@ type loadResult struct {
 		MicrosPerAns float64 `json:"cpu_us_per_answer"`
 		Answers      uint64  `json:"answers"`
 	} `json:"server_cpu"`
-	UDPRate *struct {
-		Kind         string  `json:"kind"`
-		Sockets      int     `json:"sockets"`
-		Window       int     `json:"window_per_socket"`
-		PerSecond    float64 `json:"answered_per_s"`
-		Answered     uint64  `json:"answered"`
-		Lost         uint64  `json:"lost"`
-		Seconds      float64 `json:"seconds"`
-		CPUPerAnswer float64 `json:"server_cpu_us_per_answer"`
-	} `json:"udp_rate"`
-	Checks []struct {
+	UDPRate *udpRate `json:"udp_rate"`
+	Checks  []struct {
 		Name   string `json:"name"`
 		OK     bool   `json:"ok"`
 		Detail string `json:"detail"`
@@ -77,4 +68,16 @@ func readLoad(path string) (*loadResult, error) {
 		return nil, fmt.Errorf("cannot decode %s: %w", path, err)
 	}
 	return &r, nil
+}
+
+// udpRate is a udprate run's figures.
+type udpRate struct {
+	Kind         string  `json:"kind"`
+	Sockets      int     `json:"sockets"`
+	Window       int     `json:"window_per_socket"`
+	PerSecond    float64 `json:"answered_per_s"`
+	Answered     uint64  `json:"answered"`
+	Lost         uint64  `json:"lost"`
+	Seconds      float64 `json:"seconds"`
+	CPUPerAnswer float64 `json:"server_cpu_us_per_answer"`
 }

@@ -1,11 +1,14 @@
-// Command benchreport writes docs/benchmarks.md from a `make bench` run: the
-// raw `go test -bench` output of each area (store, udp, http,
-// shared-state), its benchstat text, the load tester's result files, and
-// the per-area documents in docs/benchmarks/; it also rewrites the results
-// region of docs/benchmarks/shared-state.md. It only reads the run's files;
-// bench/run.sh runs the benchmarks.
+// Command benchreport writes the measured pages of a `make bench` run,
+// docs/benchmarks/results/<area>.md, one per area that ran: the raw
+// `go test -bench` output of each area (store, udp, http, shared-state),
+// its benchstat text, the load tester's result files of each run, and the
+// machine and commands the run recorded. It owns every page it writes (no
+// hand-written text in them) and writes only the areas named in -areas, so
+// an area not run keeps its page. The per-area documents in
+// docs/benchmarks/ are read only for their baseline declarations.
+// bench/run.sh runs the benchmarks; bench/compare.sh writes area compare.
 //
-//	benchreport -in bench/out -docs docs/benchmarks -out docs/benchmarks.md
+//	benchreport -in bench/out -results docs/benchmarks/results -areas "store udp http load shared-state"
 //
 // With -ha it writes the fault scenarios page instead (`make ha-evidence`):
 // the ha-evidence lines of a `go test -json` run of the fault tests.
@@ -14,12 +17,10 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -29,6 +30,14 @@ var areas = [][2]string{
 	{"store", "Store: in-memory store vs the reference full-scan store"},
 	{"udp", "UDP: mediator vs a raw batched echo"},
 	{"http", "HTTP: handlers vs a bare fasthttp handler"},
+}
+
+// allAreas are what -areas accepts, with each page's title.
+var allAreas = map[string]string{
+	"store": areas[0][1], "udp": areas[1][1], "http": areas[2][1],
+	"load":         "Load: ceiling proof, shedding and the UDP presence rate",
+	"shared-state": "Shared state: the Redis store against the targets",
+	"compare":      "coturn comparison: authenticated presence against plain Binding",
 }
 
 func main() {
@@ -43,7 +52,8 @@ func run(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	in := fs.String("in", "bench/out", "directory with <area>.txt, <area>.benchstat.txt, meta.txt, load/, compare/")
 	docs := fs.String("docs", "docs/benchmarks", "directory with the per-area documents <area>.md and load.md")
-	out := fs.String("out", "docs/benchmarks.md", "file to write")
+	results := fs.String("results", "docs/benchmarks/results", "directory of the generated pages <area>.md")
+	only := fs.String("areas", "store udp http load shared-state", "the areas this run measured (space or comma separated): only their pages are written")
 	ha := fs.String("ha", "", "instead: a `go test -json` run of the fault scenario tests, whose ha-evidence lines go into -ha-doc")
 	haDoc := fs.String("ha-doc", "docs/benchmarks/ha.md", "the fault scenarios page, rewritten between its results markers")
 	haCmd := fs.String("ha-command", "", "the command that ran the fault tests, shown on the page")
@@ -54,14 +64,17 @@ func run(args []string, stderr io.Writer) error {
 	if *ha != "" {
 		return runHA(*ha, *haDoc, *haCmd, *haExpect, stderr)
 	}
-	var b bytes.Buffer
-	if err := Render(&b, *in, *docs, time.Now()); err != nil {
-		return err
+	names := strings.FieldsFunc(*only, func(r rune) bool { return r == ' ' || r == ',' })
+	for _, a := range names {
+		if _, ok := allAreas[a]; !ok {
+			return fmt.Errorf("unknown area %q", a)
+		}
 	}
-	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write %s: %w", *out, err)
+	written, err := WritePages(*in, *docs, *results, names, time.Now())
+	for _, p := range written {
+		fmt.Fprintf(stderr, "wrote %s\n", p)
 	}
-	return nil
+	return err
 }
 
 // runHA writes the fault scenarios page and fails when anything on it is
@@ -85,79 +98,4 @@ func runHA(in, doc, command, expect string, stderr io.Writer) error {
 		return fmt.Errorf("%d fault scenario findings", len(flags))
 	}
 	return nil
-}
-
-// Render writes the whole page.
-func Render(w io.Writer, in, docs string, now time.Time) error {
-	runs := map[string]*Run{}
-	var cfg map[string]string
-	for _, a := range areas {
-		f, err := os.Open(filepath.Join(in, a[0]+".txt"))
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		r, err := Parse(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s.txt: %w", a[0], err)
-		}
-		runs[a[0]] = r
-		if cfg == nil && len(r.Config) > 0 {
-			cfg = r.Config
-		}
-	}
-	shed, _ := readLoad(filepath.Join(in, "load", "result.json"))
-	rate, _ := readLoad(filepath.Join(in, "udprate", "result.json"))
-	ours, _ := readLoad(filepath.Join(in, "compare", "ours", "result.json"))
-	coturn, _ := readLoad(filepath.Join(in, "compare", "coturn", "result.json"))
-	oursPlain, _ := readLoad(filepath.Join(in, "compare", "ours-plain", "result.json"))
-
-	fmt.Fprintln(w, "# Benchmarks")
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "_Generated by `make bench` (`bench/run.sh`, then `bench/cmd/benchreport`) on %s. Edit the per-area text in `docs/benchmarks/*.md`, not this file._\n\n", now.UTC().Format("2006-01-02 15:04 UTC"))
-	meta := strings.TrimSpace(readDoc(filepath.Join(in, "meta.txt")))
-	for _, a := range append(areas, [2]string{"load"}) {
-		if m := strings.TrimSpace(readDoc(filepath.Join(in, "meta-"+a[0]+".txt"))); m != "" {
-			meta += "\n" + m
-		}
-	}
-	if meta = strings.TrimSpace(meta); meta != "" {
-		fmt.Fprintf(w, "Machine and commands (each area with the date it ran and the machine's load average; other work on this shared machine skews latency):\n\n```\n%s\n```\n", meta)
-	} else if cfg != nil {
-		fmt.Fprintf(w, "Machine: %s/%s, %s\n", cfg["goos"], cfg["goarch"], cfg["cpu"])
-	}
-	fmt.Fprintln(w, "\nHow to read the tables: `time/op` is the median of the runs with the largest distance of any run from it; `baseline ÷ ours` is the baseline's median time divided by ours, so **above 1 means ours is faster**. A benchmark's baseline is the one whose name differs in one element that names a baseline (`ref`, `refstore`, `bare`, `echo`, `raw`, `coturn`, …).")
-
-	fmt.Fprintln(w, "\n"+haPointer)
-	fmt.Fprintln(w, "\n## Numbers to reach")
-	fmt.Fprintln(w)
-	loadTable(w, "rendezvous-load --mode shed --overload 2", shed)
-	fmt.Fprintln(w)
-	rateLine(w, rate)
-	fmt.Fprintln(w)
-	compareTable(w, ours, coturn, oursPlain)
-
-	for _, a := range areas {
-		var bs string
-		if b, err := os.ReadFile(filepath.Join(in, a[0]+".benchstat.txt")); err == nil {
-			bs = string(b)
-		}
-		r := runs[a[0]]
-		if r == nil {
-			r = &Run{}
-		}
-		doc := readDoc(filepath.Join(docs, a[0]+".md"))
-		section(w, a[1], doc, func(w io.Writer) { Table(w, r, parseOverrides(doc)) }, bs)
-	}
-	section(w, "Load: ceiling proof, shedding and the coturn comparison", readDoc(filepath.Join(docs, "load.md")), func(w io.Writer) {
-		loadTable(w, "shed", shed)
-		fmt.Fprintln(w)
-		rateLine(w, rate)
-		fmt.Fprintln(w)
-		compareTable(w, ours, coturn, oursPlain)
-	}, "")
-	return renderShared(w, in, docs, strings.TrimSpace(readDoc(filepath.Join(in, "meta-"+sharedStem+".txt"))))
 }

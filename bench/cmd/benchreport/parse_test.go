@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 const sampleOutput = `goos: linux
@@ -125,64 +124,5 @@ func writer(t *testing.T) func(path, s string) {
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-func TestRender(t *testing.T) {
-	in, docs := t.TempDir(), t.TempDir()
-	write := writer(t)
-	write(filepath.Join(in, "store.txt"), sampleOutput)
-	write(filepath.Join(in, "store.benchstat.txt"), "benchstat says hi\n")
-	write(filepath.Join(docs, "store.md"), "# Store\n\nProse before.\n\n"+marker+"\n\nProse after.\n```\n# not a heading\n```\n")
-	write(filepath.Join(docs, "http.md"), "# HTTP\n\nNo marker here.\n")
-	write(filepath.Join(in, "http.txt"), "pkg: x/httpapi\nBenchmarkH/bare-2 10 100 ns/op\nBenchmarkH/bare_page-2 10 400 ns/op\nBenchmarkH/browse-2 10 800 ns/op\n")
-	write(filepath.Join(in, "load", "result.json"), `{"mode":"shed","seconds":30,"ceilings":{"listings":25000,"presence":25000,"attempts":10000},
-		"fill":{"listings":{"admitted":25000,"seconds":1.2},"presence":{"admitted":25000,"seconds":0.3},"attempts":{"admitted":10000,"seconds":0.5},"total_seconds":2,"server_rss_mib":70.5},
-		"shed":{"overload_factor":2,"offered_over_ceiling":35000,"typed_shed":35000,"typed_shed_pct":100,"shed_p99_ms":1.5,"shed_answer_p99_ms":0.75},
-		"checks":[{"name":"shed.p99","ok":false,"detail":"too slow"}],"passed":false}`)
-	var b strings.Builder
-	if err := Render(&b, in, docs, time.Unix(0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
-	for _, want := range []string{
-		"# Benchmarks", "**510×**", "`bench Store/impl=ref/op=renew/listings=25000`", "Prose before.", "Prose after.", "benchstat says hi",
-		"No marker here.", "_No benchmark results for this area in this run._", "70.5 MiB",
-		"35000 (100.000 %)", "**0.750**", "FAILED `shed.p99`: too slow", "# not a heading", "coturn comparison not measured", "_No UDP rate result in this run._",
-	} {
-		if !strings.Contains(page, want) {
-			t.Fatalf("page lacks %q:\n%s", want, page)
-		}
-	}
-	if strings.Index(page, "Prose before.") > strings.Index(page, "#### Measured") || strings.Index(page, "#### Measured") > strings.Index(page, "Prose after.") {
-		t.Fatal("tables not placed at the marker")
-	}
-	if strings.Contains(page, "\n## Store\n") || strings.Contains(page, "\n# Store\n") {
-		t.Fatal("area title not demoted or not dropped")
-	}
-	// With the comparison results the ratio is computed.
-	write(filepath.Join(in, "compare", "ours", "result.json"), `{"mode":"udprate","udp_rate":{"kind":"presence","sockets":4,"window_per_socket":256,"answered_per_s":150000,"server_cpu_us_per_answer":3}}`)
-	write(filepath.Join(in, "compare", "coturn", "result.json"), `{"mode":"udprate","udp_rate":{"kind":"plain","answered_per_s":100000,"server_cpu_us_per_answer":6}}`)
-	b.Reset()
-	if err := Render(&b, in, docs, time.Unix(0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "`x/httpapi H/bare` | 100 ns | **0.12×**") {
-		t.Fatalf("rule baseline missing:\n%s", b.String())
-	}
-	write(filepath.Join(docs, "http.md"), "# HTTP\n\n<!-- baseline: H/browse = H/bare_page -->\n")
-	b.Reset()
-	if err := Render(&b, in, docs, time.Unix(0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"Rate ratio rendezvous ÷ coturn: **1.50**", "`x/httpapi H/bare_page` | 400 ns | **0.50×**", "CPU per answer coturn ÷ rendezvous: **2.00**", "| coturn | plain Binding | 100000 |"} {
-		if !strings.Contains(b.String(), want) {
-			t.Fatalf("page lacks %q", want)
-		}
-	}
-	// Bad benchmark output is an error naming the file.
-	write(filepath.Join(in, "udp.txt"), "BenchmarkX-2 100 1 ns/op 2\n")
-	if err := Render(&b, in, docs, time.Unix(0, 0)); err == nil || !strings.Contains(err.Error(), "udp.txt") {
-		t.Fatalf("bad udp.txt: %v", err)
 	}
 }

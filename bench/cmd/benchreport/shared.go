@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -15,10 +14,6 @@ import (
 
 const (
 	sharedStem = "shared-state"
-	// endMarker closes the generated region of the shared-state document,
-	// which benchreport rewrites in place (the other area documents only
-	// feed the page).
-	endMarker = "<!-- /results -->"
 
 	targetRefreshUS = 2.0 // Redis CPU per batched refresh, µs
 	targetRateRatio = 0.5 // Redis store's UDP presence rate ÷ memory store's
@@ -39,7 +34,7 @@ var sharedTransitions = []struct {
 }
 
 // sharedTables renders the shared-state results.
-func sharedTables(w io.Writer, run *Run, mem, redis *loadResult) {
+func sharedTables(w io.Writer, run *Run, pairs []storePair) {
 	fmt.Fprintln(w, "Per transition on the Redis store at 25,000 listings with presence and 10,000 attempts (`BenchmarkRedisStore` in `bench/store_redis_test.go`); medians of the runs:")
 	fmt.Fprintln(w)
 	bySub := map[string]*Sample{}
@@ -72,25 +67,47 @@ func sharedTables(w io.Writer, run *Run, mem, redis *loadResult) {
 		}
 	}
 	fmt.Fprintln(w)
-	if mem == nil || redis == nil || mem.UDPRate == nil || redis.UDPRate == nil {
+	if len(pairs) == 0 {
 		fmt.Fprintln(w, "_UDP presence rate on both stores not measured in this run._")
 		return
 	}
-	fmt.Fprintln(w, "Authenticated UDP presence answered per second by one instance, same generator, one store after the other (`rendezvous-load --mode udprate --stun presence --listings 5000`):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| store | answered/s | lost | server CPU per answer |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|")
-	for _, r := range []struct {
-		name string
-		res  *loadResult
-	}{{"memory", mem}, {"redis", redis}} {
-		u := r.res.UDPRate
-		fmt.Fprintf(w, "| %s | %.0f | %d | %.2f µs |\n", r.name, u.PerSecond, u.Lost, u.CPUPerAnswer)
+	fmt.Fprintf(w, "Authenticated UDP presence answered per second by one instance, same generator, the two stores alternating, %d pairs (`rendezvous-load --mode udprate --stun presence --listings 5000`):\n\n", len(pairs))
+	fmt.Fprintln(w, "| run | memory answered/s | redis answered/s | ratio redis ÷ memory | memory CPU/answer | redis CPU/answer | lost (memory, redis) |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
+	var ratios []float64
+	for _, p := range pairs {
+		m, r := p.mem.UDPRate, p.redis.UDPRate
+		ratio := 0.0
+		if m.PerSecond > 0 {
+			ratio = r.PerSecond / m.PerSecond
+			ratios = append(ratios, ratio)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %.2f µs | %.2f µs | %d, %d |\n", p.run, m.PerSecond, r.PerSecond, fmtRatio(ratio), m.CPUPerAnswer, r.CPUPerAnswer, m.Lost, r.Lost)
 	}
-	if mem.UDPRate.PerSecond > 0 {
-		ratio := redis.UDPRate.PerSecond / mem.UDPRate.PerSecond
-		fmt.Fprintf(w, "\nRate ratio redis ÷ memory: **%s** (target ≥ %.1f: %s).\n", fmtRatio(ratio), targetRateRatio, verdict(ratio >= targetRateRatio))
+	if len(ratios) > 0 {
+		med, lo, hi := medianRange(ratios)
+		fmt.Fprintf(w, "\nRate ratio redis ÷ memory: **%s**, median of %d pairs (range %s–%s; target ≥ %.1f in every pair: %s).\n",
+			fmtRatio(med), len(ratios), fmtRatio(lo), fmtRatio(hi), targetRateRatio, verdict(lo >= targetRateRatio))
 	}
+}
+
+// storePair is one run's memory and redis udprate results.
+type storePair struct {
+	run        string
+	mem, redis *loadResult
+}
+
+// readPairs reads udprate-memory-r<N> and udprate-redis-r<N> for N = 1, 2, ...
+func readPairs(in string) []storePair {
+	var pairs []storePair
+	for _, n := range runNumbers(in, "udprate-memory-r") {
+		m, _ := readLoad(filepath.Join(in, fmt.Sprintf("udprate-memory-r%d", n), "result.json"))
+		r, _ := readLoad(filepath.Join(in, fmt.Sprintf("udprate-redis-r%d", n), "result.json"))
+		if m != nil && r != nil && m.UDPRate != nil && r.UDPRate != nil {
+			pairs = append(pairs, storePair{run: fmt.Sprint(n), mem: m, redis: r})
+		}
+	}
+	return pairs
 }
 
 func verdict(met bool) string {
@@ -98,57 +115,4 @@ func verdict(met bool) string {
 		return "met"
 	}
 	return "**not met**"
-}
-
-// fillResults puts tables in doc at its results marker, replacing what an
-// earlier run generated up to the end marker; without a marker the tables
-// follow the document.
-func fillResults(doc, tables string) string {
-	i := strings.Index(doc, marker)
-	if i < 0 {
-		return strings.TrimRight(doc, "\n") + "\n\n" + marker + "\n" + tables + endMarker + "\n"
-	}
-	rest := doc[i+len(marker):]
-	if j := strings.Index(rest, endMarker); j >= 0 {
-		rest = rest[j+len(endMarker):]
-	}
-	return doc[:i] + marker + "\n" + tables + endMarker + rest
-}
-
-// renderShared writes the shared-state tables into the area document
-// (docs/benchmarks/shared-state.md, rewritten in place) and the page's
-// section.
-func renderShared(w io.Writer, in, docs, meta string) error {
-	var run Run
-	if f, err := os.Open(filepath.Join(in, sharedStem+".txt")); err == nil {
-		r, err := Parse(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s.txt: %w", sharedStem, err)
-		}
-		run = *r
-	}
-	mem, _ := readLoad(filepath.Join(in, "udprate-memory", "result.json"))
-	redis, _ := readLoad(filepath.Join(in, "udprate-redis", "result.json"))
-	var t strings.Builder
-	fmt.Fprintln(&t)
-	if meta != "" {
-		fmt.Fprintf(&t, "```\n%s\n```\n\n", meta)
-	}
-	sharedTables(&t, &run, mem, redis)
-	fmt.Fprintln(&t)
-	path := filepath.Join(docs, sharedStem+".md")
-	doc := fillResults(readDoc(path), t.String())
-	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	var bs string
-	if b, err := os.ReadFile(filepath.Join(in, sharedStem+".benchstat.txt")); err == nil {
-		bs = string(b)
-	}
-	// The page's section: the document's prose with the same tables (and
-	// the suite's commands) at the marker, where section places them.
-	prose := doc[:strings.Index(doc, marker)+len(marker)] + doc[strings.Index(doc, endMarker)+len(endMarker):]
-	section(w, "Shared state: the Redis store against the targets", prose, func(w io.Writer) { io.WriteString(w, t.String()) }, bs)
-	return nil
 }
