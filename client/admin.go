@@ -9,7 +9,7 @@ type PoolStat struct {
 	Ceiling int `json:"ceiling"`
 }
 
-// AdminStats is the answer of GET /v1/admin/stats (CONTRACT.md §3): the
+// AdminStats is the answer of GET /v1/admin/stats (docs/contracts/http.md#routes): the
 // instance, whether it is available or draining, and every pool by name
 // ("listings", "presence", "attempts", "replay", "revocations",
 // "idempotency").

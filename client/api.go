@@ -8,7 +8,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// ListingSpec is what a publisher advertises (CONTRACT.md §3.1).
+// ListingSpec is what a publisher advertises (docs/contracts/http.md#create-a-listing).
 type ListingSpec struct {
 	Region          string            `json:"region"`
 	ProtocolVersion uint32            `json:"protocol_version"`
@@ -49,7 +49,7 @@ func (s *ListingSpec) Validate() error {
 	return checked(es.Validate())
 }
 
-// Listing is one browse or get-by-ID item (CONTRACT.md §3.4, §3.5).
+// Listing is one browse or get-by-ID item (docs/contracts/http.md#browse-listings, docs/contracts/http.md#get-a-listing).
 type Listing struct {
 	ListingID       ListingID         `json:"listing_id"`
 	Region          string            `json:"region"`
@@ -93,7 +93,7 @@ type CreatedListing struct {
 	Replayed bool
 }
 
-// Attempt is a join attempt as the client sees it (CONTRACT.md §3.6).
+// Attempt is a join attempt as the client sees it (docs/contracts/http.md#create-a-join-attempt).
 type Attempt struct {
 	AttemptID AttemptID
 	Handle    Handle

@@ -25,7 +25,7 @@ type bound struct {
 // bind binds this Socket's endpoint to an attempt (kind 'h' host, 'c'
 // client) and waits for the mediator's introduction, retransmitting the
 // identical request with jittered backoff (identical retransmissions are
-// idempotent, CONTRACT.md §7.3, and one after the introduction was consumed
+// idempotent, docs/contracts/semantics.md#attempt-binding, and one after the introduction was consumed
 // gets the same introduction again). Without relayed it waits for INTRODUCE
 // (or returns at once when the answer says relay-only); with relayed (the
 // side's address on its TURN relay, RDV-RELAYED-ADDRESS) it waits for

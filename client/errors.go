@@ -8,7 +8,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// Sentinel errors mirroring the contract's outcomes (CONTRACT.md §2) and the
+// Sentinel errors mirroring the contract's outcomes (docs/contracts/semantics.md#outcomes) and the
 // SDK's own failures. Match them with errors.Is; the concrete errors
 // (*APIError, *MediatorError) carry the details.
 var (
@@ -139,7 +139,7 @@ func (e *MediatorError) Error() string {
 }
 
 // mediatorOutcomes names the contract outcomes a STUN code stands for
-// (CONTRACT.md §2), so a message says "revoked" or "draining", not only
+// (docs/contracts/semantics.md#outcomes), so a message says "revoked" or "draining", not only
 // the code's generic reason phrase.
 var mediatorOutcomes = map[int]string{
 	400: "invalid request",
@@ -151,7 +151,7 @@ var mediatorOutcomes = map[int]string{
 	508: "capacity exceeded",
 }
 
-// Is maps STUN error codes to sentinels per CONTRACT.md §2: 404 covers
+// Is maps STUN error codes to sentinels per docs/contracts/semantics.md#outcomes: 404 covers
 // NotFound and Expired, 503 covers Draining and ServiceUnavailable.
 func (e *MediatorError) Is(target error) bool {
 	switch e.Code {

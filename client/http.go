@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// API is the HTTP side of the contract (CONTRACT.md §3) for one principal.
+// API is the HTTP side of the contract (docs/contracts/http.md#routes) for one principal.
 // It is safe for concurrent use. The bearer token is kept unexported and is
 // never formatted into errors or logs.
 type API struct {

@@ -13,11 +13,11 @@ import (
 // accept only the 8-4-4-4-12 hex form, in any case. The zero value names
 // nothing (IsZero).
 type (
-	// ListingID names a listing (CONTRACT.md §3.1).
+	// ListingID names a listing (docs/contracts/http.md#create-a-listing).
 	ListingID [16]byte
-	// AttemptID names a join attempt (§3.6).
+	// AttemptID names a join attempt (docs/contracts/http.md#create-a-join-attempt).
 	AttemptID [16]byte
-	// LeaseID names a listing's lease (§3.1).
+	// LeaseID names a listing's lease (docs/contracts/http.md#create-a-listing).
 	LeaseID [16]byte
 	// Handle names a presence binding or a join attempt on the UDP side;
 	// Introduction.Attempt is the attempt's handle.
@@ -82,7 +82,7 @@ func unmarshalUUID(field string, dst *[16]byte, b []byte) error {
 func (h Handle) engine() engine.Handle { return engine.Handle{UUID: engine.UUID(h)} }
 
 // Capability is a 32-byte secret proving the right to act on one lease,
-// presence binding or attempt (CONTRACT.md §1). It prints as "[REDACTED]"
+// presence binding or attempt (docs/contracts/semantics.md#capabilities). It prints as "[REDACTED]"
 // with every fmt verb and marshals as "[REDACTED]", so it cannot leak
 // through a log line or a JSON dump by accident.
 type Capability [32]byte

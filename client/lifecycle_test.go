@@ -8,7 +8,7 @@ import (
 )
 
 // TestSetPlayersOutOfRangeKeepsListing: a current_players above
-// max_players is a 400 on renew (CONTRACT.md §7.16). SetPlayers must refuse
+// max_players is a 400 on renew (docs/contracts/http.md#renew-a-lease). SetPlayers must refuse
 // it at once and change nothing, instead of sending it with the next
 // renewal, getting the 400, stopping the Publisher and letting the lease run
 // out (the listing vanishes). A valid value still reaches the server.

@@ -10,7 +10,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// wire shapes of §3 answers; converted to the typed forms in api.go.
+// wire shapes of docs/contracts/http.md#routes answers; converted to the typed forms in api.go.
 type (
 	wireLease struct {
 		LeaseID   string    `json:"lease_id"`
@@ -140,7 +140,7 @@ func (a *API) GetListing(ctx context.Context, id ListingID) (*Listing, error) {
 	return &l, nil
 }
 
-// BrowseQuery selects listings (CONTRACT.md §3.4). PageSize 0 means the
+// BrowseQuery selects listings (docs/contracts/http.md#browse-listings). PageSize 0 means the
 // server's default; at most 100.
 type BrowseQuery struct {
 	ProtocolVersion uint32

@@ -13,7 +13,7 @@ import (
 // ErrMediatorTimeout: the mediator answered none of the tries of a request.
 var ErrMediatorTimeout = errors.New("rendezvous: mediator did not answer")
 
-// appendPresence encodes a presence refresh (CONTRACT.md §4.2) into buf,
+// appendPresence encodes a presence refresh (docs/contracts/udp.md#presence-refresh) into buf,
 // which must hold stun.MaxDatagram bytes. Zero allocations.
 func appendPresence(buf []byte, txID [12]byte, h engine.Handle, key *engine.Capability, seq uint64, local netip.AddrPort) []byte {
 	b := stun.NewBuilder(buf, stun.BindingRequest, txID)
@@ -28,7 +28,7 @@ func appendPresence(buf []byte, txID [12]byte, h engine.Handle, key *engine.Capa
 	return b.Bytes()
 }
 
-// appendBind encodes an attempt bind (CONTRACT.md §4.3) for kind 'h' or
+// appendBind encodes an attempt bind (docs/contracts/udp.md#attempt-bind) for kind 'h' or
 // 'c', with the side's relayed address on its TURN relay when it has one.
 func appendBind(buf []byte, txID [12]byte, kind byte, h engine.Handle, key *engine.Capability, local, relayed netip.AddrPort) []byte {
 	b := stun.NewBuilder(buf, stun.BindingRequest, txID)

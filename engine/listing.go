@@ -41,7 +41,7 @@ func (m TrustMode) String() string {
 	return ""
 }
 
-// Listing field limits (CONTRACT.md §3.1, §7.14).
+// Listing field limits (docs/contracts/http.md#create-a-listing).
 const (
 	MaxRegionLen       = 32
 	MaxBuildVersionLen = 32
@@ -73,7 +73,7 @@ type ListingSpec struct {
 	RelayOnlyJoins bool
 }
 
-// Validate checks every limit of CONTRACT.md §3.1 and §7.14.
+// Validate checks every limit of docs/contracts/http.md#create-a-listing.
 func (s *ListingSpec) Validate() error {
 	if len(s.Region) < 1 || len(s.Region) > MaxRegionLen || !allBytes(s.Region, isRegionByte) {
 		return inputErr("region", "must be 1-32 characters of [a-z0-9-]")

@@ -1,6 +1,6 @@
 package engine
 
-// Outcome is the typed result of every store transition (CONTRACT.md §2).
+// Outcome is the typed result of every store transition (docs/contracts/semantics.md#outcomes).
 type Outcome uint8
 
 const (

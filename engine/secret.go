@@ -61,7 +61,7 @@ func (f *Fingerprint) Equal(g *Fingerprint) bool {
 	return x == 0
 }
 
-// Capability labels (CONTRACT.md §1).
+// Capability labels (docs/contracts/semantics.md#capabilities).
 const (
 	LabelLease         = "lease"
 	LabelPresence      = "presence"

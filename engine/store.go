@@ -7,7 +7,7 @@ import (
 )
 
 // Store is the atomic boundary for directory, lease, presence, attempt,
-// endpoint, replay, revocation and drain transitions (ADR 0004). Every
+// endpoint, replay, revocation and drain transitions (docs/contracts/semantics.md#all-or-nothing). Every
 // transition is all-or-nothing and returns a typed Result.
 //
 // Errors: a transition returns a non-nil error only for invalid input

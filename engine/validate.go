@@ -54,7 +54,7 @@ const MaxDoc = 64 << 10
 // fits.
 const MaxPresenceSeq = 1<<53 - 1
 
-// Replay ticket limits (ADR 0004 ConsumeReplay).
+// Replay ticket limits (docs/contracts/semantics.md#one-time-tickets).
 const (
 	MaxReplayNamespace = 64
 	MaxReplayKey       = 128
@@ -75,7 +75,7 @@ func validEndpoints(public, local netip.AddrPort) error {
 }
 
 // ValidatePresence checks a presence refresh's endpoints and sequence (Seq
-// 0 is not an input error but stale: Conflict, CONTRACT.md §7.7).
+// 0 is not an input error but stale: Conflict, docs/contracts/udp.md#presence-refresh).
 func ValidatePresence(cmd *BindPresence) error {
 	if cmd.Seq > MaxPresenceSeq {
 		return errSeq

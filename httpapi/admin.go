@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Operator routes (CONTRACT.md §3.7) and whoami. An operator of tenant `*`
+// Operator routes (docs/contracts/http.md#operator-routes) and whoami. An operator of tenant `*`
 // acts in every tenant and on the whole instance (drain, instance stats);
 // any other operator only in its own tenant, so another tenant's listing or
 // subject is reported as not found, and its revocations are confined to

@@ -1,4 +1,4 @@
-// Package httpapi serves the REST API of CONTRACT.md §2-§3 with fasthttp:
+// Package httpapi serves the REST API of docs/contracts/semantics.md#outcomes, docs/contracts/http.md#routes with fasthttp:
 // routing, bearer authentication against a principals file, a strict JSON
 // request codec, RFC 9457 problem answers, health and metrics endpoints.
 // It makes no authorization decision the store should make: it parses,
@@ -17,7 +17,7 @@ import (
 )
 
 // Offerer tells a listing's host about a new join attempt over UDP (the
-// OFFER of CONTRACT.md §4.4). netio.Mediator implements it. Offer is called
+// OFFER of docs/contracts/udp.md#offer). netio.Mediator implements it. Offer is called
 // on the request goroutine and must not block.
 type Offerer interface{ Offer(v engine.AttemptView) }
 

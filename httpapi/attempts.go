@@ -11,8 +11,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// createAttempt answers POST /v1/listings/{id}/join-attempts (CONTRACT.md
-// §3.6) and, for a new attempt, has the host told over UDP (the OFFER). It
+// createAttempt answers POST /v1/listings/{id}/join-attempts
+// (docs/contracts/http.md#create-a-join-attempt) and, for a new attempt, has the host told over UDP (the OFFER). It
 // reports whether its answer came from the transition past its revocation
 // check (see serveOp).
 func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (checked bool) {

@@ -8,7 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Client routes that read listings: browse and get (CONTRACT.md §3.4, §3.5).
+// Client routes that read listings: browse and get (docs/contracts/http.md#browse-listings, docs/contracts/http.md#get-a-listing).
 // Items are built from each listing's pre-encoded document; they never
 // carry a secret, a handle, a host address or the owner.
 

@@ -10,11 +10,11 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// MaxBodySize is the largest request body accepted (CONTRACT.md §2: 413 above).
+// MaxBodySize is the largest request body accepted (docs/contracts/http.md#errors: 413 above).
 const MaxBodySize = 16 << 10
 
-// Handler is the whole router. The checks run in the order of CONTRACT.md
-// §7.9: 413, 401, 404/405, 403 (revoked, role, tenant), 415, then each
+// Handler is the whole router. The checks run in the order of
+// docs/contracts/http.md#error-precedence: 413, 401, 404/405, 403 (revoked, role, tenant), 415, then each
 // operation's 400 checks and store outcomes. Revocation is checked by its
 // own store call before the rest, except on the routes whose transition
 // decides it (create listing, renew, join: one call each when valid), which
@@ -196,7 +196,7 @@ func (a *API) authenticate(ctx *fasthttp.RequestCtx) *Principal {
 }
 
 // isJSONContentType accepts application/json in any case, with optional
-// parameters (CONTRACT.md §7.15).
+// parameters (docs/contracts/http.md#conventions).
 func isJSONContentType(ct []byte) bool {
 	mt, _, _ := bytes.Cut(ct, []byte{';'})
 	mt = bytes.TrimSpace(mt)

@@ -12,7 +12,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 )
 
-// Connection metric names, in the style of CONTRACT.md §6.
+// Connection metric names, in the style of docs/contracts/http.md#health-and-metrics.
 const (
 	metricConnsOpen    = "rendezvous_http_connections_open"
 	metricConnsRefused = "rendezvous_http_connections_refused_total"

@@ -9,7 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Publisher routes: create, renew and delete a listing (CONTRACT.md §3.1-§3.3).
+// Publisher routes: create, renew and delete a listing (docs/contracts/http.md#create-a-listing, docs/contracts/http.md#renew-a-lease, docs/contracts/http.md#delete-a-listing).
 
 // parseID parses a {listing_id} path segment (400 when malformed).
 func (a *API) parseID(ctx *fasthttp.RequestCtx, id []byte, field string) (engine.UUID, bool) {
@@ -35,7 +35,7 @@ func (a *API) idempotencyKey(ctx *fasthttp.RequestCtx) (string, bool) {
 	return key, true
 }
 
-// createListing answers POST /v1/listings (CONTRACT.md §3.1). It reports
+// createListing answers POST /v1/listings (docs/contracts/http.md#create-a-listing). It reports
 // whether its answer came from the transition past its revocation check
 // (see serveOp).
 func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) (checked bool) {
@@ -117,8 +117,8 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) (checked boo
 
 // leaseKeyOf is the fingerprint a renew or delete presents. A malformed
 // token cannot match any lease, but the store still decides the answer, so
-// the outcomes that come before NotFound (CONTRACT.md §7.9: unavailable,
-// draining) and the players check of §7.16a keep their precedence: it
+// the outcomes that come before NotFound (docs/contracts/http.md#error-precedence: unavailable,
+// draining) and the players check of docs/contracts/http.md#error-precedence keep their precedence: it
 // presents the zero fingerprint, which no lease key equals (a lease key is
 // a truncated SHA-256; all zero bits has probability 2^-128).
 func leaseKeyOf(tok *engine.Capability, ok bool) engine.Fingerprint {

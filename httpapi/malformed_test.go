@@ -8,8 +8,8 @@ import (
 
 // TestMalformedTokenPrecedence: a lease token that is not a well-formed
 // capability is "wrong lease or token" (404), but store outcomes that come
-// before NotFound in the reference order (CONTRACT.md §7.9: ServiceUnavailable,
-// Draining) and the field validation of §7.16a (current_players above
+// before NotFound in the reference order (docs/contracts/http.md#error-precedence: ServiceUnavailable,
+// Draining) and the field validation of docs/contracts/http.md#error-precedence (current_players above
 // max_players on renew) still win, exactly as for a well-formed wrong token.
 func TestMalformedTokenPrecedence(t *testing.T) {
 	f := func(t *testing.T, badTok string) {
@@ -23,7 +23,7 @@ func TestMalformedTokenPrecedence(t *testing.T) {
 			return req{method: "DELETE", path: "/v1/listings/" + l.id, token: tokPub,
 				headers: []string{"Lease-Id", l.leaseID, "Lease-Token", tok}}
 		}
-		// §7.16a: field validation before any store outcome.
+		// docs/contracts/http.md#error-precedence: field validation before any store outcome.
 		h.rejected(renew(badTok, `,"current_players":9`), 400, "invalid_request")
 		h.rejected(renew(badTok, ""), 404, "not_found")
 		h.rejected(del(badTok), 404, "not_found")
@@ -43,8 +43,8 @@ func TestMalformedTokenPrecedence(t *testing.T) {
 
 // TestMalformedRequestLogsNoToken: fasthttp reports a request it cannot
 // parse with a snippet of the raw bytes read so far, which hold the
-// Authorization header; that message must never reach the log (CONTRACT.md
-// §6: logs never contain a token).
+// Authorization header; that message must never reach the log
+// (docs/contracts/http.md#conventions: logs never contain a token).
 func TestMalformedRequestLogsNoToken(t *testing.T) {
 	h := newHarness(t, testLimits())
 	for _, raw := range []string{

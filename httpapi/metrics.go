@@ -9,7 +9,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// Metric names (CONTRACT.md §6). Every family needs a HELP text in
+// Metric names (docs/contracts/http.md#health-and-metrics). Every family needs a HELP text in
 // metricHelp: the exposition test (promtool check metrics) fails without
 // one. Request counters are created on first use, once, so counting a
 // request never allocates afterwards; every store series (pool gauges,
@@ -142,7 +142,7 @@ func (m *httpMetrics) request(op op, status int, d time.Duration) {
 }
 
 // outcome counts one store transition's outcome and records how long the
-// store call that began at start took (commit latency, CONTRACT.md §6).
+// store call that began at start took (commit latency, docs/contracts/http.md#health-and-metrics).
 // op must be one of storeOps.
 func (m *httpMetrics) outcome(op op, o engine.Outcome, start time.Time) {
 	if m.commit[op] == nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Every store outcome maps to its row of CONTRACT.md §2, including those no
+// Every store outcome maps to its row of docs/contracts/semantics.md#outcomes, including those no
 // HTTP route can provoke today (ReplayRejected).
 func TestOutcomeMapping(t *testing.T) {
 	d := newDirect(t, engine.DefaultLimits())

@@ -94,7 +94,7 @@ func (ps *Principals) Authenticate(token []byte) (*Principal, bool) {
 	return p, true
 }
 
-// principalsFile is the on-disk format (CONTRACT.md §5), in JSON or YAML.
+// principalsFile is the on-disk format (docs/contracts/http.md#principals), in JSON or YAML.
 type principalsFile struct {
 	Principals []principalEntry `json:"principals" yaml:"principals"`
 }

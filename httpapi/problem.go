@@ -8,7 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// problemKind names one RFC 9457 problem the API answers (CONTRACT.md §2).
+// problemKind names one RFC 9457 problem the API answers (docs/contracts/http.md#errors).
 type problemKind uint8
 
 const (
@@ -146,7 +146,7 @@ func (a *API) writeStoreError(ctx *fasthttp.RequestCtx, err error) {
 	a.writeProblem(ctx, probServiceUnavailable, "", nil)
 }
 
-// writeOutcome answers a store outcome other than Success (CONTRACT.md §2).
+// writeOutcome answers a store outcome other than Success (docs/contracts/semantics.md#outcomes).
 func (a *API) writeOutcome(ctx *fasthttp.RequestCtx, r engine.Result, extra func([]byte) []byte) {
 	switch r.Outcome {
 	case engine.NotFound:

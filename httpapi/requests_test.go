@@ -29,7 +29,7 @@ func TestDecodeCreateListingValid(t *testing.T) {
 }
 
 // The canonical fingerprint ignores member order, whitespace and metadata
-// order, and treats omitted, null and {} metadata alike (CONTRACT.md §7.13).
+// order, and treats omitted, null and {} metadata alike (docs/contracts/semantics.md#idempotent-creation).
 func TestDecodeCreateListingCanonical(t *testing.T) {
 	hash := func(body string) [32]byte {
 		t.Helper()

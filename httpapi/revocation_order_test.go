@@ -13,7 +13,7 @@ import (
 
 // Create listing, renew and join decide revocation in their store
 // transition (one call each when the request is valid); every other answer
-// they give must still lose to 403 revoked (CONTRACT.md §7.9, §7.10).
+// they give must still lose to 403 revoked (docs/contracts/http.md#error-precedence).
 
 // redisHarness runs the API on a Redis store of its own and returns the
 // client connected to it.

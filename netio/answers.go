@@ -8,7 +8,7 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// errorFor maps a store outcome to its STUN error (CONTRACT.md §2).
+// errorFor maps a store outcome to its STUN error (docs/contracts/semantics.md#outcomes).
 func errorFor(o engine.Outcome) (int, result) {
 	switch o {
 	case engine.NotFound, engine.Expired:
@@ -45,8 +45,8 @@ func reasonFor(code int) (string, result) {
 	return "Unavailable", resUnavailable
 }
 
-// plainBinding answers a Binding request without USERNAME (CONTRACT.md
-// §4.1): XOR-MAPPED-ADDRESS and FINGERPRINT, at most 32 bytes more than the
+// plainBinding answers a Binding request without USERNAME
+// (docs/contracts/udp.md#plain-binding): XOR-MAPPED-ADDRESS and FINGERPRINT, at most 32 bytes more than the
 // request. It never touches the store.
 func (p *processor) plainBinding(pk *packet) {
 	s := p.slot(pk.addr, pk.local)
@@ -62,7 +62,7 @@ func (p *processor) plainBinding(pk *packet) {
 }
 
 // unsignedError answers an unverified request (401, or 420 without
-// USERNAME): rate-limited per source, never larger than §7.5 allows.
+// USERNAME): rate-limited per source, never larger than docs/contracts/udp.md#answers-and-their-sizes allows.
 func (p *processor) unsignedError(pk *packet, meth method, code int) {
 	var unknown []uint16
 	if code == stun.CodeUnknownAttribute {
@@ -114,7 +114,7 @@ func (p *processor) signedError(r *request, meth method, code int, unknown []uin
 	}
 }
 
-// lifetimeSeconds is whole seconds left, rounded down (CONTRACT.md §7.6).
+// lifetimeSeconds is whole seconds left, rounded down (docs/contracts/udp.md#answers-and-their-sizes).
 func lifetimeSeconds(d time.Duration) uint32 {
 	if d <= 0 {
 		return 0

@@ -15,7 +15,7 @@ func TestLifetimeSeconds(t *testing.T) {
 		}
 	}
 	f(20*time.Second, 20)
-	f(19999*time.Millisecond, 19) // rounded down (CONTRACT.md §7.6)
+	f(19999*time.Millisecond, 19) // rounded down (docs/contracts/udp.md#answers-and-their-sizes)
 	f(500*time.Millisecond, 0)
 	f(-time.Second, 0)
 }

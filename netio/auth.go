@@ -11,7 +11,7 @@ type authResult uint8
 const (
 	authOK authResult = iota
 	// authFailed: bad USERNAME form, missing or wrong integrity, or a key
-	// that cannot be derived (CONTRACT.md §7.2): unsigned 401.
+	// that cannot be derived (docs/contracts/udp.md#authentication): unsigned 401.
 	authFailed
 	// authUnreachable: an h: key whose attempt the store could not look up
 	// because it did not answer (engine.HostResolver): no answer, so the
@@ -20,8 +20,7 @@ const (
 )
 
 // authenticate derives the capability the USERNAME of p.msg names and
-// verifies its MESSAGE-INTEGRITY-SHA256, outside any lock (CONTRACT.md §4,
-// §7.1, §7.2). p: and c: keys derive from the handle alone; an h: key needs
+// verifies its MESSAGE-INTEGRITY-SHA256, outside any lock (docs/contracts/udp.md#authentication). p: and c: keys derive from the handle alone; an h: key needs
 // the attempt's listing's presence handle, which store.AttemptHost reads (an
 // attempt that is gone cannot be verified: 401). On success it fills req's
 // kind, handle, key and pads: the capability's HMAC pad states, computed once

@@ -24,7 +24,7 @@ const (
 	// (stun.MaxDatagram) so an oversize datagram is seen as such.
 	readSlot = 1280
 	// writeSlot holds any answer: signed answers are at most 548 bytes and
-	// unsigned ones far smaller (CONTRACT.md §7.5).
+	// unsigned ones far smaller (docs/contracts/udp.md#answers-and-their-sizes).
 	writeSlot = 576
 	// answersPerRequest: a bind that completes both introductions produces
 	// its response, an INTRODUCE and a RELAY-INTRODUCE to each side.

@@ -17,7 +17,7 @@ const (
 	// MaxSockets bounds Config.Sockets.
 	MaxSockets = 256
 	// offerQueue bounds Offer's queue; beyond it offers are dropped and
-	// counted (presence refreshes recover them, CONTRACT.md §4.4).
+	// counted (presence refreshes recover them, docs/contracts/udp.md#offer).
 	offerQueue = 1024
 )
 

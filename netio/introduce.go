@@ -7,7 +7,7 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// introduce sends INTRODUCE indications (CONTRACT.md §4.5, §7.3, §7.4). The
+// introduce sends INTRODUCE indications (docs/contracts/udp.md#introduce, docs/contracts/semantics.md#attempt-binding). The
 // first time the introduction is consumed, both sides get one, each at its
 // bind source, naming the other's bind source and local address, signed with
 // the recipient's capability. A later identical bind (the store read the

@@ -11,7 +11,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// Mediator is the UDP side of the service (CONTRACT.md §4): one reader
+// Mediator is the UDP side of the service (docs/contracts/udp.md): one reader
 // goroutine per socket reads a batch, authenticates it outside the commit
 // lock, commits it with one store.ApplyBatch and writes the answers with one
 // batched send; one more goroutine sends OFFERs and pushes other instances

@@ -108,7 +108,7 @@ func TestPresenceSequenceStartsAtOne(t *testing.T) {
 }
 
 // hostCap derives the host's attempt capability independently of engine:
-// HMAC-SHA256(presence_cap, "rdv-attempt-host" || handle) (CONTRACT.md §7.1),
+// HMAC-SHA256(presence_cap, "rdv-attempt-host" || handle) (docs/contracts/udp.md#authentication),
 // with presence_cap = HMAC-SHA256(key, "presence" || 0x00 || handle).
 func hostCap(presenceHandle, attempt engine.Handle) [32]byte {
 	mac := hmac.New(sha256.New, testKey[:])

@@ -101,7 +101,7 @@ type mediatorMetrics struct {
 	answers   [numMethods][numResults]*metrics.Counter
 	batchSize *metrics.PrometheusHistogram
 	// commit is the time of one store.ApplyBatch: the commit latency of a
-	// batch (CONTRACT.md §6).
+	// batch (docs/contracts/udp.md#metrics).
 	commit *metrics.PrometheusHistogram
 }
 

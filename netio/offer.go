@@ -8,7 +8,7 @@ import (
 )
 
 // Offer asks the mediator to send an OFFER for a new attempt to the host's
-// presence endpoint (CONTRACT.md §4.4): USERNAME p:<v.HostPresence>,
+// presence endpoint (docs/contracts/udp.md#offer): USERNAME p:<v.HostPresence>,
 // RDV-ATTEMPT v.Handle, RDV-LIFETIME, signed with the presence capability.
 // It leaves from the instance the host's presence last reached
 // (v.HostPresenceInstance), forwarded there when that is another instance.

@@ -5,8 +5,8 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// presenceSuccess answers an accepted presence refresh (CONTRACT.md §4.2,
-// §7.6): XOR-MAPPED-ADDRESS, RDV-LIFETIME, then the pending attempts whose
+// presenceSuccess answers an accepted presence refresh (docs/contracts/udp.md#presence-refresh,
+// docs/contracts/udp.md#answers-and-their-sizes): XOR-MAPPED-ADDRESS, RDV-LIFETIME, then the pending attempts whose
 // host endpoint is not bound yet (oldest first, at most 4), signed.
 func (p *processor) presenceSuccess(r *request, v *engine.PresenceView) {
 	s := p.slot(r.src, r.local)

@@ -14,7 +14,7 @@ type request struct {
 	src    netip.AddrPort
 	local  netip.Addr
 	txID   [12]byte
-	size   int // the datagram's length: bounds an unsigned answer (§7.5)
+	size   int // the datagram's length: bounds an unsigned answer (docs/contracts/udp.md#answers-and-their-sizes)
 	kind   byte
 	handle engine.Handle
 	key    engine.Capability // the verified capability, never logged
@@ -258,7 +258,7 @@ func (p *processor) answer(r *request, op *engine.Op) {
 			// The h: key was derived from the attempt's listing before the
 			// commit; the commit found that attempt gone, so at this instant
 			// the key derives from nothing: the answer a request arriving now
-			// gets, an unsigned 401 (CONTRACT.md §7.2), not a signed 404.
+			// gets, an unsigned 401 (docs/contracts/udp.md#authentication), not a signed 404.
 			p.unsignedAnswer(r.src, r.local, r.txID, r.size, meth, stun.CodeUnauthorized, nil)
 			return
 		}

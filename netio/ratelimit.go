@@ -29,7 +29,7 @@ const (
 )
 
 // rateLimiter is a per-source token bucket for unsigned error answers
-// (CONTRACT.md §7.5), keyed by the IPv4 address or the IPv6 /64. Keys are
+// (docs/contracts/udp.md#rate-limit-of-unsigned-errors), keyed by the IPv4 address or the IPv6 /64. Keys are
 // hashed once; the hash picks a shard (its own mutex) and a slot. Tokens are
 // kept in nanoseconds of credit, as wireguard-go's ratelimiter does. Safe for
 // concurrent use; Allow does not allocate.

@@ -78,7 +78,7 @@ func validateBind(cmd *engine.BindAttempt) error {
 }
 
 // validatePresence checks the endpoints and the sequence bound; Seq 0 is not
-// an input error but a stale sequence (Conflict, CONTRACT.md §7.7).
+// an input error but a stale sequence (Conflict, docs/contracts/udp.md#presence-refresh).
 func validatePresence(cmd *engine.BindPresence) error {
 	if cmd.Seq > engine.MaxPresenceSeq {
 		return inputErr("seq", "must be at most 2^53-1")

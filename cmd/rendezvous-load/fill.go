@@ -246,7 +246,7 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 	idx := -1
 	if code == CodeOK && keep {
 		// The SDK has checked the handle and token; the host derives its
-		// capability from its presence capability (CONTRACT.md §1).
+		// capability from its presence capability (docs/contracts/semantics.md#capabilities).
 		ah := engine.Handle{UUID: engine.UUID(at.Handle)}
 		at2 := attemptRec{Listing: li, Handle: ah, Client: engine.Capability(at.Token),
 			Host: engine.HostAttemptCapability(&h.PresCap, ah)}

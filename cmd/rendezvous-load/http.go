@@ -91,7 +91,7 @@ func (s *apiSet) metrics(ctx context.Context) ([]byte, error) {
 	return body, nil
 }
 
-// problemCodes are the problem codes of the wire contract (CONTRACT.md §2,
+// problemCodes are the problem codes of the wire contract (docs/contracts/http.md#errors,
 // docs/contracts): the store's outcomes, the request-shape errors, and the
 // server's own (headers too large, internal error, principals reload).
 var problemCodes = map[string]bool{

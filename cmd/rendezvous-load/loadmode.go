@@ -148,7 +148,7 @@ func (r *Run) trafficStreams(live []int, rates *RateSet, churn *soakChurn) []Str
 			}
 		}},
 		// Each re-bind sends both peers' binds again from their sockets: an
-		// idempotent success while the attempt lives (CONTRACT.md §4.3).
+		// idempotent success while the attempt lives (docs/contracts/udp.md#attempt-bind).
 		Stream{Kind: KindBind, Rate: rates[KindBind] / 2, Workers: 2, Do: func(ctx context.Context, intended time.Time) {
 			if a, ok := r.recentAttempt(intended); ok {
 				r.bindAttempt(a, intended)

@@ -37,7 +37,7 @@ func newHTTPClient(conns int, timeout time.Duration) *http.Client {
 
 // poolTransport is the pool's http.Transport with two counts the soak
 // reads: error answers (status 400 and above) that are not
-// application/problem+json (CONTRACT.md §2), and the connections open to
+// application/problem+json (docs/contracts/http.md#errors), and the connections open to
 // the server (the server's fds include one for each).
 type poolTransport struct {
 	next    *http.Transport

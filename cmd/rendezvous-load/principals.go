@@ -21,7 +21,7 @@ type Tokens struct {
 	Clients    []string `json:"clients"`
 }
 
-// principalEntry is one entry of the server's principals file (CONTRACT.md §5).
+// principalEntry is one entry of the server's principals file (docs/contracts/http.md#principals).
 type principalEntry struct {
 	Subject       string   `json:"subject"`
 	GameID        string   `json:"game_id"`

@@ -259,7 +259,7 @@ func (c *UDPClient) handle(d []byte, m *stun.Message, now time.Time) {
 	c.mu.Unlock()
 	code := answerCode(m)
 	// Every answer to an authenticated request but 401 is signed with the
-	// request's capability (CONTRACT.md §4, §7.2).
+	// request's capability (docs/contracts/udp.md#authentication).
 	if s.key != nil && code != CodeUnauthorized && !m.CheckIntegrity(s.key[:]) {
 		code = CodeBadSignature
 	}

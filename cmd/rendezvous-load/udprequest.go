@@ -8,7 +8,7 @@ import (
 )
 
 // The datagrams the load tester sends and how it classifies the answers
-// (CONTRACT.md §4), on the project's STUN codec (netio/stun). The wire's
+// (docs/contracts/udp.md), on the project's STUN codec (netio/stun). The wire's
 // independent oracle is pion/stun in the tests, not this tester.
 
 // stunRequest describes one authenticated Binding request: a presence

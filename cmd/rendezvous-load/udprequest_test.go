@@ -46,7 +46,7 @@ func checkIntegrity(t *testing.T, raw []byte, key []byte) {
 	t.Fatal("no MESSAGE-INTEGRITY-SHA256")
 }
 
-// The requests the tester composes carry what CONTRACT.md §4 asks for, as
+// The requests the tester composes carry what docs/contracts/udp.md asks for, as
 // pion and crypto/hmac read them.
 func TestRequestEncodingInterop(t *testing.T) {
 	f := func(kind byte, seq uint64, local netip.AddrPort) {

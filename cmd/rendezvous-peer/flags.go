@@ -32,7 +32,7 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 // check refuses flag values no call could carry: protocol_version is a
-// u32 (CONTRACT.md §3.1), so a larger --protocol would silently wrap.
+// u32 (docs/contracts/http.md#create-a-listing), so a larger --protocol would silently wrap.
 func (c *common) check() error {
 	if c.protocol > math.MaxUint32 {
 		return fmt.Errorf("--protocol %d is not in 1..%d", c.protocol, uint32(math.MaxUint32))

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestProtocolOutOfRange: protocol_version is 1..2^32-1 (CONTRACT.md §3.1).
+// TestProtocolOutOfRange: protocol_version is 1..2^32-1 (docs/contracts/http.md#create-a-listing).
 // A --protocol (or RDV_PROTOCOL) beyond it is a usage error, never silently
 // wrapped to another protocol (4294967303 would become 7) and sent.
 func TestProtocolOutOfRange(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// idemKind separates the idempotency namespaces (CONTRACT.md §7.12).
+// idemKind separates the idempotency namespaces (docs/contracts/semantics.md#idempotent-creation).
 type idemKind uint8
 
 const (
@@ -26,7 +26,7 @@ func (k idemKind) String() string {
 // deadline lives in Store.idemExp: IdempotencyTTL after the creation, and
 // for a listing IdempotencyTTL after its last renewal, so the record always
 // outlives its resource by IdempotencyTTL-LeaseTTL and a replay can never
-// make a live duplicate (ADR 0004). Attempts are never extended, and
+// make a live duplicate (docs/contracts/semantics.md#idempotent-creation). Attempts are never extended, and
 // AttemptTTL <= IdempotencyTTL.
 type idemRec struct {
 	hashed

@@ -23,7 +23,7 @@ func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.L
 	}
 	defer s.end()
 	li := s.ownedListing(cmd.Tenant, cmd.Owner, cmd.Listing)
-	// Field validation comes before any store outcome (CONTRACT.md §7.16a);
+	// Field validation comes before any store outcome (docs/contracts/http.md#error-precedence);
 	// only the owner's own listing is compared, so nothing leaks.
 	if li >= 0 && cmd.CurrentPlayers > int(s.listings.at(li).maxPlayers) {
 		return engine.ListingView{}, engine.Result{}, engine.ErrCurrentPlayers

@@ -2,7 +2,7 @@ package memstore
 
 import "github.com/rendezvous/rendezvous/engine"
 
-// Policy quotas (ADR 0004: evaluated inside the creating transition, after
+// Policy quotas (docs/contracts/semantics.md#quotas: evaluated inside the creating transition, after
 // the global pools). The principal's own quota is checked before its
 // tenant's, so a caller over its own share is told so; the tenant's share of
 // the idempotency pool comes last. Every count read here is kept

@@ -187,7 +187,7 @@ func runInput(t *testing.T, f Factory) {
 		e := newEnv(t, f)
 		v := e.visible("publisher-1")
 		e.unchanged("invalid presence", func() {
-			// Seq 0: CONTRACT.md §7.7 says "0 is stale: 409" (Conflict);
+			// Seq 0: docs/contracts/udp.md#presence-refresh says "0 is stale: 409" (Conflict);
 			// an InputError naming the sequence is accepted too. Either way
 			// nothing changes.
 			c := e.presenceCmd(v, 0, pub(1))

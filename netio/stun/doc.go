@@ -1,5 +1,5 @@
 // Package stun is a zero-allocation encoder and decoder for the subset of
-// STUN (RFC 8489) that the Rendezvous wire contract uses (CONTRACT.md §4):
+// STUN (RFC 8489) that the Rendezvous wire contract uses (docs/contracts/udp.md):
 // the 20-byte header, USERNAME, XOR-MAPPED-ADDRESS, XOR-PEER-ADDRESS,
 // ERROR-CODE, UNKNOWN-ATTRIBUTES, MESSAGE-INTEGRITY-SHA256, FINGERPRINT, the
 // private RDV-* attributes and the private OFFER, INTRODUCE and

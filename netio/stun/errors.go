@@ -7,7 +7,7 @@ type Error struct{ Reason string }
 
 func (e *Error) Error() string { return "stun: " + e.Reason }
 
-// Parse errors: each makes the datagram malformed (CONTRACT.md §7.8).
+// Parse errors: each makes the datagram malformed (docs/contracts/udp.md#acceptance).
 var (
 	ErrTooShort         = &Error{"too_short"}
 	ErrTooLong          = &Error{"too_long"}

@@ -35,7 +35,7 @@ type Message struct {
 	scratch     [MaxDatagram]byte // CheckIntegrity's HMAC input
 }
 
-// Parse decodes b into m. It enforces CONTRACT.md §7.8: b is at most
+// Parse decodes b into m. It enforces docs/contracts/udp.md#acceptance: b is at most
 // MaxDatagram bytes, the top two type bits are zero, the magic cookie is
 // right, the length field is a multiple of 4 equal to len(b)-20, no attribute
 // overruns the message, FINGERPRINT (if present) is last and matches, and

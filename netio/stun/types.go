@@ -6,12 +6,12 @@ const (
 	MagicCookie uint32 = 0x2112A442
 	// HeaderSize is the size of the STUN header.
 	HeaderSize = 20
-	// MaxDatagram is the largest datagram the service serves (CONTRACT.md §7.8).
+	// MaxDatagram is the largest datagram the service serves (docs/contracts/udp.md#acceptance).
 	MaxDatagram = 1200
-	// MaxSignedAnswer bounds every signed answer (CONTRACT.md §7.5).
+	// MaxSignedAnswer bounds every signed answer (docs/contracts/udp.md#answers-and-their-sizes).
 	MaxSignedAnswer = 548
 	// MaxUnsignedGrowth is how much larger than its request an answer to an
-	// unverified request may be (CONTRACT.md §7.5).
+	// unverified request may be (docs/contracts/udp.md#answers-and-their-sizes).
 	MaxUnsignedGrowth = 32
 	// IntegritySize is the value size of MESSAGE-INTEGRITY-SHA256.
 	IntegritySize = 32
@@ -71,7 +71,7 @@ const (
 	AttrXORMappedAddress  uint16 = 0x0020
 	AttrFingerprint       uint16 = 0x8028
 
-	// Private, comprehension-optional (CONTRACT.md §4).
+	// Private, comprehension-optional (docs/contracts/udp.md#framing).
 	AttrSequence         uint16 = 0xC001 // u64
 	AttrLocalAddress     uint16 = 0xC002 // XOR-encoded endpoint
 	AttrAttempt          uint16 = 0xC003 // 16 raw handle bytes
@@ -96,7 +96,7 @@ const OutcomeSize = 8
 // comprehension-required range 0x0000-0x7FFF.
 func ComprehensionRequired(t uint16) bool { return t < 0x8000 }
 
-// Error codes used on the wire (CONTRACT.md §2, §7).
+// Error codes used on the wire (docs/contracts/semantics.md#outcomes, docs/contracts/udp.md#answers-and-their-sizes).
 const (
 	CodeBadRequest         = 400
 	CodeUnauthorized       = 401
@@ -109,7 +109,7 @@ const (
 	CodeInsufficientCap    = 508
 )
 
-// Username kinds (CONTRACT.md §4).
+// Username kinds (docs/contracts/udp.md#authentication).
 const (
 	KindPresence      byte = 'p'
 	KindAttemptHost   byte = 'h'

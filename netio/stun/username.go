@@ -5,7 +5,7 @@ import "github.com/rendezvous/rendezvous/engine"
 // UsernameLen is the length of an authenticated USERNAME: "<kind>:<uuid>".
 const UsernameLen = 2 + 36
 
-// Username formats the USERNAME "<kind>:<lowercase handle>" (CONTRACT.md §4)
+// Username formats the USERNAME "<kind>:<lowercase handle>" (docs/contracts/udp.md#authentication)
 // without allocating.
 func Username(kind byte, h engine.Handle) [UsernameLen]byte {
 	var u [UsernameLen]byte
@@ -15,7 +15,7 @@ func Username(kind byte, h engine.Handle) [UsernameLen]byte {
 }
 
 // ParseUsername splits a USERNAME into its kind and handle. ok is false
-// unless it is exactly <p|h|c>:<lowercase canonical UUID> (CONTRACT.md §7.2).
+// unless it is exactly <p|h|c>:<lowercase canonical UUID> (docs/contracts/udp.md#authentication).
 func ParseUsername(b []byte) (kind byte, h engine.Handle, ok bool) {
 	if len(b) != UsernameLen || b[1] != ':' {
 		return 0, h, false
