@@ -38,6 +38,9 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.writeProblem(ctx, probPayloadTooLarge, "", nil)
 		return
 	}
+	if a.strictHeaders(ctx) {
+		return
+	}
 	if r.public() {
 		if o == opUnknown {
 			a.methodNotAllowed(ctx, allow)
