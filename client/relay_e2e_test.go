@@ -28,7 +28,8 @@ func startRelayServer(t *testing.T, serverSecret string) (*testServer, *coturn) 
 		t.Fatal(err)
 	}
 	srv := startServer(t, nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-		"--turn-uri", "turn:"+tc.addr.String()+"?transport=udp", "--turn-secret-file", f)
+		"--turn-uri", "turn:"+tc.addr.String()+"?transport=udp", "--turn-secret-file", f,
+		"--relay-allow-peers", "127.0.0.0/8") // the test relay is on loopback
 	return srv, tc
 }
 

@@ -82,12 +82,14 @@ const (
 	resUnknownAttr
 	resUnavailable
 	resCapacity
+	resPeerRefused
 	numResults
 )
 
 var resultNames = [numResults]string{
 	"success", "bad_request", "unauthorized", "forbidden", "not_found",
 	"conflict", "unknown_attribute", "unavailable", "capacity_exceeded",
+	"peer_refused",
 }
 
 // mediatorMetrics are the shared counters. Readers accumulate into a

@@ -26,7 +26,7 @@ func startRelayProc(t *testing.T, args ...string) *proc {
 		t.Fatal(err)
 	}
 	return startProc(t, append([]string{"--turn-uri", "turn:127.0.0.1:3478?transport=udp", "--turn-secret-file", secret,
-		"--turn-ttl", "2m"}, args...)...)
+		"--turn-ttl", "2m", "--relay-allow-peers", "127.0.0.0/8"}, args...)...)
 }
 
 type relayCred struct {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -26,6 +27,9 @@ type turnConfig struct {
 	// (start logs a warning).
 	SecretShared bool
 	TTL          time.Duration
+	// AllowPeers are the non-public ranges a relayed address may be in
+	// (--relay-allow-peers): labs and tests only.
+	AllowPeers []netip.Prefix
 }
 
 // Enabled reports whether relay credentials are issued.
@@ -48,6 +52,16 @@ func turnFlags(fs *flag.FlagSet, t *turnConfig) {
 				return err
 			}
 			t.URIs = append(t.URIs, u)
+		}
+		return nil
+	})
+	fs.Func("relay-allow-peers", "`cidr` ranges (comma-separated, or repeat the flag) a side's relayed address may be in although it is loopback, private, link-local, CGNAT, multicast or the mediator's own: for labs and tests only (default: none, only public addresses are introduced)", func(s string) error {
+		for _, c := range strings.Split(s, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(c))
+			if err != nil {
+				return fmt.Errorf("%q is not a CIDR range", c)
+			}
+			t.AllowPeers = append(t.AllowPeers, p.Masked())
 		}
 		return nil
 	})
