@@ -37,7 +37,13 @@ func startRelayServer(t *testing.T, serverSecret string) (*testServer, *coturn) 
 // "role/path" → reports counted.
 func outcomes(t *testing.T, srv *testServer) map[string]int {
 	t.Helper()
-	resp, err := http.Get(srv.http + "/metrics")
+	req, err := http.NewRequest("GET", srv.http+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The API listener's /metrics takes a global operator's token.
+	req.Header.Set("Authorization", "Bearer "+srv.tokens["operator"])
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

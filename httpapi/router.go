@@ -66,9 +66,11 @@ const (
 	numRoutes
 )
 
-// public routes need no authentication.
+// public routes need no authentication. /metrics is not one: its series
+// name every tenant, so on the API listener it takes a global operator's
+// token (a scraper without one uses --metrics-addr on a private network).
 func (r route) public() bool {
-	return r == routeLivez || r == routeReadyz || r == routeMetrics || r == routeOpenAPI
+	return r == routeLivez || r == routeReadyz || r == routeOpenAPI
 }
 
 const (
@@ -232,4 +234,5 @@ var opAccess = [numOps]access{
 	opAdminReload:          {roles: Roles(RoleOperator), global: true},
 	opGetAttempt:           {roles: Roles(RoleClient | RolePublisher), tenant: true},
 	opHostRelay:            {roles: Roles(RolePublisher), tenant: true},
+	opMetrics:              {roles: Roles(RoleOperator), global: true},
 }

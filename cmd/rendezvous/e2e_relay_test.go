@@ -229,7 +229,7 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		st.ClientOutcome == nil || st.ClientOutcome.ConnectMS != 1750 {
 		t.Fatalf("after the reports: %+v", st)
 	}
-	s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+	s := scrapeURL(t, "http://"+p.httpAddr+"/metrics", statsToken(p.tokens))
 	for series, want := range map[string]float64{
 		`rendezvous_punch_outcomes_total{tenant="demo/dev",role="host",path="relayed"}`:    1,
 		`rendezvous_punch_outcomes_total{tenant="demo/dev",role="client",path="relayed"}`:  1,
