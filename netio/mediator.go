@@ -80,7 +80,8 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 	}
 	m.relay = newRelayPeers(cfg.RelayAllowPeers, m.LocalAddrs())
 	if cfg.Forwarder != nil {
-		m.fwd = &forwarder{bus: cfg.Forwarder, self: store.InstanceID(), out: make(chan outgoing, forwardQueue)}
+		m.fwd = &forwarder{bus: cfg.Forwarder, self: store.InstanceID(), out: make(chan outgoing, forwardQueue),
+			key: newForwardKey(keys), in: engine.NewHMAC()}
 		m.startForwarding()
 	}
 	return m, nil
