@@ -30,8 +30,9 @@ import (
 //     refuses the credentials: both sides fail with the typed
 //     ErrRelayRefused (TURN 401, an answer, not a timeout); the joiner
 //     exits 6.
-//   - expired-credential: the server grants credentials for the minimum
-//     --turn-ttl (10 s) and the joiner punches directly for 12 s between
+//   - expired-credential: a credential expires --turn-ttl after its
+//     attempt: with 4 s attempts and the minimum --turn-ttl (10 s) it is
+//     valid about 14 s, and the joiner punches directly for 16 s between
 //     NATs that defeat it, so its credential has expired when it falls
 //     back: the relay refuses it (TURN 401) and the joiner fails with
 //     ErrRelayRefused (exit 6) at the end of its punch timeout; the host
@@ -129,8 +130,8 @@ func TestNATRelay(t *testing.T) {
 	})
 	t.Run("expired-credential", func(t *testing.T) {
 		t.Parallel()
-		r := startRelayLab(t, 'x', true, "", "--turn-ttl", "10s")
-		host, join, code := r.chat(t, "--punch-timeout", "12s")
+		r := startRelayLab(t, 'x', true, "", "--turn-ttl", "10s", "--attempt-ttl", "4s")
+		host, join, code := r.chat(t, "--punch-timeout", "16s")
 		errOut := join.stderr.String()
 		if code != 6 || !strings.Contains(errOut, "relay refused the credentials") || !strings.Contains(errOut, "error 401") {
 			t.Fatalf("the joiner exited %d, want 6 with the relay's 401 refusal of its expired credential:\n%s\n%s", code, join.stdout.String(), errOut)

@@ -57,6 +57,7 @@ type API struct {
 	ps        livePrincipals
 	offerer   Offerer
 	relay     *turncred.Issuer
+	relayCap  relayCap // relay_cap.go
 	mediator  string
 	log       *slog.Logger
 	metrics   *httpMetrics

@@ -35,6 +35,12 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 		a.writeProblem(ctx, probRelayUnavailable, "relay_only: the relay fallback is not enabled on this server", nil)
 		return false
 	}
+	// The answer will carry a relay credential: counted before the attempt
+	// exists, so a refusal creates nothing.
+	if a.relay != nil && !a.relayCap.take(p.Subject, time.Now()) {
+		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
+		return false
+	}
 	start := time.Now()
 	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
 		Tenant: p.Tenant, Client: p.Subject, IdempotencyKey: key,
@@ -82,7 +88,7 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 	b = strconv.AppendBool(b, v.RelayOnly)
 	if a.relay != nil {
 		b = append(b, ',')
-		b = a.appendRelay(b, v.ID, turncred.SideClient)
+		b = a.appendRelay(b, v.ID, turncred.SideClient, v.ExpiresAt, v.TTL)
 	}
 	b = append(b, '}')
 	s.b = b

@@ -13,9 +13,13 @@ import (
 // appendRelay appends the "relay" member: side's TURN credential for the
 // attempt, in the shape of WebRTC's RTCIceServer
 // ("relay":{"urls":[…],"username":…,"credential":…,"ttl_s":N}). The
-// credential is never logged.
-func (a *API) appendRelay(b []byte, id engine.AttemptID, side byte) []byte {
-	c := a.relay.Issue(time.Now(), id.String(), side)
+// credential derives from the attempt's ID, the side and the attempt's
+// expiry alone (turncred.IssueForAttempt), so a replay gets the same one,
+// and it expires the allocation margin (--turn-ttl) after the attempt;
+// ttl_s is the attempt's life left (left, at least 0) plus that margin.
+// The credential is never logged.
+func (a *API) appendRelay(b []byte, id engine.AttemptID, side byte, attemptExpires time.Time, left time.Duration) []byte {
+	c := a.relay.IssueForAttempt(id.String(), side, attemptExpires)
 	b = append(b, `"relay":{"urls":[`...)
 	for i, u := range a.relay.URLs() {
 		if i > 0 {
@@ -28,7 +32,7 @@ func (a *API) appendRelay(b []byte, id engine.AttemptID, side byte) []byte {
 	b = append(b, `,"credential":`...)
 	b = appendString(b, c.Credential)
 	b = append(b, `,"ttl_s":`...)
-	b = appendInt(b, seconds(a.relay.TTL()))
+	b = appendInt(b, seconds(max(left, 0)+a.relay.TTL()))
 	return append(b, '}')
 }
 
@@ -50,6 +54,10 @@ func (a *API) hostRelay(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	}
 	if a.relay == nil {
 		a.writeProblem(ctx, probRelayUnavailable, "", nil)
+		return
+	}
+	if !a.relayCap.take(p.Subject, time.Now()) {
+		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
 		return
 	}
 	start := time.Now()
@@ -84,7 +92,7 @@ func (a *API) hostRelay(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	s := acquireBuf()
 	defer releaseBuf(s)
 	b := append(s.b[:0], '{')
-	b = a.appendRelay(b, st.Attempt, turncred.SideHost)
+	b = a.appendRelay(b, st.Attempt, turncred.SideHost, st.ExpiresAt, time.Until(st.ExpiresAt))
 	b = append(b, `,"relay_only":`...)
 	b = strconv.AppendBool(b, st.RelayOnly)
 	s.b = append(b, '}')
