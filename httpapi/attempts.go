@@ -35,9 +35,10 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 		a.writeProblem(ctx, probRelayUnavailable, "relay_only: the relay fallback is not enabled on this server", nil)
 		return false
 	}
-	// The answer will carry a relay credential: counted before the attempt
-	// exists, so a refusal creates nothing.
-	if a.relay != nil && !a.relayCap.take(p.Subject, time.Now()) {
+	// A relay-only answer carries a relay credential: counted before the
+	// attempt exists, so a refusal creates nothing. (A listing that requires
+	// relay-only joins is known after the transition: counted then.)
+	if relayOnly && !a.relayCap.take(p.Subject, time.Now()) {
 		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
 		return false
 	}
@@ -60,6 +61,12 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 		// on); the attempt can never connect here: no OFFER, and it expires
 		// unused.
 		a.writeProblem(ctx, probRelayUnavailable, "the listing requires relay-only joins and the relay fallback is not enabled on this server", nil)
+		return true
+	}
+	if v.RelayOnly && !relayOnly && !a.relayCap.take(p.Subject, time.Now()) {
+		// The attempt exists; a replay of this join answers it with its
+		// credential once the caller is within the cap again.
+		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
 		return true
 	}
 	if !r.Replay && a.offerer != nil {
@@ -86,7 +93,10 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 	b = appendInt(b, ttl)
 	b = append(b, `,"relay_only":`...)
 	b = strconv.AppendBool(b, v.RelayOnly)
-	if a.relay != nil {
+	if a.relay != nil && v.RelayOnly {
+		// Only a relay-only attempt needs the relay from the start; any
+		// other's client asks GET /v1/join-attempts/{id}/relay once its
+		// punch failed (clientRelay).
 		b = append(b, ',')
 		b = a.appendRelay(b, v.ID, turncred.SideClient, v.ExpiresAt, v.TTL)
 	}

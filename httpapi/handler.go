@@ -127,6 +127,8 @@ func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) b
 		a.attemptStatus(ctx, p, id)
 	case opHostRelay:
 		a.hostRelay(ctx, p, id)
+	case opClientRelay:
+		a.clientRelay(ctx, p, id)
 	case opMetrics:
 		a.serveMetrics(ctx)
 	default:

@@ -126,7 +126,7 @@ func ceilingProof(t *testing.T, storeArgs ...string) {
 	f(s.AcceptedFailed == 0, "accepted work failed: %+v", s)
 	f(s.ShedP99ms > 0, "shed p99 not reported")
 	rl := res.Relay
-	f(rl != nil && rl.Admitted == 5000 && rl.WithCredentials == rl.Admitted && rl.AnyWithCredentials == 10000,
+	f(rl != nil && rl.Admitted == 5000 && rl.WithCredentials == rl.Admitted && rl.AnyWithCredentials == 5000, // only relay-only joins carry one
 		"relay-only attempts or credentials missing: %+v", rl)
 	f(res.Fill.UsageAtFull != nil && res.Fill.UsageAtFull.RSSBytes > 0, "server RSS not reported")
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {

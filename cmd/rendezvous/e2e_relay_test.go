@@ -161,7 +161,11 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 	if j.RelayOnly {
 		t.Fatal("a plain join is relay-only")
 	}
-	checkCred(t, j.Relay, j.AttemptID, 'c')
+	// A plain attempt's credential comes only once it needs the relay.
+	if j.Relay != nil {
+		t.Fatal("a plain join's answer carries a relay credential")
+	}
+	p.call("GET", "/v1/join-attempts/"+j.AttemptID+"/relay", cli, nil).expect(t, "client relay before the introduction", http.StatusConflict, nil)
 	a := mustHandle(t, j.Handle)
 	h.offered(a)
 	st := p.waitState(j.AttemptID, cli, "offered")
@@ -196,7 +200,17 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		t.Fatalf("after both binds: %+v", st)
 	}
 
-	// The punch failed: both bind again with their relayed addresses.
+	// The punch failed: the client asks for its credential (the same on
+	// every ask), and both bind again with their relayed addresses.
+	var cr, cr2 struct {
+		Relay *relayCred `json:"relay"`
+	}
+	p.call("GET", "/v1/join-attempts/"+j.AttemptID+"/relay", cli, nil).expect(t, "client relay", http.StatusOK, &cr)
+	p.call("GET", "/v1/join-attempts/"+j.AttemptID+"/relay", cli, nil).expect(t, "client relay again", http.StatusOK, &cr2)
+	checkCred(t, cr.Relay, j.AttemptID, 'c')
+	if cr2.Relay == nil || cr2.Relay.Username != cr.Relay.Username || cr2.Relay.Credential != cr.Relay.Credential {
+		t.Fatal("two asks, two credentials")
+	}
 	hostRelay := netip.MustParseAddrPort("127.0.0.1:49160")
 	clientRelay := netip.MustParseAddrPort("127.0.0.1:49161")
 	tx = h.peer.attemptRequest(stun.KindAttemptHost, a, &hostCap, withLocal(hostLAN), withRelayed(hostRelay))
@@ -246,12 +260,12 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		}
 	}
 	promtoolCheck(t, "after relay traffic", s.text)
-	for _, leak := range []string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential, j.Relay.Username, j.Handle, "49160"} {
+	for _, leak := range []string{e2eTurnSecret, cr.Relay.Credential, hr.Relay.Credential, cr.Relay.Username, j.Handle, "49160"} {
 		if strings.Contains(s.text, leak) {
 			t.Fatal("the metrics carry the relay secret, a credential, a handle or an address")
 		}
 	}
-	p.assertNoSecrets([]string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential}, []string{j.Token, h.pub.Presence.Token})
+	p.assertNoSecrets([]string{e2eTurnSecret, cr.Relay.Credential, hr.Relay.Credential}, []string{j.Token, h.pub.Presence.Token})
 }
 
 // TestE2ERelayOnlyRevealsNoAddress: a relay-only join on the real binary.
