@@ -59,7 +59,7 @@ func TestRelayCredentialCap(t *testing.T) {
 	l := h.visible(tokPub, listingBody("eu", 7, "public"))
 	path := "/v1/listings/" + l.id + "/join-attempts/"
 	r := h.expect(joinReq(tokCli, l.id, "cap-0", `{"protocol_version":7}`), 201, "")
-	for i := 1; i < RelayCredentialsPerMinute; i++ {
+	for i := 1; i < DefaultRelayCredentialsPerMinute; i++ {
 		h.expect(req{method: "GET", path: path + r.str("attempt_id") + "/relay", token: tokPub}, 200, "")
 		h.expect(joinReq(tokBoth, l.id, "cap-"+strconv.Itoa(i), `{"protocol_version":7,"relay_only":true}`), 201, "")
 	}

@@ -98,6 +98,7 @@ func ceilingProof(t *testing.T, storeArgs ...string) {
 	}
 	srv, httpAddr := startServer(t, server, append([]string{"--principals", principals, "--drain-window", "1s",
 		"--turn-uri", "turn:127.0.0.1:3478?transport=udp", "--turn-secret-file", secret, "--relay-allow-peers", "127.0.0.0/8",
+		"--relay-credentials-per-minute", "1000000", // one client token makes every join
 		"--tenant-listing-quota", "25000", "--tenant-attempt-quota", "10000",
 		"--subject-attempt-quota", "10000", "--tenant-idempotency-quota", "35000"}, storeArgs...)...)
 	out := filepath.Join(dir, "out")

@@ -133,17 +133,18 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		return nil, &settingError{"turn-secret-file", c.sourceOf("turn-secret-file"), err}
 	}
 	api, err := httpapi.New(httpapi.Config{
-		Store:           store,
-		Keys:            keys,
-		Limits:          c.Limits,
-		Principals:      principals,
-		Offerer:         s.med,
-		MediatorAddr:    s.mediatorAddr,
-		Logger:          log.With("component", "httpapi"),
-		Metrics:         httpSet,
-		WritePrometheus: expo.write,
-		PrincipalsFile:  c.Principals, // re-read on SIGHUP and by the reload route
-		Relay:           relay,
+		Store:                     store,
+		Keys:                      keys,
+		Limits:                    c.Limits,
+		Principals:                principals,
+		Offerer:                   s.med,
+		MediatorAddr:              s.mediatorAddr,
+		Logger:                    log.With("component", "httpapi"),
+		Metrics:                   httpSet,
+		WritePrometheus:           expo.write,
+		PrincipalsFile:            c.Principals, // re-read on SIGHUP and by the reload route
+		Relay:                     relay,
+		RelayCredentialsPerMinute: c.Turn.PerMinute,
 	})
 	if err != nil {
 		s.closeMediator()
