@@ -45,7 +45,8 @@ func serveExamples() (stop func(), err error) {
 	var s *testServer
 	if err == nil {
 		s, err = launchServer(nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-			"--turn-uri", "turn:"+turn.addr.String()+"?transport=udp", "--turn-secret-file", secretFile)
+			"--turn-uri", "turn:"+turn.addr.String()+"?transport=udp", "--turn-secret-file", secretFile,
+			"--relay-allow-peers", "127.0.0.0/8") // the test relay is on loopback
 	}
 	stop = func() {
 		if s != nil {

@@ -94,6 +94,17 @@ func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, err
 		deadline: time.Now().Add(at.TTL), start: start, relayOnly: at.RelayOnly}
 	if r := at.Relay; r != nil {
 		side.relay = func(context.Context) (*Relay, error) { return r, nil }
+	} else if !at.RelayOnly {
+		// The server grants a plain attempt's credential only once the
+		// attempt needs the relay: asked after the punch failed.
+		api, id := j.api, at.AttemptID
+		side.relay = func(ctx context.Context) (*Relay, error) {
+			r, err := api.ClientRelay(ctx, id)
+			if errors.Is(err, ErrRelayUnavailable) {
+				return nil, errRelayOff // the server relays nothing: no fallback
+			}
+			return r, err
+		}
 	}
 	in := Introduction{Attempt: at.Handle, side: side}
 	if at.RelayOnly {

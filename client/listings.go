@@ -262,10 +262,15 @@ func (a *API) CreateJoinAttemptWith(ctx context.Context, idempotencyKey string, 
 // relaying off; ErrNotFound for an attempt that is not of this listing,
 // ended, or a listing the caller does not own.
 func (a *API) HostRelay(ctx context.Context, listing ListingID, attempt Handle) (*Relay, error) {
+	return a.getRelay(ctx, "get host relay", "/v1/listings/"+listing.String()+"/join-attempts/"+attempt.String()+"/relay")
+}
+
+// getRelay GETs a relay credential route and returns its relay object.
+func (a *API) getRelay(ctx context.Context, op, path string) (*Relay, error) {
 	var w struct {
 		Relay *wireRelay `json:"relay"`
 	}
-	c := &call{op: "get host relay", method: "GET", path: "/v1/listings/" + listing.String() + "/join-attempts/" + attempt.String() + "/relay", out: &w}
+	c := &call{op: op, method: "GET", path: path, out: &w}
 	if err := a.do(ctx, c); err != nil {
 		return nil, err
 	}
@@ -274,6 +279,16 @@ func (a *API) HostRelay(ctx context.Context, listing ListingID, attempt Handle) 
 		err = &ProtocolError{Op: c.op, Reason: "no relay object"}
 	}
 	return r, err
+}
+
+// ClientRelay returns the client side's TURN relay for the caller's join
+// attempt, which the server grants once the attempt needs it: after the
+// introduction, when the punch failed (a relay-only attempt's join answer
+// carries it already). ErrRelayUnavailable when the server has relaying
+// off; ErrNotFound for an attempt that is not the caller's or ended; a
+// conflict before the introduction or after a direct path.
+func (a *API) ClientRelay(ctx context.Context, attempt AttemptID) (*Relay, error) {
+	return a.getRelay(ctx, "get client relay", "/v1/join-attempts/"+attempt.String()+"/relay")
 }
 
 // Whoami returns the authenticated principal.

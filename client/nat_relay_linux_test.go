@@ -30,13 +30,15 @@ import (
 //     refuses the credentials: both sides fail with the typed
 //     ErrRelayRefused (TURN 401, an answer, not a timeout); the joiner
 //     exits 6.
-//   - expired-credential: the server grants credentials for the minimum
-//     --turn-ttl (10 s) and the joiner punches directly for 12 s between
-//     NATs that defeat it, so its credential has expired when it falls
-//     back: the relay refuses it (TURN 401) and the joiner fails with
-//     ErrRelayRefused (exit 6) at the end of its punch timeout; the host
-//     (2 s, a fresh credential) fails at the end of its own with
-//     ErrPunchFailed and ErrIntroduceTimeout (no relayed address came).
+//   - expired-credential: a credential is granted only while its attempt
+//     lives (and expires --turn-ttl after it): with 4 s attempts the
+//     joiner punches directly for 16 s between NATs that defeat it, so
+//     when it falls back its attempt has ended and the server grants no
+//     credential (404): the joiner fails with the punch's error and the
+//     refusal (exit 3); the host (2 s, its credential asked in time) fails at
+//     the end of its own with ErrPunchFailed and ErrIntroduceTimeout (no
+//     relayed address came). (coturn's refusal of an expired credential:
+//     internal/turncred's TestCoturnAcceptsIssuedCredentials.)
 func TestNATRelay(t *testing.T) {
 	requireNetns(t)
 	requireCoturn(t)
@@ -129,11 +131,11 @@ func TestNATRelay(t *testing.T) {
 	})
 	t.Run("expired-credential", func(t *testing.T) {
 		t.Parallel()
-		r := startRelayLab(t, 'x', true, "", "--turn-ttl", "10s")
-		host, join, code := r.chat(t, "--punch-timeout", "12s")
+		r := startRelayLab(t, 'x', true, "", "--turn-ttl", "10s", "--attempt-ttl", "4s")
+		host, join, code := r.chat(t, "--punch-timeout", "16s")
 		errOut := join.stderr.String()
-		if code != 6 || !strings.Contains(errOut, "relay refused the credentials") || !strings.Contains(errOut, "error 401") {
-			t.Fatalf("the joiner exited %d, want 6 with the relay's 401 refusal of its expired credential:\n%s\n%s", code, join.stdout.String(), errOut)
+		if code != 3 || !strings.Contains(errOut, "hole punch failed") || !strings.Contains(errOut, "get client relay: HTTP 404 not_found") {
+			t.Fatalf("the joiner exited %d, want 3 with no credential for its ended attempt:\n%s\n%s", code, join.stdout.String(), errOut)
 		}
 		host.waitLine(t, regexp.MustCompile(`^punch to joiner failed: .*hole punch failed.*; relay fallback failed: .*no introduction`))
 	})
@@ -158,7 +160,8 @@ func startRelayLab(t *testing.T, tag byte, symmetric bool, serverSecret string, 
 		t.Fatal(err)
 	}
 	srv := startServer(t, l.Exec("pub"), append([]string{"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478",
-		"--turn-uri", "turn:10.99.0.2:3478?transport=udp", "--turn-secret-file", secretFile}, serverArgs...)...)
+		"--turn-uri", "turn:10.99.0.2:3478?transport=udp", "--turn-secret-file", secretFile,
+		"--relay-allow-peers", "10.99.0.0/16"}, serverArgs...)...) // the lab relay is on a private range
 	return &relayLab{lab: l, srv: srv}
 }
 

@@ -122,6 +122,8 @@ func Punch(ctx context.Context, s *Socket, intro Introduction, role Role, cfg Pu
 		if p, rerr = relayPunch(ctx, s, side, role, timeout, interval); rerr == nil {
 			err = nil
 			p.Elapsed += pe.Timeout // the direct punch's time counts too
+		} else if errors.Is(rerr, errRelayOff) {
+			p = Path{} // no relay on this server: the punch's own error stands
 		} else {
 			err = fmt.Errorf("%w; relay fallback failed: %w", err, rerr)
 		}

@@ -57,6 +57,10 @@ var (
 	// off (problem relay_unavailable), it granted no UDP relay URL, or no
 	// relay answered within the punch timeout.
 	ErrRelayUnavailable = errors.New("rendezvous: relay unavailable")
+	// errRelayOff: the server answered that its relay fallback is off when
+	// a side asked for its credential after a failed punch; the punch's
+	// own error is the outcome.
+	errRelayOff = errors.New("rendezvous: the server's relay fallback is off")
 )
 
 // RelayError is the typed failure of a TURN allocation; it matches

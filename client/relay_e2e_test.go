@@ -28,7 +28,8 @@ func startRelayServer(t *testing.T, serverSecret string) (*testServer, *coturn) 
 		t.Fatal(err)
 	}
 	srv := startServer(t, nil, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-		"--turn-uri", "turn:"+tc.addr.String()+"?transport=udp", "--turn-secret-file", f)
+		"--turn-uri", "turn:"+tc.addr.String()+"?transport=udp", "--turn-secret-file", f,
+		"--relay-allow-peers", "127.0.0.0/8") // the test relay is on loopback
 	return srv, tc
 }
 
@@ -36,7 +37,13 @@ func startRelayServer(t *testing.T, serverSecret string) (*testServer, *coturn) 
 // "role/path" → reports counted.
 func outcomes(t *testing.T, srv *testServer) map[string]int {
 	t.Helper()
-	resp, err := http.Get(srv.http + "/metrics")
+	req, err := http.NewRequest("GET", srv.http+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The API listener's /metrics takes a global operator's token.
+	req.Header.Set("Authorization", "Bearer "+srv.tokens["operator"])
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,9 @@ const (
 	LabelPresence      = "presence"
 	LabelAttemptClient = "attempt-client"
 	hostAttemptLabel   = "rdv-attempt-host"
+	// LabelForward derives the key that authenticates pushes forwarded
+	// between the instances of a deployment (netio).
+	LabelForward = "rdv-forward"
 )
 
 // Keyring derives capabilities from the process's capability key. It is
@@ -103,6 +106,11 @@ func (k *Keyring) Presence(h Handle) Capability { return k.derive(LabelPresence,
 func (k *Keyring) AttemptClient(h Handle) Capability {
 	return k.derive(LabelAttemptClient, h.UUID)
 }
+
+// ForwardKey is HMAC-SHA256(key, "rdv-forward" || 0x00 || 16 zero bytes):
+// the key of the MACs on forwarded pushes, distinct from every capability
+// (no capability is derived under that label).
+func (k *Keyring) ForwardKey() Capability { return k.derive(LabelForward, UUID{}) }
 
 // PresenceWith is Presence computed with h (the caller's per-goroutine
 // scratch) from the key's saved pad states: two SHA-256 blocks instead of

@@ -6,6 +6,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"log/slog"
@@ -38,6 +39,9 @@ type Config struct {
 	// is off (no "relay" member, relay-only requests get 409
 	// relay_unavailable).
 	Relay *turncred.Issuer
+	// RelayCredentialsPerMinute caps the relay credentials one principal
+	// gets from this instance a minute; 0: DefaultRelayCredentialsPerMinute.
+	RelayCredentialsPerMinute int
 
 	// PrincipalsFile is the file Principals was loaded from, re-read by
 	// ReloadPrincipals. Empty (a --dev start): reloading is refused with
@@ -57,6 +61,7 @@ type API struct {
 	ps        livePrincipals
 	offerer   Offerer
 	relay     *turncred.Issuer
+	relayCap  relayCap // relay_cap.go
 	mediator  string
 	log       *slog.Logger
 	metrics   *httpMetrics
@@ -89,6 +94,7 @@ func New(cfg Config) (*API, error) {
 	a := &API{
 		store: cfg.Store, keys: cfg.Keys, limits: cfg.Limits, ps: livePrincipals{file: cfg.PrincipalsFile},
 		offerer: cfg.Offerer, relay: cfg.Relay, mediator: cfg.MediatorAddr, log: cfg.Logger,
+		relayCap:        relayCap{limit: cmp.Or(cfg.RelayCredentialsPerMinute, DefaultRelayCredentialsPerMinute)},
 		writeProm:       cfg.WritePrometheus,
 		regions:         newRegionInterner(maxRegionsPerTenant),
 		leaseTTL:        seconds(cfg.Limits.LeaseTTL),

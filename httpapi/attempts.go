@@ -35,6 +35,13 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 		a.writeProblem(ctx, probRelayUnavailable, "relay_only: the relay fallback is not enabled on this server", nil)
 		return false
 	}
+	// A relay-only answer carries a relay credential: counted before the
+	// attempt exists, so a refusal creates nothing. (A listing that requires
+	// relay-only joins is known after the transition: counted then.)
+	if relayOnly && !a.relayCap.take(p.Subject, time.Now()) {
+		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
+		return false
+	}
 	start := time.Now()
 	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
 		Tenant: p.Tenant, Client: p.Subject, IdempotencyKey: key,
@@ -54,6 +61,12 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 		// on); the attempt can never connect here: no OFFER, and it expires
 		// unused.
 		a.writeProblem(ctx, probRelayUnavailable, "the listing requires relay-only joins and the relay fallback is not enabled on this server", nil)
+		return true
+	}
+	if v.RelayOnly && !relayOnly && !a.relayCap.take(p.Subject, time.Now()) {
+		// The attempt exists; a replay of this join answers it with its
+		// credential once the caller is within the cap again.
+		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
 		return true
 	}
 	if !r.Replay && a.offerer != nil {
@@ -80,9 +93,12 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 	b = appendInt(b, ttl)
 	b = append(b, `,"relay_only":`...)
 	b = strconv.AppendBool(b, v.RelayOnly)
-	if a.relay != nil {
+	if a.relay != nil && v.RelayOnly {
+		// Only a relay-only attempt needs the relay from the start; any
+		// other's client asks GET /v1/join-attempts/{id}/relay once its
+		// punch failed (clientRelay).
 		b = append(b, ',')
-		b = a.appendRelay(b, v.ID, turncred.SideClient)
+		b = a.appendRelay(b, v.ID, turncred.SideClient, v.ExpiresAt, v.TTL)
 	}
 	b = append(b, '}')
 	s.b = b

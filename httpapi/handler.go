@@ -38,6 +38,9 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.writeProblem(ctx, probPayloadTooLarge, "", nil)
 		return
 	}
+	if a.strictHeaders(ctx) {
+		return
+	}
 	if r.public() {
 		if o == opUnknown {
 			a.methodNotAllowed(ctx, allow)
@@ -124,6 +127,10 @@ func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) b
 		a.attemptStatus(ctx, p, id)
 	case opHostRelay:
 		a.hostRelay(ctx, p, id)
+	case opClientRelay:
+		a.clientRelay(ctx, p, id)
+	case opMetrics:
+		a.serveMetrics(ctx)
 	default:
 		panic("BUG: unrouted operation " + opNames[o])
 	}

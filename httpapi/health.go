@@ -4,8 +4,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Unauthenticated endpoints: liveness, readiness, Prometheus metrics and
-// the OpenAPI description.
+// Unauthenticated endpoints: liveness, readiness and the OpenAPI
+// description.
 
 func (a *API) servePublic(ctx *fasthttp.RequestCtx, o op) {
 	switch o {
@@ -22,13 +22,17 @@ func (a *API) servePublic(ctx *fasthttp.RequestCtx, o op) {
 		default:
 			writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ready"}`))
 		}
-	case opMetrics:
-		ctx.SetStatusCode(fasthttp.StatusOK)
-		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-		a.writeProm(ctx)
 	case opOpenAPI:
 		serveOpenAPI(ctx)
 	default:
 		panic("BUG: not a public operation: " + opNames[o])
 	}
+}
+
+// serveMetrics answers GET /metrics on the API listener, for a global operator:
+// the series name every tenant (router.go).
+func (a *API) serveMetrics(ctx *fasthttp.RequestCtx) {
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+	a.writeProm(ctx)
 }

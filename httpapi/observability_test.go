@@ -16,7 +16,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	h.expect(req{method: "GET", path: "/v1/listings?protocol_version=7", token: tokCli}, 200, "")
 	h.expect(req{method: "GET", path: "/v1/listings/" + l.id, token: tokOtherCli}, 404, "not_found")
 	h.expect(req{method: "GET", path: "/v1/whoami"}, 401, "unauthorized")
-	r := h.expect(req{method: "GET", path: "/metrics"}, 200, "")
+	r := h.expect(req{method: "GET", path: "/metrics", token: tokGlobalOp}, 200, "")
 	text := string(r.body)
 	for _, want := range []string{
 		`rendezvous_http_requests_total{route="create_listing",status="201"} 1`,
@@ -50,7 +50,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // buckets.
 func TestMetricsFreshAPIShowsEveryStoreSeries(t *testing.T) {
 	h := newHarness(t, testLimits())
-	text := string(h.expect(req{method: "GET", path: "/metrics"}, 200, "").body)
+	text := string(h.expect(req{method: "GET", path: "/metrics", token: tokGlobalOp}, 200, "").body)
 	var want []string
 	for _, o := range storeOps {
 		for out := engine.Success; out <= engine.ServiceUnavailable; out++ {

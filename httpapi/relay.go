@@ -13,9 +13,13 @@ import (
 // appendRelay appends the "relay" member: side's TURN credential for the
 // attempt, in the shape of WebRTC's RTCIceServer
 // ("relay":{"urls":[…],"username":…,"credential":…,"ttl_s":N}). The
-// credential is never logged.
-func (a *API) appendRelay(b []byte, id engine.AttemptID, side byte) []byte {
-	c := a.relay.Issue(time.Now(), id.String(), side)
+// credential derives from the attempt's ID, the side and the attempt's
+// expiry alone (turncred.IssueForAttempt), so a replay gets the same one,
+// and it expires the allocation margin (--turn-ttl) after the attempt;
+// ttl_s is the attempt's life left (left, at least 0) plus that margin.
+// The credential is never logged.
+func (a *API) appendRelay(b []byte, id engine.AttemptID, side byte, attemptExpires time.Time, left time.Duration) []byte {
+	c := a.relay.IssueForAttempt(id.String(), side, attemptExpires)
 	b = append(b, `"relay":{"urls":[`...)
 	for i, u := range a.relay.URLs() {
 		if i > 0 {
@@ -28,7 +32,7 @@ func (a *API) appendRelay(b []byte, id engine.AttemptID, side byte) []byte {
 	b = append(b, `,"credential":`...)
 	b = appendString(b, c.Credential)
 	b = append(b, `,"ttl_s":`...)
-	b = appendInt(b, seconds(a.relay.TTL()))
+	b = appendInt(b, seconds(max(left, 0)+a.relay.TTL()))
 	return append(b, '}')
 }
 
@@ -50,6 +54,10 @@ func (a *API) hostRelay(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	}
 	if a.relay == nil {
 		a.writeProblem(ctx, probRelayUnavailable, "", nil)
+		return
+	}
+	if !a.relayCap.take(p.Subject, time.Now()) {
+		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
 		return
 	}
 	start := time.Now()
@@ -81,10 +89,57 @@ func (a *API) hostRelay(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 		a.writeOutcome(ctx, r, nil)
 		return
 	}
+	a.sendRelay(ctx, &st, turncred.SideHost)
+}
+
+// clientRelay answers GET /v1/join-attempts/{attempt_id}/relay to the
+// attempt's client: its relay credential, once the attempt needs the relay.
+// A relay-only attempt's client got it in the join answer already; any
+// other needs it only after a failed punch, so after the introduction
+// (both sides bound) and not once a side reported a direct path (409
+// conflict before or after that). Ended, unknown or another principal's
+// attempts get 404; 409 relay_unavailable when relay is off; 429 over the
+// per-principal cap.
+func (a *API) clientRelay(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+	aid, ok := a.parseID(ctx, id, "attempt_id")
+	if !ok {
+		return
+	}
+	if a.relay == nil {
+		a.writeProblem(ctx, probRelayUnavailable, "", nil)
+		return
+	}
+	st, r, err := a.store.AttemptStatus(context.Background(), engine.GetAttempt{Tenant: p.Tenant, Subject: p.Subject, Attempt: engine.AttemptID{UUID: aid}})
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return
+	}
+	if r.OK() && (st.State == engine.AttemptExpired || st.State == engine.AttemptFailed) {
+		r = engine.Result{Outcome: engine.NotFound}
+	}
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return
+	}
+	direct := st.HostOutcome.Path == engine.PathDirect || st.ClientOutcome.Path == engine.PathDirect
+	if !st.RelayOnly && (!st.HostBound || !st.ClientBound || direct) {
+		a.writeProblem(ctx, probConflict, "the attempt does not need the relay: not introduced yet, or connected directly", nil)
+		return
+	}
+	if !a.relayCap.take(p.Subject, time.Now()) {
+		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
+		return
+	}
+	a.sendRelay(ctx, &st, turncred.SideClient)
+}
+
+// sendRelay answers 200 with side's credential for the attempt st and
+// whether it is relay-only.
+func (a *API) sendRelay(ctx *fasthttp.RequestCtx, st *engine.AttemptStatus, side byte) {
 	s := acquireBuf()
 	defer releaseBuf(s)
 	b := append(s.b[:0], '{')
-	b = a.appendRelay(b, st.Attempt, turncred.SideHost)
+	b = a.appendRelay(b, st.Attempt, side, st.ExpiresAt, time.Until(st.ExpiresAt))
 	b = append(b, `,"relay_only":`...)
 	b = strconv.AppendBool(b, st.RelayOnly)
 	s.b = append(b, '}')

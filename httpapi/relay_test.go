@@ -47,14 +47,15 @@ func wantRelay(t *testing.T, v any, attemptID string, side byte) {
 	if !ok || rest != attemptID+"."+string(side) {
 		t.Fatalf("username %q, want <expiry>:%s.%c", user, attemptID, side)
 	}
-	e, err := strconv.ParseInt(exp, 10, 64)
-	if left := time.Until(time.Unix(e, 0)); err != nil || left < 5*time.Minute-5*time.Second || left > 5*time.Minute {
-		t.Fatalf("username expiry %q is not five minutes from now", exp)
+	// The expiry is the attempt's (on the harness's wall clock) plus the
+	// allocation margin: TestRelayCredentialReplayAndLifetime checks it.
+	if _, err := strconv.ParseInt(exp, 10, 64); err != nil {
+		t.Fatalf("username expiry %q", exp)
 	}
 	if cred != turncred.Password([]byte(testRelaySecret), user) {
 		t.Fatal("credential is not the coturn password of the username")
 	}
-	if ttl, _ := r["ttl_s"].(float64); ttl != 300 {
+	if ttl, _ := r["ttl_s"].(float64); ttl < 295 || ttl > 331 {
 		t.Fatalf("ttl_s %v", r["ttl_s"])
 	}
 }
@@ -82,12 +83,11 @@ func TestRelayCredentials(t *testing.T) {
 	r := h.expect(joinReq(tokCli, l.id, "j1", `{"protocol_version":7}`), 201, "")
 	id := r.str("attempt_id")
 	h.secrets = append(h.secrets, r.str("token"))
-	wantRelay(t, r.json["relay"], id, 'c')
-	if r.json["relay_only"] != false {
-		t.Fatalf("relay_only %v", r.json["relay_only"])
+	// A plain join needs no relay yet: its client asks after a failed
+	// punch (TestClientRelayCredential).
+	if _, ok := r.json["relay"]; ok || r.json["relay_only"] != false {
+		t.Fatalf("plain join: %s", r.body)
 	}
-	relay := r.json["relay"].(map[string]any)
-	h.secrets = append(h.secrets, relay["credential"].(string))
 
 	// The host's credential, by attempt ID and by handle, to the owner only.
 	path := "/v1/listings/" + l.id + "/join-attempts/"

@@ -29,6 +29,7 @@ const (
 	opOpenAPI
 	opGetAttempt
 	opHostRelay
+	opClientRelay
 	numOps
 )
 
@@ -38,7 +39,7 @@ var opNames = [numOps]string{
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
 	"admin_tenant_stats",
 	"admin_reload_principals",
-	"openapi", "get_join_attempt", "get_host_relay",
+	"openapi", "get_join_attempt", "get_host_relay", "get_client_relay",
 }
 
 // route is a path pattern.
@@ -61,14 +62,17 @@ const (
 	routeTenantStats
 	routeReload
 	routeOpenAPI
-	routeAttempt   // /v1/join-attempts/{attempt_id}
-	routeHostRelay // /v1/listings/{listing_id}/join-attempts/{attempt}/relay
+	routeAttempt     // /v1/join-attempts/{attempt_id}
+	routeHostRelay   // /v1/listings/{listing_id}/join-attempts/{attempt}/relay
+	routeClientRelay // /v1/join-attempts/{attempt_id}/relay
 	numRoutes
 )
 
-// public routes need no authentication.
+// public routes need no authentication. /metrics is not one: its series
+// name every tenant, so on the API listener it takes a global operator's
+// token (a scraper without one uses --metrics-addr on a private network).
 func (r route) public() bool {
-	return r == routeLivez || r == routeReadyz || r == routeMetrics || r == routeOpenAPI
+	return r == routeLivez || r == routeReadyz || r == routeOpenAPI
 }
 
 const (
@@ -123,8 +127,14 @@ func match(path []byte) (route, []byte) {
 		}
 		return routeNone, nil
 	}
-	if id, ok := bytes.CutPrefix(path, []byte(prefixAttempt)); ok && len(id) > 0 && bytes.IndexByte(id, '/') < 0 {
-		return routeAttempt, id
+	if id, ok := bytes.CutPrefix(path, []byte(prefixAttempt)); ok && len(id) > 0 {
+		if bytes.IndexByte(id, '/') < 0 {
+			return routeAttempt, id
+		}
+		if id, ok = bytes.CutSuffix(id, []byte("/relay")); ok && len(id) > 0 && bytes.IndexByte(id, '/') < 0 {
+			return routeClientRelay, id
+		}
+		return routeNone, nil
 	}
 	if id, ok := bytes.CutPrefix(path, []byte(prefixAdminListing)); ok && len(id) > 0 && bytes.IndexByte(id, '/') < 0 {
 		return routeAdminListing, id
@@ -174,6 +184,7 @@ var routeMethods = [numRoutes][]methodOp{
 	routeOpenAPI:      {{"GET", opOpenAPI}},
 	routeAttempt:      {{"GET", opGetAttempt}},
 	routeHostRelay:    {{"GET", opHostRelay}},
+	routeClientRelay:  {{"GET", opClientRelay}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {
@@ -232,4 +243,6 @@ var opAccess = [numOps]access{
 	opAdminReload:          {roles: Roles(RoleOperator), global: true},
 	opGetAttempt:           {roles: Roles(RoleClient | RolePublisher), tenant: true},
 	opHostRelay:            {roles: Roles(RolePublisher), tenant: true},
+	opClientRelay:          {roles: Roles(RoleClient), tenant: true},
+	opMetrics:              {roles: Roles(RoleOperator), global: true},
 }

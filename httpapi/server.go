@@ -25,6 +25,7 @@ func (a *API) NewServer() *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:                      a.Handler,
 		ErrorHandler:                 a.serverError,
+		ExpectHandler:                a.expectContinue,
 		Name:                         "rendezvous",
 		MaxRequestBodySize:           MaxBodySize,
 		ReadBufferSize:               readBufferSize,

@@ -29,7 +29,7 @@ func TestReadTimeoutIsProblem(t *testing.T) {
 	if err := json.Unmarshal(ctx.Response.Body(), &p); err != nil || p.Code != "request_timeout" || p.Status != 408 {
 		t.Fatalf("body %s: %v", ctx.Response.Body(), err)
 	}
-	m := h.do(req{method: "GET", path: "/metrics"})
+	m := h.do(req{method: "GET", path: "/metrics", token: tokGlobalOp})
 	if !strings.Contains(string(m.body), `rendezvous_http_requests_total{route="unknown",status="408"} 1`) {
 		t.Fatalf("the 408 is not counted:\n%s", m.body)
 	}

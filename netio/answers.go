@@ -41,6 +41,8 @@ func reasonFor(code int) (string, result) {
 		return "Unknown", resUnknownAttr
 	case stun.CodeInsufficientCap:
 		return "Capacity", resCapacity
+	case stun.CodePeerRefused:
+		return "Peer Refused", resPeerRefused
 	}
 	return "Unavailable", resUnavailable
 }

@@ -45,6 +45,13 @@ type Config struct {
 	// commits this one (worth it when a commit is a round trip: the Redis
 	// store); batches are still committed and answered in the order read.
 	Overlap bool
+
+	// RelayAllowPeers names the ranges an RDV-RELAYED-ADDRESS may be in even
+	// though it is not a public unicast address (loopback, private,
+	// link-local, CGNAT, multicast...) or is one of the mediator's own:
+	// for labs and tests whose relays sit on such addresses. Empty: only
+	// public addresses other than the mediator's are introduced.
+	RelayAllowPeers []netip.Prefix
 }
 
 // normalize validates c and fills defaults. Errors are *engine.ConfigError

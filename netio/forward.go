@@ -50,6 +50,10 @@ type forwarder struct {
 	bus  Forwarder
 	self engine.UUID
 	out  chan outgoing
+	key  *forwardKey // seals what leaves, opens what arrives (forward_mac.go)
+	// in is the receiving goroutine's HMAC scratch (ReceiveForwards calls
+	// deliver from one goroutine).
+	in *engine.HMAC
 }
 
 // remote reports whether the datagram to a peer whose NAT mapping points at
@@ -73,7 +77,8 @@ func (f *forwarder) enqueue(to engine.UUID, p *push) bool {
 // forwardLoop publishes queued pushes until Close.
 func (m *Mediator) forwardLoop() {
 	defer m.wg.Done()
-	buf := make([]byte, 0, pushPayloadMax)
+	buf := make([]byte, 0, pushPayloadMax+forwardTrailer)
+	h := engine.NewHMAC()
 	ctx, cancel := m.closingContext()
 	defer cancel()
 	for {
@@ -81,7 +86,8 @@ func (m *Mediator) forwardLoop() {
 		case <-m.done:
 			return
 		case o := <-m.fwd.out:
-			delivered, err := m.fwd.bus.Forward(ctx, o.to, o.p.appendPayload(buf[:0]))
+			payload := m.fwd.key.seal(h, o.p.appendPayload(buf[:0]), o.to, time.Now())
+			delivered, err := m.fwd.bus.Forward(ctx, o.to, payload)
 			switch {
 			case err != nil:
 				m.met.drops[dropForwardFailed].Inc()
@@ -125,10 +131,20 @@ func (m *Mediator) closingContext() (context.Context, context.CancelFunc) {
 	return ctx, cancel
 }
 
-// deliverForward queues one forwarded payload for pushLoop.
+// deliverForward queues one forwarded payload for pushLoop if it is
+// authentic, addressed to this instance and not stale (forward_mac.go).
 func (m *Mediator) deliverForward(payload string) {
+	body, res := m.fwd.key.open(m.fwd.in, []byte(payload), m.fwd.self, time.Now())
+	switch res {
+	case openForged:
+		m.met.drops[dropForwardForged].Inc()
+		return
+	case openStale:
+		m.met.drops[dropForwardStale].Inc()
+		return
+	}
 	var p push
-	if !p.parsePayload(payload) {
+	if !p.parsePayload(string(body)) {
 		m.met.drops[dropForwardMalformed].Inc()
 		return
 	}

@@ -31,6 +31,7 @@ type Mediator struct {
 	pushes  chan push  // offers and forwarded pushes, for pushLoop
 	fwd     *forwarder // nil without a Forwarder
 	origin  time.Time
+	relay   *relayPeers // which relayed addresses a bind may record
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -78,8 +79,10 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 		}
 		m.conns = append(m.conns, conns...)
 	}
+	m.relay = newRelayPeers(cfg.RelayAllowPeers, m.LocalAddrs())
 	if cfg.Forwarder != nil {
-		m.fwd = &forwarder{bus: cfg.Forwarder, self: store.InstanceID(), out: make(chan outgoing, forwardQueue)}
+		m.fwd = &forwarder{bus: cfg.Forwarder, self: store.InstanceID(), out: make(chan outgoing, forwardQueue),
+			key: newForwardKey(keys), in: engine.NewHMAC()}
 		m.startForwarding()
 	}
 	return m, nil
@@ -156,7 +159,7 @@ func (m *Mediator) Close() error {
 // as m does.
 func (m *Mediator) newProcessor(capacity int) *processor {
 	p := newProcessor(m.store, m.keys, m.limiter, capacity)
-	p.fwd = m.fwd
+	p.fwd, p.relay = m.fwd, m.relay
 	p.punch, p.marks = m.punch, m.marks
 	return p
 }

@@ -23,12 +23,15 @@ const (
 	// Forwarding between instances (forward.go): a push to leave from
 	// another instance found its queue full, the bus did not answer, no
 	// instance listened under the target's ID (it stopped); a push received
-	// found the send queue full, or was not one.
+	// found the send queue full, or was not one; or it did not verify
+	// (forged, or for another instance) or was stale (forward_mac.go).
 	dropForwardQueue
 	dropForwardFailed
 	dropForwardUnreceived
 	dropForwardInQueue
 	dropForwardMalformed
+	dropForwardForged
+	dropForwardStale
 	numDrops
 )
 
@@ -36,6 +39,7 @@ var dropNames = [numDrops]string{
 	"oversize", "malformed", "unsupported", "rate_limited", "size_bound",
 	"store", "send_failed", "offer_queue_full", "offer_no_route",
 	"forward_queue_full", "forward_failed", "forward_unreceived", "forward_in_queue_full", "forward_malformed",
+	"forward_forged", "forward_stale",
 }
 
 // forwardDirection labels forwarded pushes: handed to the instance that
@@ -82,12 +86,14 @@ const (
 	resUnknownAttr
 	resUnavailable
 	resCapacity
+	resPeerRefused
 	numResults
 )
 
 var resultNames = [numResults]string{
 	"success", "bad_request", "unauthorized", "forbidden", "not_found",
 	"conflict", "unknown_attribute", "unavailable", "capacity_exceeded",
+	"peer_refused",
 }
 
 // mediatorMetrics are the shared counters. Readers accumulate into a

@@ -45,6 +45,7 @@ type processor struct {
 	store   engine.Store
 	hosts   engine.HostResolver // store, if it is one; else nil
 	fwd     *forwarder          // nil: every INTRODUCE leaves from here
+	relay   *relayPeers         // nil: no relayed address is refused (processor tests)
 	keys    *engine.Keyring
 	limiter *rateLimiter
 	nowNS   int64 // monotonic nanoseconds, read once per batch (or part of one)
@@ -215,6 +216,11 @@ func (p *processor) handle(pk *packet) {
 		relayed, ok := m.XORAddress(stun.AttrRelayedAddress)
 		if !ok && m.Has(stun.AttrRelayedAddress) {
 			p.signedError(req, meth, stun.CodeBadRequest, nil)
+			return
+		}
+		if ok && p.relay != nil && !p.relay.permits(relayed) {
+			// Never recorded, so never introduced to the other side.
+			p.signedError(req, meth, stun.CodePeerRefused, nil)
 			return
 		}
 		req.relayed = ok

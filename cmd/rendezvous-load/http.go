@@ -27,6 +27,9 @@ type apiSet struct {
 	pubs    []*client.API // by publisher index of the tokens file
 	clients []*client.API // by client index
 	op      *client.API   // nil when the tokens hold no operator
+	// opToken is the operator's bearer token for /metrics, which the API
+	// listener serves to a global operator only ("" without one).
+	opToken string
 }
 
 // newAPISet builds the pool for the server at addr (host:port) and one API
@@ -61,7 +64,7 @@ func newAPISet(addr string, conns int, timeout time.Duration, tok *Tokens) (*api
 		if err != nil {
 			return nil, err
 		}
-		s.op = a
+		s.op, s.opToken = a, tok.Operator
 	}
 	return s, nil
 }
@@ -69,12 +72,16 @@ func newAPISet(addr string, conns int, timeout time.Duration, tok *Tokens) (*api
 // maxMetricsBytes bounds the /metrics answer the tester reads.
 const maxMetricsBytes = 8 << 20
 
-// metrics fetches /metrics (Prometheus text, no authentication) for the
-// server-side figures.
+// metrics fetches /metrics (Prometheus text) for the server-side figures,
+// with the operator's token when the tokens hold one (the API listener
+// serves /metrics to a global operator only).
 func (s *apiSet) metrics(ctx context.Context) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", s.base+"/metrics", nil)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build GET /metrics: %w", err)
+	}
+	if s.opToken != "" {
+		req.Header.Set("Authorization", "Bearer "+s.opToken)
 	}
 	resp, err := s.hc.Do(req)
 	if err != nil {

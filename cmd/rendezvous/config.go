@@ -34,7 +34,7 @@ const (
 // modified after parseConfig returns.
 type config struct {
 	HTTPAddr     string
-	MetricsAddr  string // empty: /metrics only on HTTPAddr
+	MetricsAddr  string // empty: /metrics only on HTTPAddr (with a global operator's token)
 	UDPAddrs     []string
 	MediatorAddr string // empty: advertise the first bound UDP address
 	Principals   string // path; empty only with Dev
@@ -125,7 +125,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address `host:port` (port 0: any free port)")
 	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", 0, fmt.Sprintf("open HTTP connections at once; further ones are closed on accept (0: the open-file limit minus a reserve of max(%d, limit/%d)); 0..%d", minFDReserve, fdReserveDenominator, maxHTTPConns))
 	fs.IntVar(&c.HTTPMaxConnsPerIP, "http-max-conns-per-ip", defaultConnsPerIP, fmt.Sprintf("open HTTP connections per client IPv4 address or IPv6 /64 (0: no bound; behind a proxy every connection has the proxy's address); 0..%d", maxHTTPConns))
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "extra listen address `host:port` serving only /metrics, for scrapers (default: none; /metrics is always on --http-addr)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "extra listen address `host:port` serving only /metrics, for scrapers without a token (default: none; /metrics on --http-addr takes a global operator's token)")
 	fs.Func("udp-addr", "UDP mediator listen address `host:port`, or a comma-separated list (e.g. one IPv4 and one IPv6) (default 127.0.0.1:3478)", func(s string) error {
 		addrs, err := splitAddrs(s)
 		if err != nil {

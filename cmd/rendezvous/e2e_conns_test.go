@@ -16,6 +16,9 @@ import (
 type keepAlive struct {
 	c net.Conn
 	r *bufio.Reader
+	// metricsToken is the token metric reads /metrics with (a global
+	// operator's: the API listener's /metrics is not public).
+	metricsToken string
 }
 
 // dialKeepAlive connects to addr from the local IP from ("" for any).
@@ -67,7 +70,7 @@ func (k *keepAlive) mustGet(t testing.TB, path, token string) []byte {
 // metric reads one series' value from /metrics; a series not yet written is 0.
 func (k *keepAlive) metric(t testing.TB, series string) float64 {
 	t.Helper()
-	for _, line := range strings.Split(string(k.mustGet(t, "/metrics", "")), "\n") {
+	for _, line := range strings.Split(string(k.mustGet(t, "/metrics", k.metricsToken)), "\n") {
 		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -198,6 +201,7 @@ func floodWithLegitClients(t *testing.T, p *proc, counter string, want float64) 
 	legit := make([]*keepAlive, floodLegit)
 	for i := range legit {
 		legit[i] = dialKeepAlive(t, p.httpAddr, "")
+		legit[i].metricsToken = statsToken(p.tokens)
 		legit[i].mustGet(t, browse, p.tokens["client"])
 	}
 	endFlood := p.flood(floodConns)
@@ -250,6 +254,7 @@ func TestE2EMaxConnsPerIP(t *testing.T) {
 			t.Fatalf("connection %d from one address answered %d, want it closed unread", perIP+1, status)
 		}
 		other := dialKeepAlive(t, p.httpAddr, "127.0.0.2")
+		other.metricsToken = statsToken(p.tokens)
 		other.mustGet(t, "/livez", "")
 		if n := other.metric(t, `rendezvous_http_connections_refused_total{reason="max_conns_per_ip"}`); n != 1 {
 			t.Fatalf("%v per-address refusals counted, want 1", n)

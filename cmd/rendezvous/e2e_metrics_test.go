@@ -33,9 +33,18 @@ type scrape struct {
 // scrapeURL fetches and parses a /metrics answer, failing on anything the
 // text format does not allow: a sample before its family's HELP and TYPE,
 // a HELP without text, a series written twice, vmrange buckets.
-func scrapeURL(t *testing.T, url string) *scrape {
+// A token, when given, is sent as the bearer token (the API listener's
+// /metrics takes a global operator's; --metrics-addr takes none).
+func scrapeURL(t *testing.T, url string, token ...string) *scrape {
 	t.Helper()
-	resp, err := httpClient.Get(url)
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range token {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
@@ -144,7 +153,7 @@ func TestMetricsExpositionPassesPromtool(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
 		p := startProc(t, append(storeArgs, "--metrics-addr", "127.0.0.1:0")...)
 		exercise(t, p)
-		api := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+		api := scrapeURL(t, "http://"+p.httpAddr+"/metrics", statsToken(p.tokens))
 		sep := scrapeURL(t, "http://"+metricsAddr(t, p)+"/metrics")
 		for family := range api.help {
 			if _, ok := sep.help[family]; !ok {
@@ -167,7 +176,7 @@ func TestMetricsExpositionPassesPromtool(t *testing.T) {
 func TestMetricsFreshServer(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
 		p := startProc(t, storeArgs...)
-		s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+		s := scrapeURL(t, "http://"+p.httpAddr+"/metrics", statsToken(p.tokens))
 		count := func(prefix string) (n int) {
 			for series, v := range s.samples {
 				if strings.HasPrefix(series, prefix) {
@@ -179,12 +188,13 @@ func TestMetricsFreshServer(t *testing.T) {
 			}
 			return n
 		}
-		// 10 store operations x 9 outcomes; 9 methods x 9 answers; 6 pools.
+		// 10 store operations x 9 outcomes; 9 methods x 10 answers (peer_refused
+		// included); 6 pools.
 		if n := count("rendezvous_http_store_outcomes_total{"); n != 10*9 {
 			t.Errorf("fresh server: %d HTTP store outcome counters, want 90", n)
 		}
-		if n := count("rendezvous_udp_answers_total{"); n != 9*9 {
-			t.Errorf("fresh server: %d UDP answer counters, want 81", n)
+		if n := count("rendezvous_udp_answers_total{"); n != 9*10 {
+			t.Errorf("fresh server: %d UDP answer counters, want 90", n)
 		}
 		// The --dev tenant's punch outcomes: 2 roles x 3 paths, at 0.
 		if n := count(`rendezvous_punch_outcomes_total{tenant="demo/dev",`); n != 2*3 {
@@ -267,7 +277,9 @@ func TestMetricsAddrServesOnlyMetrics(t *testing.T) {
 		f("POST", "/metrics", http.StatusMethodNotAllowed)
 		f("GET", "/livez", http.StatusNotFound)
 		f("GET", "/v1/whoami", http.StatusNotFound)
-		p.call("GET", "/metrics", "", nil).expect(t, "API /metrics", http.StatusOK, nil)
+		p.call("GET", "/metrics", statsToken(p.tokens), nil).expect(t, "API /metrics", http.StatusOK, nil)
+		// The API listener's /metrics names every tenant: no token, no text.
+		p.call("GET", "/metrics", "", nil).expect(t, "API /metrics without a token", http.StatusUnauthorized, nil)
 
 		busy, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -329,7 +341,7 @@ func TestDeployAndDocsNameRealMetrics(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
 		p := startProc(t, storeArgs...)
 		exercise(t, p)
-		s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+		s := scrapeURL(t, "http://"+p.httpAddr+"/metrics", statsToken(p.tokens))
 		known := func(name string) bool { return s.names[name] || s.help[name] != "" }
 
 		var exprs []string

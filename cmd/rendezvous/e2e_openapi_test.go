@@ -28,7 +28,9 @@ func TestE2EOpenAPITour(t *testing.T) {
 		if !bytes.Equal(r.body, contracts.OpenAPI) {
 			t.Fatalf("GET /v1/openapi.json served %d bytes that are not docs/contracts/openapi.json", len(r.body))
 		}
-		p.call("GET", "/metrics", "", nil).expect(t, "metrics", http.StatusOK, nil)
+		p.call("GET", "/metrics", gop, nil).expect(t, "metrics", http.StatusOK, nil)
+		p.call("GET", "/metrics", "", nil).expect(t, "metrics without a token", http.StatusUnauthorized, nil)
+		p.call("GET", "/metrics", ops, nil).expect(t, "metrics for a tenant operator", http.StatusForbidden, nil)
 		for _, tok := range []string{pub, cli, ops, gop} {
 			p.call("GET", "/v1/whoami", tok, nil).expect(t, "whoami", http.StatusOK, nil)
 		}
@@ -47,7 +49,7 @@ func TestE2EOpenAPITour(t *testing.T) {
 		headLikeGet("/v1/openapi.json", "")
 		headLikeGet("/v1/whoami", cli)
 		headLikeGet("/v1/admin/stats", ops) // 403 for a tenant operator
-		if r := p.call("HEAD", "/metrics", "", nil); r.status != http.StatusOK || len(r.body) != 0 {
+		if r := p.call("HEAD", "/metrics", gop, nil); r.status != http.StatusOK || len(r.body) != 0 {
 			t.Fatalf("HEAD /metrics: %d, %d body bytes", r.status, len(r.body))
 		}
 

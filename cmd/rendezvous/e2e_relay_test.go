@@ -26,7 +26,7 @@ func startRelayProc(t *testing.T, args ...string) *proc {
 		t.Fatal(err)
 	}
 	return startProc(t, append([]string{"--turn-uri", "turn:127.0.0.1:3478?transport=udp", "--turn-secret-file", secret,
-		"--turn-ttl", "2m"}, args...)...)
+		"--turn-ttl", "2m", "--relay-allow-peers", "127.0.0.0/8"}, args...)...)
 }
 
 type relayCred struct {
@@ -88,8 +88,9 @@ func checkCred(t *testing.T, c *relayCred, attemptID string, side byte) {
 	}
 	_, scope, _ := strings.Cut(c.Username, ":")
 	if len(c.URLs) != 1 || c.URLs[0] != "turn:127.0.0.1:3478?transport=udp" || scope != attemptID+"."+string(side) ||
-		c.Credential != turncred.Password([]byte(e2eTurnSecret), c.Username) || c.TTL != 120 {
-		t.Fatalf("relay credential %+v for %s.%c", c, attemptID, side)
+		c.Credential != turncred.Password([]byte(e2eTurnSecret), c.Username) || c.TTL < 120 || c.TTL > 120+30 {
+		// ttl_s: the attempt's life left (30 s at most) plus --turn-ttl.
+		t.Fatalf("relay credential %v, %s, ttl_s %d for %s.%c", c.URLs, c.Username, c.TTL, attemptID, side)
 	}
 }
 
@@ -160,7 +161,11 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 	if j.RelayOnly {
 		t.Fatal("a plain join is relay-only")
 	}
-	checkCred(t, j.Relay, j.AttemptID, 'c')
+	// A plain attempt's credential comes only once it needs the relay.
+	if j.Relay != nil {
+		t.Fatal("a plain join's answer carries a relay credential")
+	}
+	p.call("GET", "/v1/join-attempts/"+j.AttemptID+"/relay", cli, nil).expect(t, "client relay before the introduction", http.StatusConflict, nil)
 	a := mustHandle(t, j.Handle)
 	h.offered(a)
 	st := p.waitState(j.AttemptID, cli, "offered")
@@ -195,7 +200,17 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		t.Fatalf("after both binds: %+v", st)
 	}
 
-	// The punch failed: both bind again with their relayed addresses.
+	// The punch failed: the client asks for its credential (the same on
+	// every ask), and both bind again with their relayed addresses.
+	var cr, cr2 struct {
+		Relay *relayCred `json:"relay"`
+	}
+	p.call("GET", "/v1/join-attempts/"+j.AttemptID+"/relay", cli, nil).expect(t, "client relay", http.StatusOK, &cr)
+	p.call("GET", "/v1/join-attempts/"+j.AttemptID+"/relay", cli, nil).expect(t, "client relay again", http.StatusOK, &cr2)
+	checkCred(t, cr.Relay, j.AttemptID, 'c')
+	if cr2.Relay == nil || cr2.Relay.Username != cr.Relay.Username || cr2.Relay.Credential != cr.Relay.Credential {
+		t.Fatal("two asks, two credentials")
+	}
 	hostRelay := netip.MustParseAddrPort("127.0.0.1:49160")
 	clientRelay := netip.MustParseAddrPort("127.0.0.1:49161")
 	tx = h.peer.attemptRequest(stun.KindAttemptHost, a, &hostCap, withLocal(hostLAN), withRelayed(hostRelay))
@@ -229,7 +244,7 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		st.ClientOutcome == nil || st.ClientOutcome.ConnectMS != 1750 {
 		t.Fatalf("after the reports: %+v", st)
 	}
-	s := scrapeURL(t, "http://"+p.httpAddr+"/metrics")
+	s := scrapeURL(t, "http://"+p.httpAddr+"/metrics", statsToken(p.tokens))
 	for series, want := range map[string]float64{
 		`rendezvous_punch_outcomes_total{tenant="demo/dev",role="host",path="relayed"}`:    1,
 		`rendezvous_punch_outcomes_total{tenant="demo/dev",role="client",path="relayed"}`:  1,
@@ -245,12 +260,12 @@ func relayLifecycle(t *testing.T, storeArgs ...string) {
 		}
 	}
 	promtoolCheck(t, "after relay traffic", s.text)
-	for _, leak := range []string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential, j.Relay.Username, j.Handle, "49160"} {
+	for _, leak := range []string{e2eTurnSecret, cr.Relay.Credential, hr.Relay.Credential, cr.Relay.Username, j.Handle, "49160"} {
 		if strings.Contains(s.text, leak) {
 			t.Fatal("the metrics carry the relay secret, a credential, a handle or an address")
 		}
 	}
-	p.assertNoSecrets([]string{e2eTurnSecret, j.Relay.Credential, hr.Relay.Credential}, []string{j.Token, h.pub.Presence.Token})
+	p.assertNoSecrets([]string{e2eTurnSecret, cr.Relay.Credential, hr.Relay.Credential}, []string{j.Token, h.pub.Presence.Token})
 }
 
 // TestE2ERelayOnlyRevealsNoAddress: a relay-only join on the real binary.

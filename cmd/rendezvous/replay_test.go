@@ -107,7 +107,7 @@ func TestE2EReplayedDatagrams(t *testing.T) {
 		if st.Pools["attempts"].Used != 1 {
 			t.Fatalf("stats: %d attempts, want the one", st.Pools["attempts"].Used)
 		}
-		m := p.call("GET", "/metrics", "", nil)
+		m := p.call("GET", "/metrics", statsToken(p.tokens), nil)
 		if !slices.Contains(strings.Split(string(m.body), "\n"), "rendezvous_attempts_in_flight 0") {
 			t.Fatalf("the attempt is still in flight after its introduction")
 		}

@@ -62,15 +62,33 @@ func waitStatus(t *testing.T, ch <-chan int) int {
 
 func TestRunInProcessServesAndDrains(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		first, stderr, cancel, status := runInProcess(t, io.Discard, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0")...)
+		banner := &e2e.LockedBuffer{}
+		first, stderr, cancel, status := runInProcess(t, banner, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0")...)
 		if first["msg"] != "listening" {
 			t.Fatalf("first log line %v", first)
 		}
 		base := "http://" + first["http"].(string)
 		hc := openapitest.Client(t, httpClient)
+		// The API listener's /metrics takes the global operator's token,
+		// which the --dev banner prints.
+		gop := ""
+		for deadline := time.Now().Add(hangGuard); gop == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			for _, line := range strings.Split(banner.String(), "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "global-operator" {
+					gop = f[1]
+				}
+			}
+		}
 		f := func(path string, want int, contains string) {
 			t.Helper()
-			resp, err := hc.Get(base + path)
+			req, err := http.NewRequest("GET", base+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if path == "/metrics" {
+				req.Header.Set("Authorization", "Bearer "+gop)
+			}
+			resp, err := hc.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,11 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rendezvous/rendezvous/httpapi"
 	"github.com/rendezvous/rendezvous/internal/turncred"
 )
 
@@ -26,6 +28,12 @@ type turnConfig struct {
 	// (start logs a warning).
 	SecretShared bool
 	TTL          time.Duration
+	// PerMinute caps one principal's relay credentials a minute
+	// (--relay-credentials-per-minute).
+	PerMinute int
+	// AllowPeers are the non-public ranges a relayed address may be in
+	// (--relay-allow-peers): labs and tests only.
+	AllowPeers []netip.Prefix
 }
 
 // Enabled reports whether relay credentials are issued.
@@ -51,6 +59,17 @@ func turnFlags(fs *flag.FlagSet, t *turnConfig) {
 		}
 		return nil
 	})
+	fs.Func("relay-allow-peers", "`cidr` ranges (comma-separated, or repeat the flag) a side's relayed address may be in although it is loopback, private, link-local, CGNAT, multicast or the mediator's own: for labs and tests only (default: none, only public addresses are introduced)", func(s string) error {
+		for _, c := range strings.Split(s, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(c))
+			if err != nil {
+				return fmt.Errorf("%q is not a CIDR range", c)
+			}
+			t.AllowPeers = append(t.AllowPeers, p.Masked())
+		}
+		return nil
+	})
+	fs.IntVar(&t.PerMinute, "relay-credentials-per-minute", httpapi.DefaultRelayCredentialsPerMinute, "relay credentials one principal gets from this instance a minute (1..1000000)")
 	fs.StringVar(&t.SecretFile, "turn-secret-file", "", "`file` holding the secret shared with the TURN relay (coturn static-auth-secret, with use-auth-secret); a trailing newline is ignored (default: none, relay off)")
 	fs.DurationVar(&t.TTL, "turn-ttl", defaultTurnTTL, fmt.Sprintf("lifetime of a relay credential (%v..%v)", turncred.MinTTL, turncred.MaxTTL))
 }
@@ -90,6 +109,9 @@ func (c *config) validateTurn() error {
 	t := &c.Turn
 	if t.TTL < turncred.MinTTL || t.TTL > turncred.MaxTTL {
 		return c.bad("turn-ttl", "%v is not in %v..%v", t.TTL, turncred.MinTTL, turncred.MaxTTL)
+	}
+	if t.PerMinute < 1 || t.PerMinute > 1_000_000 {
+		return c.bad("relay-credentials-per-minute", "%d is not in 1..1000000", t.PerMinute)
 	}
 	switch {
 	case len(t.URIs) > 0 && t.SecretFile == "":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -64,6 +65,11 @@ func TestParseConfigTurn(t *testing.T) {
 	if !reflect.DeepEqual(c.Turn.URIs, []string{"turn:10.0.0.1", "turn:[2001:db8::1]:3478"}) {
 		t.Fatalf("uris %q", c.Turn.URIs)
 	}
+	// The relayed-address allow-list: repeated and comma-separated, masked.
+	c, err = parseConfig([]string{"--dev", "--relay-allow-peers", "127.0.0.1/8, 10.99.0.0/16", "--relay-allow-peers", "fd00::/8"}, envOf(nil))
+	if err != nil || fmt.Sprint(c.Turn.AllowPeers) != "[127.0.0.0/8 10.99.0.0/16 fd00::/8]" {
+		t.Fatalf("relay-allow-peers: %v %v", c.Turn.AllowPeers, err)
+	}
 	// A secret file others can read is accepted and flagged (start warns).
 	shared := turnSecretFile(t, testTurnSecret, 0o644)
 	if c, err = parseConfig([]string{"--dev", "--turn-uri", "turn:a", "--turn-secret-file", shared}, envOf(nil)); err != nil || !c.Turn.SecretShared {
@@ -91,6 +97,8 @@ func TestParseConfigTurnRejects(t *testing.T) {
 		f([]string{"--turn-uri", bad, "--turn-secret-file", secret}, e, "turn-uri", "flag --turn-uri")
 	}
 	f(nil, map[string]string{"RDV_TURN_URI": "turn:a,,turn:b", "RDV_TURN_SECRET_FILE": secret}, "turn-uri", "RDV_TURN_URI")
+	f([]string{"--relay-allow-peers", "10.0.0.1"}, e, "relay-allow-peers", "flag --relay-allow-peers")
+	f(nil, map[string]string{"RDV_RELAY_ALLOW_PEERS": "10.0.0.0/8,x"}, "relay-allow-peers", "RDV_RELAY_ALLOW_PEERS")
 	f([]string{"--turn-uri", "turn:a"}, e, "turn-secret-file", "default")
 	f([]string{"--turn-secret-file", secret}, e, "turn-uri", "default")
 	f([]string{"--turn-uri", "turn:a", "--turn-secret-file", filepath.Join(t.TempDir(), "missing")}, e, "turn-secret-file", "flag --turn-secret-file")

@@ -91,17 +91,18 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	netSet, httpSet := metrics.NewSet(), metrics.NewSet()
 	expo := newExposition(httpSet, netSet, newProcessMetrics(store, c.Store))
 	s.med, err = netio.NewMediator(netio.Config{
-		Addrs:      c.UDPAddrs,
-		Sockets:    c.UDPSockets,
-		RecvBuffer: c.UDPRecvBuffer,
-		SendBuffer: c.UDPSendBuffer,
-		ErrorRate:  c.UDPErrorRate,
-		ErrorBurst: c.UDPErrorBurst,
-		Portable:   c.UDPPortable,
-		Forwarder:  forwarder,
-		Metrics:    netSet,
-		Logger:     log.With("component", "netio"),
-		Tenants:    principals.Tenants(), // punch outcome series from the start
+		Addrs:           c.UDPAddrs,
+		Sockets:         c.UDPSockets,
+		RecvBuffer:      c.UDPRecvBuffer,
+		SendBuffer:      c.UDPSendBuffer,
+		ErrorRate:       c.UDPErrorRate,
+		ErrorBurst:      c.UDPErrorBurst,
+		Portable:        c.UDPPortable,
+		Forwarder:       forwarder,
+		Metrics:         netSet,
+		Logger:          log.With("component", "netio"),
+		Tenants:         principals.Tenants(), // punch outcome series from the start
+		RelayAllowPeers: c.Turn.AllowPeers,
 
 		// A Redis commit is a round trip: read the next batch meanwhile.
 		Overlap: c.Store == storeRedis,
@@ -133,17 +134,18 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		return nil, &settingError{"turn-secret-file", c.sourceOf("turn-secret-file"), err}
 	}
 	api, err := httpapi.New(httpapi.Config{
-		Store:           store,
-		Keys:            keys,
-		Limits:          c.Limits,
-		Principals:      principals,
-		Offerer:         s.med,
-		MediatorAddr:    s.mediatorAddr,
-		Logger:          log.With("component", "httpapi"),
-		Metrics:         httpSet,
-		WritePrometheus: expo.write,
-		PrincipalsFile:  c.Principals, // re-read on SIGHUP and by the reload route
-		Relay:           relay,
+		Store:                     store,
+		Keys:                      keys,
+		Limits:                    c.Limits,
+		Principals:                principals,
+		Offerer:                   s.med,
+		MediatorAddr:              s.mediatorAddr,
+		Logger:                    log.With("component", "httpapi"),
+		Metrics:                   httpSet,
+		WritePrometheus:           expo.write,
+		PrincipalsFile:            c.Principals, // re-read on SIGHUP and by the reload route
+		Relay:                     relay,
+		RelayCredentialsPerMinute: c.Turn.PerMinute,
 	})
 	if err != nil {
 		s.closeMediator()

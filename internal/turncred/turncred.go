@@ -70,13 +70,31 @@ type Credential struct {
 // Issue makes the credential of side (SideHost or SideClient) for the
 // attempt whose ID is attemptID, valid from now for the Issuer's TTL.
 func (i *Issuer) Issue(now time.Time, attemptID string, side byte) Credential {
-	exp := now.Add(i.ttl).Truncate(time.Second)
+	return i.until(now.Add(i.ttl), attemptID, side)
+}
+
+// until makes side's credential for attemptID expiring at exp, rounded down
+// to a second.
+func (i *Issuer) until(exp time.Time, attemptID string, side byte) Credential {
+	exp = exp.Truncate(time.Second)
 	u := make([]byte, 0, 20+1+len(attemptID)+2)
 	u = strconv.AppendInt(u, exp.Unix(), 10)
 	u = append(u, ':')
 	u = append(u, attemptID...)
 	u = append(u, '.', side)
 	return Credential{Username: string(u), Credential: Password(i.secret, string(u)), Expires: exp}
+}
+
+// IssueForAttempt makes the credential of side for the attempt attemptID
+// whose lifetime ends at attemptExpires: valid until then plus the
+// Issuer's TTL (the allocation margin: time left to allocate and use the
+// relay once the attempt itself is over), rounded down to a second. It
+// depends on nothing else, so asking again for the same attempt and side
+// (an idempotent replay of the join, another instance of the deployment)
+// gives the same credential, and no credential outlives its attempt by
+// more than the margin.
+func (i *Issuer) IssueForAttempt(attemptID string, side byte, attemptExpires time.Time) Credential {
+	return i.until(attemptExpires.Add(i.ttl), attemptID, side)
 }
 
 // Password is coturn's password for username under secret:

@@ -98,12 +98,15 @@ func ComprehensionRequired(t uint16) bool { return t < 0x8000 }
 
 // Error codes used on the wire (docs/contracts/semantics.md#outcomes, docs/contracts/udp.md#answers-and-their-sizes).
 const (
-	CodeBadRequest         = 400
-	CodeUnauthorized       = 401
-	CodeForbidden          = 403
-	CodeNotFound           = 404
-	CodeConflict           = 409
-	CodeUnknownAttribute   = 420
+	CodeBadRequest       = 400
+	CodeUnauthorized     = 401
+	CodeForbidden        = 403
+	CodeNotFound         = 404
+	CodeConflict         = 409
+	CodeUnknownAttribute = 420
+	// CodePeerRefused: an RDV-RELAYED-ADDRESS the mediator will not
+	// introduce (not a public unicast address, or its own).
+	CodePeerRefused        = 449
 	CodeServerError        = 500
 	CodeServiceUnavailable = 503
 	CodeInsufficientCap    = 508
