@@ -23,7 +23,7 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
-test: fmt-check vet test-race
+test: fmt-check vet test-race c-test
 
 # Fails on unformatted code, like wireguard-go's format_test.go.
 fmt-check:
@@ -72,3 +72,21 @@ ha-evidence:
 	$(GO) run ./bench/cmd/benchreport -ha bench/out/ha.json -ha-doc docs/benchmarks/ha.md \
 		-ha-command "go test -count=1 -json -run '$(HA_RUN)' $(HA_PKGS)" || exit 1; \
 	echo "wrote docs/benchmarks/ha.md (test output in bench/out/ha.json)"; exit $$st
+
+# The C library (sdk/c, docs/sdk-c.md): its unit tests built with CMake
+# under AddressSanitizer and UndefinedBehaviorSanitizer, run by ctest; then
+# a plain Release build and install into a scratch prefix, so the static and
+# shared libraries, the header and the pkg-config file are checked too.
+CC_BUILD ?= bin/c-build
+.PHONY: c-test c-build
+c-test:
+	cmake -S sdk/c -B $(CC_BUILD)/asan -DRDV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(CC_BUILD)/asan -j2
+	ctest --test-dir $(CC_BUILD)/asan --output-on-failure
+	$(MAKE) c-build
+c-build:
+	cmake -S sdk/c -B $(CC_BUILD)/release -DCMAKE_BUILD_TYPE=Release -DRDV_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(CURDIR)/$(CC_BUILD)/prefix >/dev/null
+	cmake --build $(CC_BUILD)/release -j2
+	cmake --install $(CC_BUILD)/release >/dev/null
+	test -f $(CC_BUILD)/prefix/lib/librendezvous.a && test -f $(CC_BUILD)/prefix/include/rendezvous.h
+	PKG_CONFIG_PATH=$(CURDIR)/$(CC_BUILD)/prefix/lib/pkgconfig pkg-config --libs --cflags rendezvous
