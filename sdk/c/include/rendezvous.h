@@ -55,7 +55,12 @@ typedef enum rdv_error {
     RDV_E_BAD_ADDRESS = 19,       /* not a numeric IPv4/IPv6 endpoint */
     RDV_E_SOCKET = 20,            /* the operating system refused a socket call */
     RDV_E_RANDOM = 21,            /* no randomness from the operating system */
-    RDV_E_COUNT_ = 22             /* number of values; not an error */
+    RDV_E_TIMEOUT = 22,           /* the mediator never answered (every retransmission lost) */
+    RDV_E_PUNCH_FAILED = 23,      /* no probe of ours was acknowledged in time */
+    RDV_E_BUSY = 24,              /* a fixed table (attempts, queues) is full */
+    RDV_E_STATE = 25,             /* not possible now (e.g. a second rdv_host_start) */
+    RDV_E_REJECTED = 26,          /* the mediator answered an error (the event carries its code) */
+    RDV_E_COUNT_ = 27             /* number of values; not an error */
 } rdv_error;
 
 /* A short English sentence for e; never NULL (unknown values get one too). */
@@ -87,6 +92,98 @@ RDV_API rdv_error rdv_addr_format(const rdv_addr *a, char *buf, size_t cap);
 RDV_API rdv_error rdv_handle_parse(const char *s, uint8_t out[16]);
 /* A capability as the REST API gives it: 43 characters of base64url. */
 RDV_API rdv_error rdv_capability_parse(const char *s, uint8_t out[32]);
+
+/* ---- The session context: presence, binds, introductions, the punch. ----
+ *
+ * One rdv_ctx per UDP socket. The game gives it one block of memory of
+ * rdv_memory_size() bytes (no allocation afterwards), calls rdv_update
+ * every tick with its clock in milliseconds, and pulls events and its own
+ * datagrams. Either the library owns a socket (rdv_open) or the game moves
+ * datagrams itself: rdv_feed for each one it received, rdv_poll_transmit
+ * for each one to send. Not thread-safe: one thread (the game loop) per
+ * context; separate contexts share nothing. */
+
+typedef struct rdv_ctx rdv_ctx;
+
+/* Options. size must be sizeof(rdv_config): it versions the struct. */
+typedef struct rdv_config {
+    uint32_t size;
+    uint32_t punch_timeout_ms;  /* 0: 5000 */
+    uint32_t punch_interval_ms; /* 0: 100 */
+    uint32_t reserved;
+    uint8_t seed[32];           /* all zero: 32 bytes from the OS at init */
+} rdv_config;
+
+/* What rdv_next_event returns. */
+enum {
+    RDV_EV_NONE = 0,
+    RDV_EV_PRESENCE = 1,     /* a refresh was accepted; addr: our public endpoint */
+    RDV_EV_REJECTED = 2,     /* the mediator answered an error; code: 400-508; handle: whose */
+    RDV_EV_ATTEMPT = 3,      /* host: a joiner's attempt (OFFER or presence answer); handle */
+    RDV_EV_INTRODUCED = 4,   /* handle was introduced; addr: the peer's public endpoint */
+    RDV_EV_CONNECTED = 5,    /* the punch confirmed addr; path 1 direct; millis since the attempt began */
+    RDV_EV_FAILED = 6,       /* the attempt gave up; code: the rdv_error */
+    RDV_EV_REPORTED = 7      /* the mediator acknowledged the outcome report */
+};
+
+/* 56 bytes, no padding. */
+typedef struct rdv_event {
+    uint32_t type;
+    int32_t code;
+    uint8_t handle[16];
+    rdv_addr addr;
+    uint32_t path;
+    uint32_t millis;
+    uint32_t reserved;
+} rdv_event;
+
+/* Counters of what fixed tables could not hold. */
+typedef struct rdv_stats {
+    uint32_t app_dropped;      /* game datagrams dropped: the receive queue was full */
+    uint32_t tx_dropped;       /* datagrams dropped: the transmit queue was full */
+    uint32_t events_dropped;   /* events dropped: the event queue was full */
+    uint32_t stun_dropped;     /* mediator datagrams that failed parsing or integrity */
+} rdv_stats;
+
+RDV_API size_t rdv_memory_size(const rdv_config *cfg);
+/* Lays the context out in mem (aligned to 8, at least rdv_memory_size
+ * bytes); *out points into mem. cfg NULL takes every default. */
+RDV_API rdv_error rdv_init(void *mem, size_t size, const rdv_config *cfg, rdv_ctx **out);
+/* Closes the socket the library owns, if any. mem is the caller's again. */
+RDV_API void rdv_close(rdv_ctx *ctx);
+
+/* The library opens and owns a non-blocking UDP socket on local ("0.0.0.0:0"). */
+RDV_API rdv_error rdv_open(rdv_ctx *ctx, const char *local);
+/* The socket's local endpoint, sent to the mediator as RDV-LOCAL-ADDRESS. */
+RDV_API rdv_error rdv_local_addr(rdv_ctx *ctx, rdv_addr *out);
+/* For a game-owned socket: the endpoint it is bound to (its LAN address). */
+RDV_API rdv_error rdv_set_local_addr(rdv_ctx *ctx, const char *local);
+
+/* Host: keep the listing's presence, from the create-listing answer's
+ * presence fields (mediator "ip:port", handle, token, interval_s). now_ms is
+ * the clock rdv_update gets; the first refresh goes out on the next update. */
+RDV_API rdv_error rdv_host_start(rdv_ctx *ctx, uint64_t now_ms, const char *mediator, const char *presence_handle,
+                                 const char *presence_token, uint32_t interval_s);
+/* Joiner: bind an attempt from the join answer (mediator, handle, token);
+ * the bind goes out on the next update. */
+RDV_API rdv_error rdv_join_start(rdv_ctx *ctx, uint64_t now_ms, const char *mediator, const char *attempt_handle,
+                                 const char *attempt_token);
+
+/* Runs timers and (owned socket) reads and sends. Returns the time (ms, the
+ * caller's clock) by which it wants to be called again. */
+RDV_API uint64_t rdv_update(rdv_ctx *ctx, uint64_t now_ms);
+/* Game-owned socket: one received datagram. */
+RDV_API rdv_error rdv_feed(rdv_ctx *ctx, uint64_t now_ms, const void *data, size_t n, const rdv_addr *from);
+/* Game-owned socket: the next datagram to send; RDV_E_WOULD_BLOCK: none. */
+RDV_API rdv_error rdv_poll_transmit(rdv_ctx *ctx, void *buf, size_t cap, size_t *n, rdv_addr *to);
+
+/* RDV_E_WOULD_BLOCK when there is none. */
+RDV_API rdv_error rdv_next_event(rdv_ctx *ctx, rdv_event *ev);
+/* The game's own datagrams on the same socket (after the punch). */
+RDV_API rdv_error rdv_send(rdv_ctx *ctx, const void *data, size_t n, const rdv_addr *to);
+/* RDV_E_WOULD_BLOCK when none is queued; RDV_E_TOO_LARGE leaves it queued. */
+RDV_API rdv_error rdv_recv(rdv_ctx *ctx, void *buf, size_t cap, size_t *n, rdv_addr *from);
+RDV_API void rdv_get_stats(const rdv_ctx *ctx, rdv_stats *out);
 
 #ifdef __cplusplus
 }

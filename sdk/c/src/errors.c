@@ -6,7 +6,7 @@ static const char *const names[RDV_E_COUNT_] = {
     "TOO_SHORT", "TOO_LONG", "NOT_STUN", "BAD_LENGTH", "ATTR_OVERRUN",
     "BAD_ATTR_VALUE", "DUPLICATE_ATTR", "BAD_FINGERPRINT", "ATTR_AFTER_FINGERPRINT",
     "TOO_MANY_ATTRS", "BAD_INTEGRITY", "ABSENT", "BAD_HANDLE", "BAD_CAPABILITY",
-    "BAD_ADDRESS", "SOCKET", "RANDOM",
+    "BAD_ADDRESS", "SOCKET", "RANDOM", "TIMEOUT", "PUNCH_FAILED", "BUSY", "STATE", "REJECTED",
 };
 
 static const char *const texts[RDV_E_COUNT_] = {
@@ -32,6 +32,11 @@ static const char *const texts[RDV_E_COUNT_] = {
     "not a numeric IPv4 or IPv6 endpoint",
     "socket call failed",
     "no randomness from the operating system",
+    "the mediator did not answer",
+    "hole punch failed: no probe was acknowledged in time",
+    "a fixed table is full",
+    "not possible in the current state",
+    "the mediator answered an error",
 };
 
 typedef char rdv_names_complete[(sizeof names / sizeof names[0] == RDV_E_COUNT_) ? 1 : -1];

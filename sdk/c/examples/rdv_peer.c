@@ -1,0 +1,135 @@
+/* rdv_peer: a host or joiner over librendezvous, for the end-to-end tests
+ * and as a complete example of the game loop. The REST calls stay with the
+ * caller (the fields of the create-listing or join answer are arguments);
+ * this program does everything over UDP and prints one line per event.
+ *
+ *   rdv_peer host --mediator IP:PORT --handle H --token T --interval S [--listen A] [--seconds N]
+ *   rdv_peer join --mediator IP:PORT --handle H --token T [--listen A] [--seconds N]
+ *
+ * The host echoes every game datagram ("echo: " + payload); the joiner,
+ * once connected, sends "hello from c" until the echo comes back, prints
+ * it and exits 0. Tokens are never printed. */
+#define _POSIX_C_SOURCE 200809L
+#include "rendezvous.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(uint64_t ms) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+}
+
+static void handle_text(const uint8_t h[16], char out[37]) {
+    static const char hex[] = "0123456789abcdef";
+    int i, j = 0;
+    for (i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
+        out[j++] = hex[h[i] >> 4];
+        out[j++] = hex[h[i] & 15];
+    }
+    out[j] = 0;
+}
+
+static const char *arg(int argc, char **argv, const char *name, const char *def) {
+    int i;
+    for (i = 2; i + 1 < argc; i++)
+        if (strcmp(argv[i], name) == 0) return argv[i + 1];
+    return def;
+}
+
+/* The context's memory: one static block, sized once (aligned for it). */
+static union { uint64_t align; uint8_t b[1 << 17]; } arena;
+
+int main(int argc, char **argv) {
+    rdv_ctx *ctx;
+    rdv_error e;
+    rdv_addr peer, local;
+    int hosting, connected = 0;
+    uint64_t deadline, next_hello = 0;
+    char text[64], h[37];
+    if (argc < 2 || (strcmp(argv[1], "host") != 0 && strcmp(argv[1], "join") != 0)) {
+        fprintf(stderr, "usage: rdv_peer host|join --mediator IP:PORT --handle H --token T [--interval S] [--listen A]\n");
+        return 2;
+    }
+    hosting = strcmp(argv[1], "host") == 0;
+    if (rdv_memory_size(NULL) > sizeof arena.b) { fprintf(stderr, "arena too small\n"); return 1; }
+    if ((e = rdv_init(arena.b, sizeof arena.b, NULL, &ctx)) != RDV_OK ||
+        (e = rdv_open(ctx, arg(argc, argv, "--listen", "127.0.0.1:0"))) != RDV_OK) {
+        fprintf(stderr, "init: %s\n", rdv_strerror(e));
+        return 1;
+    }
+    if (hosting)
+        e = rdv_host_start(ctx, now_ms(), arg(argc, argv, "--mediator", ""), arg(argc, argv, "--handle", ""),
+                           arg(argc, argv, "--token", ""), (uint32_t)atoi(arg(argc, argv, "--interval", "5")));
+    else
+        e = rdv_join_start(ctx, now_ms(), arg(argc, argv, "--mediator", ""), arg(argc, argv, "--handle", ""),
+                           arg(argc, argv, "--token", ""));
+    if (e != RDV_OK) {
+        fprintf(stderr, "start: %s (%s)\n", rdv_strerror(e), rdv_error_name(e));
+        return 1;
+    }
+    rdv_local_addr(ctx, &local);
+    rdv_addr_format(&local, text, sizeof text);
+    printf("listening %s\n", text);
+    fflush(stdout);
+    deadline = now_ms() + 1000 * (uint64_t)atoi(arg(argc, argv, "--seconds", "60"));
+    memset(&peer, 0, sizeof peer);
+    while (now_ms() < deadline) {
+        uint64_t now = now_ms(), next = rdv_update(ctx, now);
+        rdv_event ev;
+        uint8_t buf[1200];
+        size_t n;
+        rdv_addr from;
+        while (rdv_next_event(ctx, &ev) == RDV_OK) {
+            handle_text(ev.handle, h);
+            text[0] = 0;
+            if (ev.addr.family) rdv_addr_format(&ev.addr, text, sizeof text);
+            switch (ev.type) {
+            case RDV_EV_PRESENCE: printf("presence %s\n", text); break;
+            case RDV_EV_REJECTED: printf("rejected %s %d\n", h, ev.code); break;
+            case RDV_EV_ATTEMPT: printf("attempt %s\n", h); break;
+            case RDV_EV_INTRODUCED: printf("introduced %s %s\n", h, text); break;
+            case RDV_EV_CONNECTED:
+                printf("connected %s %s path=%u ms=%u\n", h, text, ev.path, ev.millis);
+                peer = ev.addr;
+                connected = 1;
+                break;
+            case RDV_EV_FAILED: printf("failed %s %s\n", h, rdv_error_name((rdv_error)ev.code)); break;
+            case RDV_EV_REPORTED: printf("reported %s\n", h); break;
+            }
+            fflush(stdout);
+        }
+        while (rdv_recv(ctx, buf, sizeof buf - 6, &n, &from) == RDV_OK) {
+            if (hosting) {
+                uint8_t out[1200];
+                memcpy(out, "echo: ", 6);
+                memcpy(out + 6, buf, n);
+                rdv_send(ctx, out, n + 6, &from);
+            } else if (n >= 6 && memcmp(buf, "echo: ", 6) == 0) {
+                printf("got %.*s\n", (int)n, (const char *)buf);
+                fflush(stdout);
+                rdv_close(ctx);
+                return 0;
+            }
+        }
+        if (!hosting && connected && now >= next_hello) {
+            rdv_send(ctx, "hello from c", 12, &peer);
+            next_hello = now + 200;
+        }
+        now = now_ms();
+        sleep_ms(next > now ? (next - now < 10 ? next - now : 10) : 0);
+    }
+    rdv_close(ctx);
+    return hosting ? 0 : 1;
+}
