@@ -90,6 +90,9 @@ c-build:
 	cmake --install $(CC_BUILD)/release >/dev/null
 	test -f $(CC_BUILD)/prefix/lib/librendezvous.a && test -f $(CC_BUILD)/prefix/include/rendezvous.h
 	PKG_CONFIG_PATH=$(CURDIR)/$(CC_BUILD)/prefix/lib/pkgconfig pkg-config --libs --cflags rendezvous
+	@# No allocator and no writable global state anywhere in the library.
+	@if nm -u $(CC_BUILD)/release/librendezvous.a | grep -wE 'malloc|calloc|realloc|free'; then echo "librendezvous allocates"; exit 1; fi
+	@if objdump -t $(CC_BUILD)/release/librendezvous.a | grep -E '\sO\s+\.(data|bss)\s'; then echo "librendezvous has writable global state"; exit 1; fi
 
 # The C parser's libFuzzer target (clang) for C_FUZZTIME seconds, seeded
 # with the golden vectors; part of `make fuzz`.
