@@ -70,7 +70,13 @@ type cPeer struct {
 
 func startCPeer(t *testing.T, bin string, args ...string) *cPeer {
 	t.Helper()
-	c := &cPeer{cmd: exec.Command(bin, args...), lines: make(chan string, 64), done: make(chan struct{})}
+	return startPeerCmd(t, exec.Command(bin, args...), args[0])
+}
+
+// startPeerCmd starts cmd (a C or C# peer) and collects its output lines.
+func startPeerCmd(t *testing.T, cmd *exec.Cmd, name string) *cPeer {
+	t.Helper()
+	c := &cPeer{cmd: cmd, lines: make(chan string, 64), done: make(chan struct{})}
 	out, err := c.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -103,10 +109,10 @@ func startCPeer(t *testing.T, bin string, args ...string) *cPeer {
 			<-c.done
 		}
 		if strings.Contains(stderr.String(), "Sanitizer") || strings.Contains(stderr.String(), "runtime error") {
-			t.Errorf("rdv_peer %s: sanitizer report:\n%s", args[0], stderr.String())
+			t.Errorf("%s: sanitizer report:\n%s", name, stderr.String())
 		}
 		if t.Failed() {
-			t.Logf("rdv_peer %s output:\n%s\nstderr:\n%s", args[0], strings.Join(c.output(), "\n"), stderr.String())
+			t.Logf("%s output:\n%s\nstderr:\n%s", name, strings.Join(c.output(), "\n"), stderr.String())
 		}
 	})
 	return c

@@ -4,7 +4,10 @@
 #include "rendezvous.h"
 #include "../src/platform.h"
 
+/* The layouts the C# binding (sdk/csharp) mirrors; it checks the same sizes. */
 _Static_assert(sizeof(rdv_addr) == 20, "rdv_addr is 20 bytes with no padding");
+_Static_assert(sizeof(rdv_event) == 56, "rdv_event is 56 bytes with no padding");
+_Static_assert(sizeof(rdv_config) == 48, "rdv_config is 48 bytes");
 
 static void test_errors(void) {
     int e, f;
