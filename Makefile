@@ -83,7 +83,7 @@ c-test:
 	cmake -S sdk/c -B $(CC_BUILD)/asan -DRDV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(CC_BUILD)/asan -j2
 	ctest --test-dir $(CC_BUILD)/asan --output-on-failure
-	$(MAKE) c-build
+	$(MAKE) c-build c-doc-examples
 c-build:
 	cmake -S sdk/c -B $(CC_BUILD)/release -DCMAKE_BUILD_TYPE=Release -DRDV_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(CURDIR)/$(CC_BUILD)/prefix >/dev/null
 	cmake --build $(CC_BUILD)/release -j2
@@ -93,6 +93,17 @@ c-build:
 	@# No allocator and no writable global state anywhere in the library.
 	@if nm -u $(CC_BUILD)/release/librendezvous.a | grep -wE 'malloc|calloc|realloc|free'; then echo "librendezvous allocates"; exit 1; fi
 	@if objdump -t $(CC_BUILD)/release/librendezvous.a | grep -E '\sO\s+\.(data|bss)\s'; then echo "librendezvous has writable global state"; exit 1; fi
+
+# docs/sdk-c.md's game-loop examples compile: the C one against the
+# installed library (pkg-config), the C# one with mcs against the binding.
+.PHONY: c-doc-examples
+c-doc-examples:
+	@perl -ne 'print if /^<!-- c-example -->/../^```$$/ and !/^(<!--|```)/' docs/sdk-c.md > $(CC_BUILD)/doc_example.c
+	@perl -ne 'print if /^<!-- csharp-example -->/../^```$$/ and !/^(<!--|```)/' docs/sdk-c.md > $(CC_BUILD)/DocExample.cs
+	@test -s $(CC_BUILD)/doc_example.c && test -s $(CC_BUILD)/DocExample.cs
+	cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -o $(CC_BUILD)/doc_example $(CC_BUILD)/doc_example.c \
+		$$(PKG_CONFIG_PATH=$(CURDIR)/$(CC_BUILD)/prefix/lib/pkgconfig pkg-config --cflags --libs rendezvous)
+	mcs -target:library -warnaserror -out:$(CC_BUILD)/DocExample.dll sdk/csharp/Rendezvous.cs $(CC_BUILD)/DocExample.cs
 
 # The C parser's libFuzzer target (clang) for C_FUZZTIME seconds, seeded
 # with the golden vectors; part of `make fuzz`.
