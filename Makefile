@@ -117,3 +117,10 @@ c-fuzz:
 		sdk/c/src/md5.c sdk/c/src/hmac.c sdk/c/src/crc32.c sdk/c/src/ids.c sdk/c/src/errors.c
 	@perl -ne 'if (/^bytes (\S+)/) { open F, ">", sprintf("$(CC_BUILD)/fuzz/corpus/golden%03d", ++$$n) or die; print F pack("H*", $$1); close F }' sdk/c/testdata/golden.txt
 	$(CC_BUILD)/fuzz/fuzz_parse -max_total_time=$(C_FUZZTIME) -max_len=1300 $(CC_BUILD)/fuzz/corpus
+
+# The C library's per-datagram costs and state sizes (docs/benchmarks/sdk-c.md).
+.PHONY: c-bench
+c-bench:
+	@mkdir -p $(CC_BUILD)
+	cc -std=c99 -O2 -Isdk/c/include -Isdk/c/src -o $(CC_BUILD)/c_bench sdk/c/bench/bench.c $(filter-out %/platform_posix.c,$(wildcard sdk/c/src/*.c)) sdk/c/src/platform_posix.c
+	$(CC_BUILD)/c_bench

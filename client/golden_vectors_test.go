@@ -374,3 +374,33 @@ func TestGoldenVectors(t *testing.T) {
 		t.Fatalf("%s is stale: the Go codec writes other bytes now; rerun with RDV_UPDATE_GOLDEN=1 and run make c-test", goldenPath)
 	}
 }
+
+// BenchmarkParseVerifyIntroduce is the Go side of the C library's
+// introduce_parse_verify figure (sdk/c/bench): an INTRODUCE with both peer
+// addresses parsed, its USERNAME and integrity checked, the peer decoded.
+func BenchmarkParseVerifyIntroduce(b *testing.B) {
+	h := goldenHandle("bench")
+	key := goldenCap("bench")
+	var buf [stun.MaxDatagram]byte
+	bl := stun.NewBuilder(buf[:0], stun.IntroduceIndication, goldenIndicationTx(stun.KindAttemptClient, h, false))
+	u := stun.Username(stun.KindAttemptClient, h)
+	bl.AddUsername(u[:])
+	bl.AddXORAddress(stun.AttrXORPeerAddress, netip.MustParseAddrPort("198.51.100.7:40000"))
+	bl.AddXORAddress(stun.AttrPeerLocalAddress, netip.MustParseAddrPort("10.0.0.7:6000"))
+	bl.AddIntegritySHA256(key[:])
+	bl.AddFingerprint()
+	raw := bl.Bytes()
+	var m stun.Message
+	b.ReportAllocs()
+	for b.Loop() {
+		if stun.Parse(raw, &m) != nil || !m.CheckIntegrity(key[:]) {
+			b.Fatal("parse")
+		}
+		u, _ := m.Username()
+		if _, _, ok := stun.ParseUsername(u); !ok {
+			b.Fatal("username")
+		}
+		p, _ := m.XORAddress(stun.AttrXORPeerAddress)
+		Sink += int(p.Port())
+	}
+}
