@@ -114,7 +114,7 @@ c-fuzz:
 	@mkdir -p $(CC_BUILD)/fuzz/corpus
 	clang -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isdk/c/include -Isdk/c/src \
 		-o $(CC_BUILD)/fuzz/fuzz_parse sdk/c/fuzz/fuzz_parse.c sdk/c/src/stun.c sdk/c/src/sha256.c sdk/c/src/sha1.c \
-		sdk/c/src/md5.c sdk/c/src/hmac.c sdk/c/src/crc32.c sdk/c/src/ids.c sdk/c/src/errors.c
+		sdk/c/src/md5.c sdk/c/src/hmac.c sdk/c/src/crc32.c sdk/c/src/ids.c sdk/c/src/errors.c sdk/c/src/turn.c sdk/c/src/addr.c sdk/c/src/platform_posix.c
 	@perl -ne 'if (/^bytes (\S+)/) { open F, ">", sprintf("$(CC_BUILD)/fuzz/corpus/golden%03d", ++$$n) or die; print F pack("H*", $$1); close F }' sdk/c/testdata/golden.txt
 	$(CC_BUILD)/fuzz/fuzz_parse -max_total_time=$(C_FUZZTIME) -max_len=1300 $(CC_BUILD)/fuzz/corpus
 
