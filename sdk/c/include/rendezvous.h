@@ -59,7 +59,7 @@ typedef enum rdv_error {
     RDV_E_PUNCH_FAILED = 23,      /* no probe of ours was acknowledged in time */
     RDV_E_BUSY = 24,              /* a fixed table (attempts, queues) is full */
     RDV_E_STATE = 25,             /* not possible now (e.g. a second rdv_host_start) */
-    RDV_E_REJECTED = 26,          /* the mediator answered an error (the event carries its code) */
+    RDV_E_REJECTED = 26,          /* the mediator or the relay answered an error */
     RDV_E_COUNT_ = 27             /* number of values; not an error */
 } rdv_error;
 

@@ -36,7 +36,7 @@ static const char *const texts[RDV_E_COUNT_] = {
     "hole punch failed: no probe was acknowledged in time",
     "a fixed table is full",
     "not possible in the current state",
-    "the mediator answered an error",
+    "the mediator or the relay answered an error",
 };
 
 typedef char rdv_names_complete[(sizeof names / sizeof names[0] == RDV_E_COUNT_) ? 1 : -1];

@@ -47,8 +47,8 @@ static int wait_for(side *a, side *b, int (*done)(side *, side *), const char *w
         pump(a);
         pump(b);
         if (a->t.state == RDV_TURN_FAILED || b->t.state == RDV_TURN_FAILED) {
-            fprintf(stderr, "%s: TURN failed: %s (code %d / %d)\n", what, rdv_strerror(a->t.state == RDV_TURN_FAILED ? a->t.error : b->t.error),
-                    a->t.last_code, b->t.last_code);
+            rdv_turn *f = a->t.state == RDV_TURN_FAILED ? &a->t : &b->t;
+            fprintf(stderr, "%s: TURN failed: %s (code %d)\n", what, rdv_strerror(f->error), f->last_code);
             return 0;
         }
         if (done(a, b)) return 1;
