@@ -85,7 +85,8 @@ c-test:
 	ctest --test-dir $(CC_BUILD)/asan --output-on-failure
 	$(MAKE) c-build c-doc-examples
 c-build:
-	cmake -S sdk/c -B $(CC_BUILD)/release -DCMAKE_BUILD_TYPE=Release -DRDV_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(CURDIR)/$(CC_BUILD)/prefix >/dev/null
+	cmake -S sdk/c -B $(CC_BUILD)/release -DCMAKE_BUILD_TYPE=Release -DRDV_TESTS=OFF -DCMAKE_INSTALL_LIBDIR=lib \
+		-DCMAKE_INSTALL_PREFIX=$(CURDIR)/$(CC_BUILD)/prefix >/dev/null
 	cmake --build $(CC_BUILD)/release -j2
 	cmake --install $(CC_BUILD)/release >/dev/null
 	test -f $(CC_BUILD)/prefix/lib/librendezvous.a && test -f $(CC_BUILD)/prefix/include/rendezvous.h
@@ -113,8 +114,7 @@ fuzz: c-fuzz
 c-fuzz:
 	@mkdir -p $(CC_BUILD)/fuzz/corpus
 	clang -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isdk/c/include -Isdk/c/src \
-		-o $(CC_BUILD)/fuzz/fuzz_parse sdk/c/fuzz/fuzz_parse.c sdk/c/src/stun.c sdk/c/src/sha256.c sdk/c/src/sha1.c \
-		sdk/c/src/md5.c sdk/c/src/hmac.c sdk/c/src/crc32.c sdk/c/src/ids.c sdk/c/src/errors.c sdk/c/src/turn.c sdk/c/src/addr.c sdk/c/src/platform_posix.c
+		-o $(CC_BUILD)/fuzz/fuzz_parse sdk/c/fuzz/fuzz_parse.c $(wildcard sdk/c/src/*.c)
 	@perl -ne 'if (/^bytes (\S+)/) { open F, ">", sprintf("$(CC_BUILD)/fuzz/corpus/golden%03d", ++$$n) or die; print F pack("H*", $$1); close F }' sdk/c/testdata/golden.txt
 	$(CC_BUILD)/fuzz/fuzz_parse -max_total_time=$(C_FUZZTIME) -max_len=1300 $(CC_BUILD)/fuzz/corpus
 
@@ -122,5 +122,5 @@ c-fuzz:
 .PHONY: c-bench
 c-bench:
 	@mkdir -p $(CC_BUILD)
-	cc -std=c99 -O2 -Isdk/c/include -Isdk/c/src -o $(CC_BUILD)/c_bench sdk/c/bench/bench.c $(filter-out %/platform_posix.c,$(wildcard sdk/c/src/*.c)) sdk/c/src/platform_posix.c
+	cc -std=c99 -O2 -Isdk/c/include -Isdk/c/src -o $(CC_BUILD)/c_bench sdk/c/bench/bench.c $(wildcard sdk/c/src/*.c)
 	$(CC_BUILD)/c_bench

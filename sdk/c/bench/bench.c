@@ -25,12 +25,15 @@ int main(void) {
     rdv_stun_msg m;
     size_t intro_len, req_len;
     uint8_t intro[RDV_STUN_MAX_DATAGRAM], req[RDV_STUN_MAX_DATAGRAM];
-    const long n = 1000000;
+    const long n = 200000;
     long i;
-    double t;
+    int round;
+    double t, best;
     uint64_t seq = 0;
 
     rdv_addr_parse("192.168.1.2:4000", &local);
+    /* Each figure is the fastest of 5 rounds: the machine is shared. */
+    for (best = 1e18, round = 0; round < 5; round++) {
     t = now_ns();
     for (i = 0; i < n; i++) { /* presence refresh: encode and sign, as appendPresence */
         rdv_sb_init(&b, buf, sizeof buf, RDV_BINDING_REQUEST, tx);
@@ -41,7 +44,9 @@ int main(void) {
         rdv_sb_fingerprint(&b);
         sink += b.len;
     }
-    printf("presence_encode_sign_ns_per_op %.0f\n", (now_ns() - t) / (double)n);
+    if ((now_ns() - t) / (double)n < best) best = (now_ns() - t) / (double)n;
+    }
+    printf("presence_encode_sign_ns_per_op %.0f\n", best);
 
     /* a presence request as netio/stun's BenchmarkParseVerify builds it */
     rdv_sb_init(&b, req, sizeof req, RDV_BINDING_REQUEST, tx);
@@ -50,12 +55,15 @@ int main(void) {
     rdv_sb_integrity_sha256(&b, key, 32);
     rdv_sb_fingerprint(&b);
     req_len = b.len;
+    for (best = 1e18, round = 0; round < 5; round++) {
     t = now_ns();
     for (i = 0; i < n; i++) {
         if (rdv_stun_parse(req, req_len, &m) != RDV_OK || rdv_stun_check_sha256(&m, key, 32) != RDV_OK) return 1;
         sink++;
     }
-    printf("presence_parse_verify_ns_per_op %.0f\n", (now_ns() - t) / (double)n);
+    if ((now_ns() - t) / (double)n < best) best = (now_ns() - t) / (double)n;
+    }
+    printf("presence_parse_verify_ns_per_op %.0f\n", best);
 
     /* INTRODUCE with both peer addresses, as the mediator sends it */
     rdv_addr_parse("198.51.100.7:40000", &peer);
@@ -68,6 +76,7 @@ int main(void) {
     rdv_sb_integrity_sha256(&b, key, 32);
     rdv_sb_fingerprint(&b);
     intro_len = b.len;
+    for (best = 1e18, round = 0; round < 5; round++) {
     t = now_ns();
     for (i = 0; i < n; i++) {
         rdv_addr a;
@@ -78,7 +87,9 @@ int main(void) {
             return 1;
         sink += a.port;
     }
-    printf("introduce_parse_verify_ns_per_op %.0f\n", (now_ns() - t) / (double)n);
+    if ((now_ns() - t) / (double)n < best) best = (now_ns() - t) / (double)n;
+    }
+    printf("introduce_parse_verify_ns_per_op %.0f\n", best);
     printf("introduce_bytes %zu\n", intro_len);
     printf("context_bytes %zu\n", rdv_memory_size(NULL));
     printf("attempt_state_bytes %zu\n", sizeof(rdv_session));
