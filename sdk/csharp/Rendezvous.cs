@@ -22,7 +22,7 @@ namespace Rendezvous
 
     public enum EventType : uint
     {
-        None = 0, Presence = 1, Rejected = 2, Attempt = 3, Introduced = 4, Connected = 5, Failed = 6, Reported = 7,
+        None = 0, Presence = 1, Rejected = 2, Attempt = 3, Introduced = 4, Connected = 5, Failed = 6, Reported = 7, RelayOnly = 8,
     }
 
     /// <summary>An IPv4 or IPv6 endpoint (rdv_addr, 20 bytes).</summary>

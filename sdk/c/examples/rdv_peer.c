@@ -5,6 +5,7 @@
  *
  *   rdv_peer host --mediator IP:PORT --handle H --token T --interval S [--listen A] [--seconds N]
  *   rdv_peer join --mediator IP:PORT --handle H --token T [--listen A] [--seconds N]
+ *                 [--relay IP:PORT --relay-user U --relay-credential C]   (a relay-only join)
  *
  * The host echoes every game datagram ("echo: " + payload); the joiner,
  * once connected, sends "hello from c" until the echo comes back, prints
@@ -75,6 +76,9 @@ int main(int argc, char **argv) {
     else
         e = rdv_join_start(ctx, now_ms(), arg(argc, argv, "--mediator", ""), arg(argc, argv, "--handle", ""),
                            arg(argc, argv, "--token", ""));
+    if (e == RDV_OK && !hosting && arg(argc, argv, "--relay", NULL))
+        e = rdv_relay_start(ctx, now_ms(), arg(argc, argv, "--handle", ""), arg(argc, argv, "--relay", ""),
+                            arg(argc, argv, "--relay-user", ""), arg(argc, argv, "--relay-credential", ""));
     if (e != RDV_OK) {
         fprintf(stderr, "start: %s (%s)\n", rdv_strerror(e), rdv_error_name(e));
         return 1;
@@ -107,6 +111,7 @@ int main(int argc, char **argv) {
                 break;
             case RDV_EV_FAILED: printf("failed %s %s\n", h, rdv_error_name((rdv_error)ev.code)); break;
             case RDV_EV_REPORTED: printf("reported %s\n", h); break;
+            case RDV_EV_RELAY_ONLY: printf("relay-only %s\n", h); break;
             }
             fflush(stdout);
         }

@@ -123,7 +123,8 @@ enum {
     RDV_EV_INTRODUCED = 4,   /* handle was introduced; addr: the peer's public endpoint */
     RDV_EV_CONNECTED = 5,    /* the punch confirmed addr; path 1 direct; millis since the attempt began */
     RDV_EV_FAILED = 6,       /* the attempt gave up; code: the rdv_error */
-    RDV_EV_REPORTED = 7      /* the mediator acknowledged the outcome report */
+    RDV_EV_REPORTED = 7,     /* the mediator acknowledged the outcome report */
+    RDV_EV_RELAY_ONLY = 8    /* host: handle is relay-only; fetch its relay credential, call rdv_relay_start */
 };
 
 /* 56 bytes, no padding. */
@@ -168,6 +169,14 @@ RDV_API rdv_error rdv_host_start(rdv_ctx *ctx, uint64_t now_ms, const char *medi
  * the bind goes out on the next update. */
 RDV_API rdv_error rdv_join_start(rdv_ctx *ctx, uint64_t now_ms, const char *mediator, const char *attempt_handle,
                                  const char *attempt_token);
+
+/* Relay: allocate on the TURN server ("ip:port" of the credential's URI)
+ * with the relay credential (username, credential) for attempt handle,
+ * bind with the relayed address, and punch through the relay once
+ * RELAY-INTRODUCE names the peer's. For a relay-only attempt (the join
+ * answer's relay_only, or RDV_EV_RELAY_ONLY on the host). */
+RDV_API rdv_error rdv_relay_start(rdv_ctx *ctx, uint64_t now_ms, const char *attempt_handle, const char *turn_server,
+                                  const char *username, const char *credential);
 
 /* Runs timers and (owned socket) reads and sends. Returns the time (ms, the
  * caller's clock) by which it wants to be called again. */

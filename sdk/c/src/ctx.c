@@ -140,9 +140,24 @@ static void send_bind(rdv_ctx *c, rdv_session *s) {
     rdv_sb_init(&b, c->scratch, sizeof c->scratch, RDV_BINDING_REQUEST, s->bind.txid);
     rdv_sb_username(&b, (char)s->role, s->handle);
     if (local_usable(&c->local)) rdv_sb_xor_addr(&b, RDV_ATTR_LOCAL_ADDRESS, &c->local);
+    if (s->relaying && s->turn.state == RDV_TURN_ALLOCATED) rdv_sb_xor_addr(&b, RDV_ATTR_RELAYED_ADDRESS, &s->turn.relayed);
     rdv_sb_integrity_sha256(&b, s->key, 32);
     rdv_sb_fingerprint(&b);
     if (b.err == RDV_OK) transmit(c, c->scratch, b.len, &c->mediator);
+}
+
+/* to_peer sends to a peer: through the session's relay when to is the
+ * peer's relayed address, straight otherwise. */
+static rdv_session *relay_session_for(rdv_ctx *c, const rdv_addr *to);
+static void to_peer(rdv_ctx *c, const void *b, size_t n, const rdv_addr *to) {
+    rdv_session *s = relay_session_for(c, to);
+    if (s) {
+        uint8_t out[RDV_STUN_MAX_DATAGRAM + 40];
+        size_t k = rdv_turn_wrap(&s->turn, to, b, n, out, sizeof out);
+        if (k) transmit(c, out, k, &s->turn.server);
+        return;
+    }
+    transmit(c, b, n, to);
 }
 
 static void send_report(rdv_ctx *c, rdv_session *s) {
@@ -171,7 +186,17 @@ static void send_probe(rdv_ctx *c, rdv_session *s, uint8_t type, const uint8_t n
     p[6] = p[7] = 0;
     memcpy(p + 8, s->handle, 16);
     memcpy(p + 24, nonce, 8);
-    transmit(c, p, sizeof p, to);
+    to_peer(c, p, sizeof p, to);
+}
+
+static int addr_eq(const rdv_addr *a, const rdv_addr *b);
+static rdv_session *relay_session_for(rdv_ctx *c, const rdv_addr *to) {
+    int i;
+    for (i = 0; i < RDV_MAX_SESSIONS; i++) {
+        rdv_session *s = &c->sessions[i];
+        if (s->state != S_FREE && s->relaying && s->relay_peer.family && addr_eq(&s->relay_peer, to)) return s;
+    }
+    return NULL;
 }
 
 /* ---- sessions ---- */
@@ -303,6 +328,9 @@ static void on_answer(rdv_ctx *c, const rdv_stun_msg *m) {
             r->active = 0;
             push_event(c, RDV_EV_REJECTED, code, s->handle, NULL);
             finish(c, s, 3, RDV_E_REJECTED);
+        } else if (!s->relaying && !s->relay_announced && s->role == 'h' && rdv_stun_get(m, RDV_ATTR_RELAY_ONLY, &reason, &rn) == RDV_OK) {
+            s->relay_announced = 1; /* no INTRODUCE will come: the game fetches the relay credential */
+            push_event(c, RDV_EV_RELAY_ONLY, 0, s->handle, NULL);
         }
         /* A bind's success: keep retransmitting (the mediator re-sends
          * INTRODUCE to an identical bind) until INTRODUCE arrives. */
@@ -346,8 +374,34 @@ static void on_stun(rdv_ctx *c, const uint8_t *b, size_t n) {
         introduced(c, s, &m);
         return;
     }
+    case RDV_RELAY_INTRODUCE_INDICATION: {
+        rdv_session *s;
+        rdv_addr peer;
+        if (rdv_stun_username(&m, &kind, h) != RDV_OK || !(s = find_session(c, h)) || kind != (char)s->role ||
+            rdv_stun_check_sha256(&m, s->key, 32) != RDV_OK) {
+            c->stats.stun_dropped++;
+            return;
+        }
+        rdv_indication_txid(kind, h, 1, tx);
+        if (memcmp(tx, m.txid, 12) != 0 || rdv_stun_xor_addr(&m, RDV_ATTR_XOR_PEER_ADDRESS, &peer) != RDV_OK) {
+            c->stats.stun_dropped++;
+            return;
+        }
+        if (!s->relaying || s->state != S_BINDING) return; /* a re-sent one, or no relay of ours */
+        s->relay_peer = peer;
+        if (rdv_turn_add_peer(&s->turn, &peer) != RDV_OK) return;
+        s->introduced = 1;
+        s->bind.active = 0;
+        s->ncands = 0;
+        add_cand(s, &peer);
+        push_event(c, RDV_EV_INTRODUCED, 0, s->handle, &peer);
+        s->state = S_PUNCHING;
+        s->punch_deadline_ms = c->now_ms + c->punch_timeout_ms;
+        s->next_probe_ms = c->now_ms;
+        return;
+    }
     default:
-        return; /* RELAY-INTRODUCE: the relay is not wired into the context yet */
+        return;
     }
 }
 
@@ -364,7 +418,7 @@ static void on_probe(rdv_ctx *c, const uint8_t *b, const rdv_addr *from) {
         }
     } else if (b[4] == 2 && s->state == S_PUNCHING && rdv_ct_equal(b + 24, s->nonce, 8)) {
         s->peer = *from;
-        finish(c, s, 1, RDV_OK);
+        finish(c, s, s->relaying ? 2 : 1, RDV_OK);
     }
 }
 
@@ -374,6 +428,22 @@ rdv_error rdv_feed(rdv_ctx *c, uint64_t now_ms, const void *data, size_t n, cons
     if (now_ms > c->now_ms) c->now_ms = now_ms;
     /* Demultiplex as the Go Socket does: punch probes, STUN from the
      * mediator, and everything else is the game's. */
+    {
+        int i;
+        for (i = 0; i < RDV_MAX_SESSIONS; i++) {
+            rdv_session *s = &c->sessions[i];
+            const uint8_t *d;
+            size_t dn;
+            rdv_addr peer;
+            if (s->state == S_FREE || !s->relaying || !addr_eq(from, &s->turn.server)) continue;
+            if (rdv_turn_feed(&s->turn, c->now_ms, b, n, &d, &dn, &peer)) {
+                /* the peer's datagram through the relay: a probe, or the game's */
+                if (dn == RDV_PROBE_SIZE && memcmp(d, probe_magic, 4) == 0) on_probe(c, d, &peer);
+                else if (!queue_push(&c->app, d, dn, &peer)) c->stats.app_dropped++;
+            }
+            return RDV_OK;
+        }
+    }
     if (n == RDV_PROBE_SIZE && memcmp(b, probe_magic, 4) == 0) {
         on_probe(c, b, from);
     } else if (c->mediator.family && addr_eq(from, &c->mediator) && n >= RDV_STUN_HEADER && (b[0] & 0xC0) == 0) {
@@ -414,6 +484,16 @@ static uint64_t run_timers(rdv_ctx *c) {
     }
     for (i = 0; i < RDV_MAX_SESSIONS; i++) {
         rdv_session *s = &c->sessions[i];
+        if (s->state != S_FREE && s->relaying) {
+            uint8_t was = s->turn.state, out[RDV_STUN_MAX_DATAGRAM];
+            uint64_t tnext;
+            size_t k;
+            while ((k = rdv_turn_poll(&s->turn, now, out, sizeof out, &tnext)) > 0) transmit(c, out, k, &s->turn.server);
+            if (s->turn.state == RDV_TURN_FAILED && s->state == S_BINDING) finish(c, s, 3, s->turn.error);
+            if (was != RDV_TURN_ALLOCATED && s->turn.state == RDV_TURN_ALLOCATED && s->state == S_BINDING)
+                s->bind.next_ms = now; /* bind again, now with the relayed address */
+            next = earliest(next, tnext);
+        }
         if (s->state == S_BINDING) {
             if (now >= s->bind_deadline_ms) {
                 finish(c, s, 3, RDV_E_TIMEOUT);
@@ -534,6 +614,22 @@ rdv_error rdv_join_start(rdv_ctx *c, uint64_t now_ms, const char *mediator, cons
     return new_session(c, 'c', h, k) ? RDV_OK : RDV_E_BUSY;
 }
 
+rdv_error rdv_relay_start(rdv_ctx *c, uint64_t now_ms, const char *handle, const char *server, const char *user,
+                          const char *credential) {
+    uint8_t h[16], seed[32];
+    rdv_session *s;
+    rdv_error e;
+    if (!c || c->magic != CTX_MAGIC) return RDV_E_INVALID_ARGUMENT;
+    if (now_ms > c->now_ms) c->now_ms = now_ms;
+    if ((e = rdv_handle_parse(handle, h)) != RDV_OK) return e;
+    if (!(s = find_session(c, h)) || s->state != S_BINDING || s->relaying) return RDV_E_STATE;
+    random_bytes(c, seed, sizeof seed);
+    if ((e = rdv_turn_init(&s->turn, server, user, credential, seed)) != RDV_OK) return e;
+    s->relaying = 1;
+    s->bind_deadline_ms = c->now_ms + BIND_GIVE_UP_MS;
+    return RDV_OK;
+}
+
 rdv_error rdv_poll_transmit(rdv_ctx *c, void *buf, size_t cap, size_t *n, rdv_addr *to) {
     if (!c || c->magic != CTX_MAGIC || !buf || !n || !to) return RDV_E_INVALID_ARGUMENT;
     return queue_pop(&c->tx, buf, cap, n, to);
@@ -551,6 +647,10 @@ rdv_error rdv_next_event(rdv_ctx *c, rdv_event *ev) {
 rdv_error rdv_send(rdv_ctx *c, const void *data, size_t n, const rdv_addr *to) {
     if (!c || c->magic != CTX_MAGIC || (!data && n) || !to) return RDV_E_INVALID_ARGUMENT;
     if (n > RDV_STUN_MAX_DATAGRAM) return RDV_E_TOO_LARGE;
+    if (relay_session_for(c, to)) {
+        to_peer(c, data, n, to);
+        return RDV_OK;
+    }
     if (c->sock != RDV_BAD_SOCKET) return rdv_plat_send(c->sock, data, n, to);
     return queue_push(&c->tx, data, n, to) ? RDV_OK : RDV_E_WOULD_BLOCK;
 }

@@ -5,6 +5,7 @@
 #include "rendezvous.h"
 #include "stun.h"
 #include "platform.h"
+#include "turn.h"
 
 #define RDV_MAX_SESSIONS 8   /* attempts one context follows at once */
 #define RDV_MAX_CANDS 6      /* introduced endpoints plus peer-reflexive ones */
@@ -51,6 +52,10 @@ typedef struct {
     rdv_request report;
     uint8_t path;
     uint32_t millis;
+    /* the relay (rdv_relay_start) */
+    uint8_t relaying, relay_announced;
+    rdv_addr relay_peer; /* the peer's relayed address, from RELAY-INTRODUCE */
+    rdv_turn turn;
 } rdv_session;
 
 struct rdv_ctx {

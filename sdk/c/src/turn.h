@@ -5,7 +5,7 @@
  * and ChannelData (Send/Data indications before a channel is bound).
  * Caller memory only; one request outstanding at a time; datagrams to the
  * TURN server come out of rdv_turn_poll, the server's go into
- * rdv_turn_feed. Not yet wired into rdv_ctx (the relay fallback). */
+ * rdv_turn_feed; rdv_ctx drives one per relaying attempt. */
 #ifndef RDV_TURN_H
 #define RDV_TURN_H
 
