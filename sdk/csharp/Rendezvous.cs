@@ -84,6 +84,7 @@ namespace Rendezvous
         [DllImport(Lib)] internal static extern Error rdv_local_addr(IntPtr ctx, out Endpoint ep);
         [DllImport(Lib)] internal static extern Error rdv_host_start(IntPtr ctx, ulong now, string mediator, string handle, string token, uint interval);
         [DllImport(Lib)] internal static extern Error rdv_join_start(IntPtr ctx, ulong now, string mediator, string handle, string token);
+        [DllImport(Lib)] internal static extern Error rdv_relay_start(IntPtr ctx, ulong now, string handle, string server, string user, string credential);
         [DllImport(Lib)] internal static extern ulong rdv_update(IntPtr ctx, ulong now);
         [DllImport(Lib)] internal static extern Error rdv_next_event(IntPtr ctx, out Event ev);
         [DllImport(Lib)] internal static extern Error rdv_send(IntPtr ctx, byte[] data, UIntPtr n, ref Endpoint to);
@@ -133,6 +134,13 @@ namespace Rendezvous
         public void JoinStart(ulong nowMs, string mediator, string attemptHandle, string attemptToken)
         {
             Check(Native.rdv_join_start(ctx, nowMs, mediator, attemptHandle, attemptToken), "join start");
+        }
+
+        /// <summary>Relay-only: allocate on the TURN relay ("ip:port" of the credential's
+        /// URI) with the attempt's relay credential and punch through it.</summary>
+        public void RelayStart(ulong nowMs, string attemptHandle, string turnServer, string username, string credential)
+        {
+            Check(Native.rdv_relay_start(ctx, nowMs, attemptHandle, turnServer, username, credential), "relay start");
         }
 
         /// <summary>Runs timers and I/O; returns when (ms) to call again.</summary>
