@@ -3,11 +3,14 @@
  * caller (the fields of the create-listing or join answer are arguments);
  * this program does everything over UDP and prints one line per event.
  *
- *   rdv_peer host --mediator IP:PORT --handle H --token T --interval S [--listen A] [--seconds N]
+ *   rdv_peer host --mediator IP:PORT --handle H --token T --interval S [--listen A] [--seconds N] [--chat]
  *   rdv_peer join --mediator IP:PORT --handle H --token T [--listen A] [--seconds N]
  *                 [--relay IP:PORT --relay-user U --relay-credential C]   (a relay-only join)
  *
- * The host echoes every game datagram ("echo: " + payload); the joiner,
+ * The host echoes every game datagram ("echo: " + payload); with --chat it
+ * speaks rendezvous-peer's chat instead ("MSG <id> <text>" acknowledged
+ * with "ACK <id>", the echo sent as a MESSAGE of its own and retransmitted
+ * until acknowledged), so a Go rendezvous-peer joiner can talk to it. The joiner,
  * once connected, sends "hello from c" until the echo comes back, prints
  * it and exits 0. Tokens are never printed. */
 #define _POSIX_C_SOURCE 200809L
@@ -49,6 +52,72 @@ static const char *arg(int argc, char **argv, const char *name, const char *def)
     return def;
 }
 
+static int has_flag(int argc, char **argv, const char *name) {
+    int i;
+    for (i = 2; i < argc; i++)
+        if (strcmp(argv[i], name) == 0) return 1;
+    return 0;
+}
+
+/* --chat: rendezvous-peer's line protocol, for the NAT tests. */
+#define CHAT_PENDING 8
+static struct {
+    int used, tries;
+    unsigned long id;
+    uint64_t next_ms;
+    rdv_addr to;
+    char line[300];
+    size_t n;
+} pending[CHAT_PENDING];
+static unsigned long chat_next_id, seen_ids[16];
+static int seen_count;
+
+static void chat_in(rdv_ctx *ctx, const uint8_t *b, size_t n, const rdv_addr *from, uint64_t now) {
+    char msg[300], ack[40];
+    unsigned long id = 0;
+    size_t i = 4, k;
+    int j, dup = 0;
+    if (n < 5 || n >= sizeof msg) return;
+    memcpy(msg, b, n);
+    msg[n] = 0;
+    if (strncmp(msg, "ACK ", 4) == 0) {
+        id = strtoul(msg + 4, NULL, 10);
+        for (j = 0; j < CHAT_PENDING; j++)
+            if (pending[j].used && pending[j].id == id) pending[j].used = 0;
+        return;
+    }
+    if (strncmp(msg, "MSG ", 4) != 0) return;
+    while (i < n && msg[i] >= '0' && msg[i] <= '9') id = id * 10 + (unsigned long)(msg[i++] - '0');
+    if (i >= n || msg[i] != ' ') return;
+    k = (size_t)snprintf(ack, sizeof ack, "ACK %lu", id);
+    rdv_send(ctx, ack, k, from); /* every copy is acknowledged; a lost ACK makes the peer resend */
+    for (j = 0; j < seen_count; j++) dup |= seen_ids[j] == id;
+    if (dup) return;
+    seen_ids[seen_count++ % 16] = id;
+    if (seen_count > 16) seen_count = 16;
+    printf("chat %s\n", msg + i + 1);
+    for (j = 0; j < CHAT_PENDING; j++) {
+        if (pending[j].used) continue;
+        pending[j].used = 1;
+        pending[j].tries = 0;
+        pending[j].id = ++chat_next_id;
+        pending[j].next_ms = now;
+        pending[j].to = *from;
+        pending[j].n = (size_t)snprintf(pending[j].line, sizeof pending[j].line, "MSG %lu echo: %s", pending[j].id, msg + i + 1);
+        break;
+    }
+}
+
+static void chat_retransmit(rdv_ctx *ctx, uint64_t now) {
+    int j;
+    for (j = 0; j < CHAT_PENDING; j++) {
+        if (!pending[j].used || now < pending[j].next_ms) continue;
+        if (pending[j].tries++ == 8) { pending[j].used = 0; continue; }
+        rdv_send(ctx, pending[j].line, pending[j].n, &pending[j].to);
+        pending[j].next_ms = now + 300;
+    }
+}
+
 /* The context's memory: one static block, sized once (aligned for it). */
 static union { uint64_t align; uint8_t b[1 << 17]; } arena;
 
@@ -56,7 +125,7 @@ int main(int argc, char **argv) {
     rdv_ctx *ctx;
     rdv_error e;
     rdv_addr peer, local;
-    int hosting, connected = 0;
+    int hosting, connected = 0, chat;
     uint64_t deadline, next_hello = 0;
     char text[64], h[37];
     if (argc < 2 || (strcmp(argv[1], "host") != 0 && strcmp(argv[1], "join") != 0)) {
@@ -64,6 +133,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     hosting = strcmp(argv[1], "host") == 0;
+    chat = has_flag(argc, argv, "--chat");
     if (rdv_memory_size(NULL) > sizeof arena.b) { fprintf(stderr, "arena too small\n"); return 1; }
     if ((e = rdv_init(arena.b, sizeof arena.b, NULL, &ctx)) != RDV_OK ||
         (e = rdv_open(ctx, arg(argc, argv, "--listen", "127.0.0.1:0"))) != RDV_OK) {
@@ -116,7 +186,9 @@ int main(int argc, char **argv) {
             fflush(stdout);
         }
         while (rdv_recv(ctx, buf, sizeof buf - 6, &n, &from) == RDV_OK) {
-            if (hosting) {
+            if (hosting && chat) {
+                chat_in(ctx, buf, n, &from, now);
+            } else if (hosting) {
                 uint8_t out[1200];
                 memcpy(out, "echo: ", 6);
                 memcpy(out + 6, buf, n);
@@ -128,6 +200,7 @@ int main(int argc, char **argv) {
                 return 0;
             }
         }
+        if (chat) chat_retransmit(ctx, now);
         if (!hosting && connected && now >= next_hello) {
             rdv_send(ctx, "hello from c", 12, &peer);
             next_hello = now + 200;
