@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNATCLibHostGoJoiner is TestNATHolePunch's endpoint-independent case
@@ -67,6 +68,12 @@ func TestNATCLibHostGoJoiner(t *testing.T) {
 		}
 	})
 
+	// A listing is found once its host's presence is first refreshed.
+	for deadline := time.Now().Add(hangGuard); !strings.Contains(hostOut.String(), "presence "); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the C host never refreshed its presence")
+		}
+	}
 	join := startPeer(t, l.exec("join"), srv.tokens["client"], "join", "--server", "http://10.99.0.1:8080",
 		"--listing", pub.ListingID, "--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
 	code := join.wait(t)

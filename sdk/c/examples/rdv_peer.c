@@ -193,7 +193,21 @@ int main(int argc, char **argv) {
                 memcpy(out, "echo: ", 6);
                 memcpy(out + 6, buf, n);
                 rdv_send(ctx, out, n + 6, &from);
-            } else if (n >= 6 && memcmp(buf, "echo: ", 6) == 0) {
+            } else if (chat && n > 4 && memcmp(buf, "MSG ", 4) == 0) {
+                /* rendezvous-peer's host answers with a MESSAGE of its own: acknowledge it */
+                char ack[40], *line;
+                size_t k;
+                buf[n] = 0;
+                line = strchr((char *)buf + 4, ' ');
+                k = (size_t)snprintf(ack, sizeof ack, "ACK %lu", strtoul((char *)buf + 4, NULL, 10));
+                rdv_send(ctx, ack, k, &from);
+                if (line && strncmp(line + 1, "echo: ", 6) == 0) {
+                    printf("got %s\n", line + 1);
+                    fflush(stdout);
+                    rdv_close(ctx);
+                    return 0;
+                }
+            } else if (!chat && n >= 6 && memcmp(buf, "echo: ", 6) == 0) {
                 printf("got %.*s\n", (int)n, (const char *)buf);
                 fflush(stdout);
                 rdv_close(ctx);
@@ -202,7 +216,8 @@ int main(int argc, char **argv) {
         }
         if (chat) chat_retransmit(ctx, now);
         if (!hosting && connected && now >= next_hello) {
-            rdv_send(ctx, "hello from c", 12, &peer);
+            if (chat) rdv_send(ctx, "MSG 1 hello from c", 18, &peer); /* ACKed or answered: resent until echoed */
+            else rdv_send(ctx, "hello from c", 12, &peer);
             next_hello = now + 200;
         }
         now = now_ms();
