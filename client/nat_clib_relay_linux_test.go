@@ -4,9 +4,7 @@ package client
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,16 +27,8 @@ func TestNATCLibRelayOnly(t *testing.T) {
 		"--echo", "--punch-timeout", "2s")
 	id := host.waitLine(t, publishedRe)
 
-	hdr := filepath.Join(dir, "auth")
-	if err := os.WriteFile(hdr, []byte("Authorization: Bearer "+r.srv.tokens["client"]+"\nIdempotency-Key: nat-clib-relay-1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("ip", "netns", "exec", r.ns("join"), "curl", "-sf", "-X", "POST", "-H", "@"+hdr,
-		"-H", "Content-Type: application/json", "--data", `{"protocol_version":7,"relay_only":true}`,
-		server+"/v1/listings/"+id+"/join-attempts").Output()
-	if err != nil {
-		t.Fatalf("join: %v", err)
-	}
+	out := curlIn(t, r.lab, "join", dir, r.srv.tokens["client"], "nat-clib-relay-1", `{"protocol_version":7,"relay_only":true}`,
+		server+"/v1/listings/"+id+"/join-attempts")
 	var at struct {
 		Handle    string `json:"handle"`
 		Token     string `json:"token"`
