@@ -23,7 +23,7 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
-test: fmt-check vet test-race
+test: fmt-check vet test-race c-test
 
 # Fails on unformatted code, like wireguard-go's format_test.go.
 fmt-check:
@@ -79,3 +79,55 @@ ha-evidence:
 	$(GO) run ./bench/cmd/benchreport -ha bench/out/ha.json -ha-doc docs/benchmarks/ha.md \
 		-ha-command "go test -count=1 -json -run '$(HA_RUN)' $(HA_PKGS)" || exit 1; \
 	echo "wrote docs/benchmarks/ha.md (test output in bench/out/ha.json)"; exit $$st
+
+# The C library (sdk/c, docs/sdk-c.md): its unit tests built with CMake
+# under AddressSanitizer and UndefinedBehaviorSanitizer, run by ctest; then
+# a plain Release build and install into a scratch prefix, so the static and
+# shared libraries, the header and the pkg-config file are checked too.
+CC_BUILD ?= bin/c-build
+.PHONY: c-test c-build
+c-test:
+	cmake -S sdk/c -B $(CC_BUILD)/asan -DRDV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(CC_BUILD)/asan -j2
+	ctest --test-dir $(CC_BUILD)/asan --output-on-failure
+	$(MAKE) c-build c-doc-examples
+c-build:
+	cmake -S sdk/c -B $(CC_BUILD)/release -DCMAKE_BUILD_TYPE=Release -DRDV_TESTS=OFF -DCMAKE_INSTALL_LIBDIR=lib \
+		-DCMAKE_INSTALL_PREFIX=$(CURDIR)/$(CC_BUILD)/prefix >/dev/null
+	cmake --build $(CC_BUILD)/release -j2
+	cmake --install $(CC_BUILD)/release >/dev/null
+	test -f $(CC_BUILD)/prefix/lib/librendezvous.a && test -f $(CC_BUILD)/prefix/include/rendezvous.h
+	PKG_CONFIG_PATH=$(CURDIR)/$(CC_BUILD)/prefix/lib/pkgconfig pkg-config --libs --cflags rendezvous
+	@# No allocator and no writable global state anywhere in the library.
+	@if nm -u $(CC_BUILD)/release/librendezvous.a | grep -wE 'malloc|calloc|realloc|free'; then echo "librendezvous allocates"; exit 1; fi
+	@if objdump -t $(CC_BUILD)/release/librendezvous.a | grep -E '\sO\s+\.(data|bss)\s'; then echo "librendezvous has writable global state"; exit 1; fi
+
+# docs/sdk-c.md's game-loop examples compile: the C one against the
+# installed library (pkg-config), the C# one with mcs against the binding.
+.PHONY: c-doc-examples
+c-doc-examples:
+	@perl -ne 'print if /^<!-- c-example -->/../^```$$/ and !/^(<!--|```)/' docs/sdk-c.md > $(CC_BUILD)/doc_example.c
+	@perl -ne 'print if /^<!-- csharp-example -->/../^```$$/ and !/^(<!--|```)/' docs/sdk-c.md > $(CC_BUILD)/DocExample.cs
+	@test -s $(CC_BUILD)/doc_example.c && test -s $(CC_BUILD)/DocExample.cs
+	cc -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -o $(CC_BUILD)/doc_example $(CC_BUILD)/doc_example.c \
+		$$(PKG_CONFIG_PATH=$(CURDIR)/$(CC_BUILD)/prefix/lib/pkgconfig pkg-config --cflags --libs rendezvous)
+	mcs -target:library -warnaserror -out:$(CC_BUILD)/DocExample.dll sdk/csharp/Rendezvous.cs $(CC_BUILD)/DocExample.cs
+
+# The C parser's libFuzzer target (clang) for C_FUZZTIME seconds, seeded
+# with the golden vectors; part of `make fuzz`.
+C_FUZZTIME ?= 30
+.PHONY: c-fuzz
+fuzz: c-fuzz
+c-fuzz:
+	@mkdir -p $(CC_BUILD)/fuzz/corpus
+	clang -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isdk/c/include -Isdk/c/src \
+		-o $(CC_BUILD)/fuzz/fuzz_parse sdk/c/fuzz/fuzz_parse.c $(wildcard sdk/c/src/*.c)
+	@perl -ne 'if (/^bytes (\S+)/) { open F, ">", sprintf("$(CC_BUILD)/fuzz/corpus/golden%03d", ++$$n) or die; print F pack("H*", $$1); close F }' sdk/c/testdata/golden.txt
+	$(CC_BUILD)/fuzz/fuzz_parse -max_total_time=$(C_FUZZTIME) -max_len=1300 $(CC_BUILD)/fuzz/corpus
+
+# The C library's per-datagram costs and state sizes (docs/benchmarks/sdk-c.md).
+.PHONY: c-bench
+c-bench:
+	@mkdir -p $(CC_BUILD)
+	cc -std=c99 -O2 -Isdk/c/include -Isdk/c/src -o $(CC_BUILD)/c_bench sdk/c/bench/bench.c $(wildcard sdk/c/src/*.c)
+	$(CC_BUILD)/c_bench
