@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // TestNATCLibHostGoJoiner is TestNATHolePunch's endpoint-independent case
@@ -22,12 +24,12 @@ import (
 func TestNATCLibHostGoJoiner(t *testing.T) {
 	requireNetns(t)
 	l := newLab(t, 'C', false, false)
-	srv := startServer(t, []string{"ip", "netns", "exec", l.ns("pub")},
+	srv := startServer(t, []string{"ip", "netns", "exec", l.NS("pub")},
 		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
 	dir := t.TempDir()
 	bin := buildCPeerIn(t, dir)
 	id, hostOut := startCHostInLab(t, l, srv, bin, dir, true)
-	join := startPeer(t, l.exec("join"), srv.tokens["client"], "join", "--server", "http://10.99.0.1:8080",
+	join := startPeer(t, l.Exec("join"), srv.tokens["client"], "join", "--server", "http://10.99.0.1:8080",
 		"--listing", id, "--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
 	code := join.wait(t)
 	jout, jerr := join.stdout.String(), join.stderr.String()
@@ -58,7 +60,7 @@ func TestNATCLibHostGoJoiner(t *testing.T) {
 func TestNATCLibHostCJoiner(t *testing.T) {
 	requireNetns(t)
 	l := newLab(t, 'K', false, false)
-	srv := startServer(t, []string{"ip", "netns", "exec", l.ns("pub")},
+	srv := startServer(t, []string{"ip", "netns", "exec", l.NS("pub")},
 		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
 	dir := t.TempDir()
 	bin := buildCPeerIn(t, dir)
@@ -69,7 +71,7 @@ func TestNATCLibHostCJoiner(t *testing.T) {
 	if err := json.Unmarshal(out, &at); err != nil || at.Mediator == "" {
 		t.Fatalf("join answer: %v", err)
 	}
-	jout, err := exec.Command("ip", "netns", "exec", l.ns("join"), bin, "join", "--listen", "0.0.0.0:0",
+	jout, err := exec.Command("ip", "netns", "exec", l.NS("join"), bin, "join", "--listen", "0.0.0.0:0",
 		"--mediator", at.Mediator, "--handle", at.Handle, "--token", at.Token, "--seconds", "20").CombinedOutput()
 	if err != nil || !regexp.MustCompile(`(?m)^connected \S+ 10\.99\.1\.2:\d+ path=1`).Match(jout) ||
 		!strings.Contains(string(jout), "got echo: hello from c") || strings.Contains(string(jout), "Sanitizer") {
@@ -92,7 +94,7 @@ func curlIn(t *testing.T, l *lab, ns, dir, token, key, body, url string) []byte 
 	if err := os.WriteFile(hdr, []byte("Authorization: Bearer "+token+"\nIdempotency-Key: "+key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("ip", "netns", "exec", l.ns(ns), "curl", "-sf", "-X", "POST", "-H", "@"+hdr,
+	out, err := exec.Command("ip", "netns", "exec", l.NS(ns), "curl", "-sf", "-X", "POST", "-H", "@"+hdr,
 		"-H", "Content-Type: application/json", "--data", body, url).Output()
 	if err != nil {
 		t.Fatalf("POST %s: %v", url, err)
@@ -103,7 +105,7 @@ func curlIn(t *testing.T, l *lab, ns, dir, token, key, body, url string) []byte 
 // startCHostInLab publishes a listing from the host namespace and runs the
 // C example host behind nat1 (chat: rendezvous-peer's line protocol) until
 // its first presence refresh; it returns the listing ID and its output.
-func startCHostInLab(t *testing.T, l *lab, srv *testServer, bin, dir string, chat bool) (string, *syncBuf) {
+func startCHostInLab(t *testing.T, l *lab, srv *testServer, bin, dir string, chat bool) (string, *e2e.LockedBuffer) {
 	t.Helper()
 	body := `{"region":"eu-central","protocol_version":7,"build_version":"1.2.3","display_name":"C host behind NAT",` +
 		`"visibility":"public","trust_mode":"player_hosted","current_players":1,"max_players":4}`
@@ -119,13 +121,13 @@ func startCHostInLab(t *testing.T, l *lab, srv *testServer, bin, dir string, cha
 	if err := json.Unmarshal(out, &pub); err != nil || pub.Presence.Mediator == "" {
 		t.Fatalf("create listing answer: %v", err)
 	}
-	args := []string{"netns", "exec", l.ns("host"), bin, "host", "--listen", "0.0.0.0:0", "--mediator", pub.Presence.Mediator,
+	args := []string{"netns", "exec", l.NS("host"), bin, "host", "--listen", "0.0.0.0:0", "--mediator", pub.Presence.Mediator,
 		"--handle", pub.Presence.Handle, "--token", pub.Presence.Token, "--interval", "5", "--seconds", "30"}
 	if chat {
 		args = append(args, "--chat")
 	}
 	host := exec.Command("ip", args...)
-	hostOut, hostErr := &syncBuf{}, &syncBuf{} // written by exec while the test reads
+	hostOut, hostErr := &e2e.LockedBuffer{}, &e2e.LockedBuffer{} // written by exec while the test reads
 	host.Stdout, host.Stderr = hostOut, hostErr
 	if err := host.Start(); err != nil {
 		t.Fatal(err)

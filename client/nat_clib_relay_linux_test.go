@@ -23,7 +23,7 @@ func TestNATCLibRelayOnly(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildCPeerIn(t, dir)
 	server := "http://10.99.0.1:8080"
-	host := startPeer(t, r.exec("host"), r.srv.tokens["publisher"], "host", "--server", server, "--name", "relay C test",
+	host := startPeer(t, r.Exec("host"), r.srv.tokens["publisher"], "host", "--server", server, "--name", "relay C test",
 		"--echo", "--punch-timeout", "2s")
 	id := host.waitLine(t, publishedRe)
 
@@ -44,7 +44,7 @@ func TestNATCLibRelayOnly(t *testing.T) {
 		t.Fatalf("join answer: %v (relay-only %v)", err, at.RelayOnly)
 	}
 	relay := strings.TrimSuffix(strings.TrimPrefix(at.Relay.URLs[0], "turn:"), "?transport=udp")
-	cmd := exec.Command("ip", "netns", "exec", r.ns("join"), bin, "join", "--listen", "0.0.0.0:0", "--chat",
+	cmd := exec.Command("ip", "netns", "exec", r.NS("join"), bin, "join", "--listen", "0.0.0.0:0", "--chat",
 		"--mediator", at.Mediator, "--handle", at.Handle, "--token", at.Token,
 		"--relay", relay, "--relay-user", at.Relay.Username, "--relay-credential", at.Relay.Credential, "--seconds", "20")
 	jout, err := cmd.CombinedOutput()
