@@ -49,7 +49,9 @@ func (s *ListingSpec) Validate() error {
 	return checked(es.Validate())
 }
 
-// Listing is one browse or get-by-ID item (docs/contracts/http.md#browse-listings, docs/contracts/http.md#get-a-listing).
+// Listing is one browse or get-by-ID item
+// (docs/contracts/http.md#browse-listings,
+// docs/contracts/http.md#get-a-listing).
 type Listing struct {
 	ListingID       ListingID         `json:"listing_id"`
 	Region          string            `json:"region"`

@@ -22,16 +22,16 @@ type bound struct {
 	relayOnly bool
 }
 
-// bind binds this Socket's endpoint to an attempt (kind 'h' host, 'c'
-// client) and waits for the mediator's introduction, retransmitting the
-// identical request with jittered backoff (identical retransmissions are
-// idempotent, docs/contracts/semantics.md#attempt-binding, and one after the introduction was consumed
-// gets the same introduction again). Without relayed it waits for INTRODUCE
-// (or returns at once when the answer says relay-only); with relayed (the
-// side's address on its TURN relay, RDV-RELAYED-ADDRESS) it waits for
+// bind binds this Socket's endpoint to an attempt (kind 'h' host, 'c' client)
+// and waits for the mediator's introduction, retransmitting the identical
+// request with jittered backoff (identical retransmissions are idempotent,
+// docs/contracts/semantics.md#attempt-binding, and one after the introduction
+// was consumed gets the same introduction again). Without relayed it waits for
+// INTRODUCE (or returns at once when the answer says relay-only); with relayed
+// (the side's address on its TURN relay, RDV-RELAYED-ADDRESS) it waits for
 // RELAY-INTRODUCE. It ends with a typed mediator error (the attempt is gone:
-// ErrNotFound; another endpoint bound first: ErrConflict),
-// ErrIntroduceTimeout at deadline, or ctx's error.
+// ErrNotFound; another endpoint bound first: ErrConflict), ErrIntroduceTimeout
+// at deadline, or ctx's error.
 func (s *Socket) bind(ctx context.Context, kind byte, h engine.Handle, key engine.Capability, local, relayed netip.AddrPort, deadline time.Time) (bound, error) {
 	slot := s.registerIntro(h, kind, key)
 	defer s.unregisterIntro(h)

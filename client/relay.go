@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// Relay is a TURN relay the server granted to one side of one attempt, in
-// the shape of WebRTC's RTCIceServer: the "relay" member of a join attempt's
-// answer and of the host relay credential's (docs/contracts/http.md#relay-fallback). The credential is coturn's TURN REST
-// API password, valid until the expiry in Username; it prints redacted.
+// Relay is a TURN relay the server granted to one side of one attempt, in the
+// shape of WebRTC's RTCIceServer: the "relay" member of a join attempt's answer
+// and of the host relay credential's (docs/contracts/http.md#relay-fallback).
+// The credential is coturn's TURN REST API password, valid until the expiry in
+// Username; it prints redacted.
 type Relay struct {
 	URLs       []string
 	Username   string

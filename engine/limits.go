@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Default ceilings and lifetimes (docs/contracts/semantics.md#ceilings, docs/contracts/semantics.md#lifetimes). Each ceiling is
-// independent: exhausting one never evicts from another.
+// Default ceilings and lifetimes (docs/contracts/semantics.md#ceilings,
+// docs/contracts/semantics.md#lifetimes). Each ceiling is independent:
+// exhausting one never evicts from another.
 const (
 	DefaultMaxListings    = 25_000
 	DefaultMaxPresence    = 25_000
@@ -54,8 +55,9 @@ type Limits struct {
 	SubjectAttemptQuota, TenantListingQuota, TenantIdempotencyQuota int
 }
 
-// DefaultLimits is the default pools and lifetimes (docs/contracts/semantics.md#ceilings, docs/contracts/semantics.md#lifetimes) with the
-// default shares of those pools as quotas.
+// DefaultLimits is the default pools and lifetimes
+// (docs/contracts/semantics.md#ceilings, docs/contracts/semantics.md#lifetimes)
+// with the default shares of those pools as quotas.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxListings: DefaultMaxListings, MaxPresence: DefaultMaxPresence, MaxAttempts: DefaultMaxAttempts,
@@ -121,7 +123,8 @@ func (l Limits) Validate() error {
 			return &ConfigError{d.name, fmt.Sprintf("%v is not in 1s..%v", d.v, d.max)}
 		}
 	}
-	// A live duplicate must never outlive its idempotency record (docs/contracts/semantics.md#idempotent-creation).
+	// A live duplicate must never outlive its idempotency record
+	// (docs/contracts/semantics.md#idempotent-creation).
 	if l.IdempotencyTTL < l.LeaseTTL || l.IdempotencyTTL < l.AttemptTTL {
 		return &ConfigError{"idempotency-ttl", "must be at least lease-ttl and attempt-ttl"}
 	}

@@ -7,8 +7,9 @@ import (
 )
 
 // Store is the atomic boundary for directory, lease, presence, attempt,
-// endpoint, replay, revocation and drain transitions (docs/contracts/semantics.md#all-or-nothing). Every
-// transition is all-or-nothing and returns a typed Result.
+// endpoint, replay, revocation and drain transitions
+// (docs/contracts/semantics.md#all-or-nothing). Every transition is
+// all-or-nothing and returns a typed Result.
 //
 // Errors: a transition returns a non-nil error only for invalid input
 // (*InputError), a cancelled context (ctx.Err()) or, from a store without

@@ -1,8 +1,9 @@
-// Package httpapi serves the REST API of docs/contracts/semantics.md#outcomes, docs/contracts/http.md#routes with fasthttp:
-// routing, bearer authentication against a principals file, a strict JSON
-// request codec, RFC 9457 problem answers, health and metrics endpoints.
-// It makes no authorization decision the store should make: it parses,
-// authenticates the caller, checks roles, and asks the store.
+// Package httpapi serves the REST API of docs/contracts/semantics.md#outcomes,
+// docs/contracts/http.md#routes with fasthttp: routing, bearer authentication
+// against a principals file, a strict JSON request codec, RFC 9457 problem
+// answers, health and metrics endpoints. It makes no authorization decision the
+// store should make: it parses, authenticates the caller, checks roles, and
+// asks the store.
 package httpapi
 
 import (

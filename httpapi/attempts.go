@@ -12,9 +12,9 @@ import (
 )
 
 // createAttempt answers POST /v1/listings/{id}/join-attempts
-// (docs/contracts/http.md#create-a-join-attempt) and, for a new attempt, has the host told over UDP (the OFFER). It
-// reports whether its answer came from the transition past its revocation
-// check (see serveOp).
+// (docs/contracts/http.md#create-a-join-attempt) and, for a new attempt, has
+// the host told over UDP (the OFFER). It reports whether its answer came from
+// the transition past its revocation check (see serveOp).
 func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (checked bool) {
 	lid, ok := a.parseID(ctx, id, "listing_id")
 	if !ok {

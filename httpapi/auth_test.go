@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// Error precedence (docs/contracts/http.md#error-precedence): 413 -> 401 -> 404/405 -> 403 -> 415 -> 400.
+// Error precedence (docs/contracts/http.md#error-precedence): 413 -> 401 ->
+// 404/405 -> 403 -> 415 -> 400.
 func TestPrecedence(t *testing.T) {
 	h := newHarness(t, testLimits())
 	l := h.visible(tokPub, listingBody("eu", 7, "public"))

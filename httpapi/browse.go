@@ -8,9 +8,11 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Client routes that read listings: browse and get (docs/contracts/http.md#browse-listings, docs/contracts/http.md#get-a-listing).
-// Items are built from each listing's pre-encoded document; they never
-// carry a secret, a handle, a host address or the owner.
+// Client routes that read listings: browse and get
+// (docs/contracts/http.md#browse-listings,
+// docs/contracts/http.md#get-a-listing). Items are built from each listing's
+// pre-encoded document; they never carry a secret, a handle, a host address or
+// the owner.
 
 // DefaultBrowseLimit is the page size when limit is not given.
 const DefaultBrowseLimit = 50

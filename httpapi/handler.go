@@ -14,11 +14,12 @@ import (
 const MaxBodySize = 16 << 10
 
 // Handler is the whole router. The checks run in the order of
-// docs/contracts/http.md#error-precedence: 413, 401, 404/405, 403 (revoked, role, tenant), 415, then each
-// operation's 400 checks and store outcomes. Revocation is checked by its
-// own store call before the rest, except on the routes whose transition
-// decides it (create listing, renew, join: one call each when valid), which
-// check it apart only before an answer their transition did not decide.
+// docs/contracts/http.md#error-precedence: 413, 401, 404/405, 403 (revoked,
+// role, tenant), 415, then each operation's 400 checks and store outcomes.
+// Revocation is checked by its own store call before the rest, except on the
+// routes whose transition decides it (create listing, renew, join: one call
+// each when valid), which check it apart only before an answer their transition
+// did not decide.
 func (a *API) Handler(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
 	r, id := match(ctx.Path())

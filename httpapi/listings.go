@@ -9,7 +9,10 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Publisher routes: create, renew and delete a listing (docs/contracts/http.md#create-a-listing, docs/contracts/http.md#renew-a-lease, docs/contracts/http.md#delete-a-listing).
+// Publisher routes: create, renew and delete a listing
+// (docs/contracts/http.md#create-a-listing,
+// docs/contracts/http.md#renew-a-lease,
+// docs/contracts/http.md#delete-a-listing).
 
 // parseID parses a {listing_id} path segment (400 when malformed).
 func (a *API) parseID(ctx *fasthttp.RequestCtx, id []byte, field string) (engine.UUID, bool) {
@@ -115,12 +118,13 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) (checked boo
 	return true
 }
 
-// leaseKeyOf is the fingerprint a renew or delete presents. A malformed
-// token cannot match any lease, but the store still decides the answer, so
-// the outcomes that come before NotFound (docs/contracts/http.md#error-precedence: unavailable,
-// draining) and the players check of docs/contracts/http.md#error-precedence keep their precedence: it
-// presents the zero fingerprint, which no lease key equals (a lease key is
-// a truncated SHA-256; all zero bits has probability 2^-128).
+// leaseKeyOf is the fingerprint a renew or delete presents. A malformed token
+// cannot match any lease, but the store still decides the answer, so the
+// outcomes that come before NotFound (docs/contracts/http.md#error-precedence:
+// unavailable, draining) and the players check of
+// docs/contracts/http.md#error-precedence keep their precedence: it presents
+// the zero fingerprint, which no lease key equals (a lease key is a truncated
+// SHA-256; all zero bits has probability 2^-128).
 func leaseKeyOf(tok *engine.Capability, ok bool) engine.Fingerprint {
 	if !ok {
 		return engine.Fingerprint{}

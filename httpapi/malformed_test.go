@@ -8,9 +8,11 @@ import (
 
 // TestMalformedTokenPrecedence: a lease token that is not a well-formed
 // capability is "wrong lease or token" (404), but store outcomes that come
-// before NotFound in the reference order (docs/contracts/http.md#error-precedence: ServiceUnavailable,
-// Draining) and the field validation of docs/contracts/http.md#error-precedence (current_players above
-// max_players on renew) still win, exactly as for a well-formed wrong token.
+// before NotFound in the reference order
+// (docs/contracts/http.md#error-precedence: ServiceUnavailable, Draining) and
+// the field validation of docs/contracts/http.md#error-precedence
+// (current_players above max_players on renew) still win, exactly as for a
+// well-formed wrong token.
 func TestMalformedTokenPrecedence(t *testing.T) {
 	f := func(t *testing.T, badTok string) {
 		h := newHarness(t, testLimits())

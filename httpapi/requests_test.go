@@ -29,7 +29,8 @@ func TestDecodeCreateListingValid(t *testing.T) {
 }
 
 // The canonical fingerprint ignores member order, whitespace and metadata
-// order, and treats omitted, null and {} metadata alike (docs/contracts/semantics.md#idempotent-creation).
+// order, and treats omitted, null and {} metadata alike
+// (docs/contracts/semantics.md#idempotent-creation).
 func TestDecodeCreateListingCanonical(t *testing.T) {
 	hash := func(body string) [32]byte {
 		t.Helper()

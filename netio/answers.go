@@ -48,8 +48,8 @@ func reasonFor(code int) (string, result) {
 }
 
 // plainBinding answers a Binding request without USERNAME
-// (docs/contracts/udp.md#plain-binding): XOR-MAPPED-ADDRESS and FINGERPRINT, at most 32 bytes more than the
-// request. It never touches the store.
+// (docs/contracts/udp.md#plain-binding): XOR-MAPPED-ADDRESS and FINGERPRINT, at
+// most 32 bytes more than the request. It never touches the store.
 func (p *processor) plainBinding(pk *packet) {
 	s := p.slot(pk.addr, pk.local)
 	if s == nil {
@@ -63,8 +63,9 @@ func (p *processor) plainBinding(pk *packet) {
 	}
 }
 
-// unsignedError answers an unverified request (401, or 420 without
-// USERNAME): rate-limited per source, never larger than docs/contracts/udp.md#answers-and-their-sizes allows.
+// unsignedError answers an unverified request (401, or 420 without USERNAME):
+// rate-limited per source, never larger than
+// docs/contracts/udp.md#answers-and-their-sizes allows.
 func (p *processor) unsignedError(pk *packet, meth method, code int) {
 	var unknown []uint16
 	if code == stun.CodeUnknownAttribute {
@@ -116,7 +117,8 @@ func (p *processor) signedError(r *request, meth method, code int, unknown []uin
 	}
 }
 
-// lifetimeSeconds is whole seconds left, rounded down (docs/contracts/udp.md#answers-and-their-sizes).
+// lifetimeSeconds is whole seconds left, rounded down
+// (docs/contracts/udp.md#answers-and-their-sizes).
 func lifetimeSeconds(d time.Duration) uint32 {
 	if d <= 0 {
 		return 0

@@ -19,13 +19,14 @@ const (
 	authUnreachable
 )
 
-// authenticate derives the capability the USERNAME of p.msg names and
-// verifies its MESSAGE-INTEGRITY-SHA256, outside any lock (docs/contracts/udp.md#authentication). p: and c: keys derive from the handle alone; an h: key needs
-// the attempt's listing's presence handle, which store.AttemptHost reads (an
-// attempt that is gone cannot be verified: 401). On success it fills req's
-// kind, handle, key and pads: the capability's HMAC pad states, computed once
-// here and reused to sign every answer to this datagram (never kept beyond
-// the batch). Zero allocations.
+// authenticate derives the capability the USERNAME of p.msg names and verifies
+// its MESSAGE-INTEGRITY-SHA256, outside any lock
+// (docs/contracts/udp.md#authentication). p: and c: keys derive from the handle
+// alone; an h: key needs the attempt's listing's presence handle, which
+// store.AttemptHost reads (an attempt that is gone cannot be verified: 401). On
+// success it fills req's kind, handle, key and pads: the capability's HMAC pad
+// states, computed once here and reused to sign every answer to this datagram
+// (never kept beyond the batch). Zero allocations.
 func (p *processor) authenticate(username []byte, req *request) authResult {
 	kind, h, ok := stun.ParseUsername(username)
 	if !ok || !p.msg.HasIntegrity() {

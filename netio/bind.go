@@ -5,12 +5,14 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// bindSuccess answers an accepted attempt bind (docs/contracts/udp.md#attempt-bind, docs/contracts/udp.md#answers-and-their-sizes):
-// XOR-MAPPED-ADDRESS, the attempt's RDV-LIFETIME and, for a relay-only
-// attempt, RDV-RELAY-ONLY, signed; then, when both endpoints are bound, the
-// introductions (docs/contracts/udp.md#introduce), and when both relayed addresses are known, the relay
-// introductions. A bind carrying a relayed address has given up on the
-// direct path: it gets no INTRODUCE re-sent (one consumed by this very bind
+// bindSuccess answers an accepted attempt bind
+// (docs/contracts/udp.md#attempt-bind,
+// docs/contracts/udp.md#answers-and-their-sizes): XOR-MAPPED-ADDRESS, the
+// attempt's RDV-LIFETIME and, for a relay-only attempt, RDV-RELAY-ONLY, signed;
+// then, when both endpoints are bound, the introductions
+// (docs/contracts/udp.md#introduce), and when both relayed addresses are known,
+// the relay introductions. A bind carrying a relayed address has given up on
+// the direct path: it gets no INTRODUCE re-sent (one consumed by this very bind
 // still goes to both sides).
 func (p *processor) bindSuccess(r *request, meth method, op *engine.Op) {
 	p.attemptSuccess(r, meth, op, op.Attempt.RelayOnly)

@@ -7,16 +7,16 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// introduce sends INTRODUCE indications (docs/contracts/udp.md#introduce, docs/contracts/semantics.md#attempt-binding). The
-// first time the introduction is consumed, both sides get one, each at its
-// bind source, naming the other's bind source and local address, signed with
-// the recipient's capability. A later identical bind (the store read the
-// consumed introduction back) re-sends the requester's INTRODUCE only;
-// nothing is consumed twice. Both leave from the address the completing
-// request reached, except the other side's when its bind reached another
-// instance of the deployment: its NAT mapping points at that instance, so
-// the INTRODUCE is forwarded there. Transaction IDs derive from the handle,
-// so the re-sent INTRODUCE is the same datagram.
+// introduce sends INTRODUCE indications (docs/contracts/udp.md#introduce,
+// docs/contracts/semantics.md#attempt-binding). The first time the introduction
+// is consumed, both sides get one, each at its bind source, naming the other's
+// bind source and local address, signed with the recipient's capability. A
+// later identical bind (the store read the consumed introduction back) re-sends
+// the requester's INTRODUCE only; nothing is consumed twice. Both leave from
+// the address the completing request reached, except the other side's when its
+// bind reached another instance of the deployment: its NAT mapping points at
+// that instance, so the INTRODUCE is forwarded there. Transaction IDs derive
+// from the handle, so the re-sent INTRODUCE is the same datagram.
 func (p *processor) introduce(r *request, op *engine.Op) {
 	in := &op.Intro
 	h := op.Bind.Handle

@@ -7,12 +7,13 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// TestIntroduceAcrossFamilies: with an IPv4 and an IPv6 listen address, a
-// host on IPv4 and a client on IPv6 are each introduced (docs/contracts/udp.md#attempt-bind,
-// docs/contracts/udp.md#introduce: when both roles are bound an INTRODUCE goes to each side), whichever
-// side completes the pair. The INTRODUCE to the side on the other family
-// cannot leave from the socket the completing bind reached; the mediator
-// must neither crash (an IPv6 destination on an IPv4 raw socket) nor lose it.
+// TestIntroduceAcrossFamilies: with an IPv4 and an IPv6 listen address, a host
+// on IPv4 and a client on IPv6 are each introduced
+// (docs/contracts/udp.md#attempt-bind, docs/contracts/udp.md#introduce: when
+// both roles are bound an INTRODUCE goes to each side), whichever side
+// completes the pair. The INTRODUCE to the side on the other family cannot
+// leave from the socket the completing bind reached; the mediator must neither
+// crash (an IPv6 destination on an IPv4 raw socket) nor lose it.
 func TestIntroduceAcrossFamilies(t *testing.T) {
 	introduceAcrossFamilies(t, []string{"127.0.0.1:0", "[::1]:0"}, func(f *fixture) (v4, v6 netip.AddrPort) {
 		return f.med.LocalAddrs()[0], f.med.LocalAddrs()[1]

@@ -5,9 +5,11 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// presenceSuccess answers an accepted presence refresh (docs/contracts/udp.md#presence-refresh,
-// docs/contracts/udp.md#answers-and-their-sizes): XOR-MAPPED-ADDRESS, RDV-LIFETIME, then the pending attempts whose
-// host endpoint is not bound yet (oldest first, at most 4), signed.
+// presenceSuccess answers an accepted presence refresh
+// (docs/contracts/udp.md#presence-refresh,
+// docs/contracts/udp.md#answers-and-their-sizes): XOR-MAPPED-ADDRESS,
+// RDV-LIFETIME, then the pending attempts whose host endpoint is not bound yet
+// (oldest first, at most 4), signed.
 func (p *processor) presenceSuccess(r *request, v *engine.PresenceView) {
 	s := p.slot(r.src, r.local)
 	if s == nil {

@@ -29,10 +29,11 @@ const (
 )
 
 // rateLimiter is a per-source token bucket for unsigned error answers
-// (docs/contracts/udp.md#rate-limit-of-unsigned-errors), keyed by the IPv4 address or the IPv6 /64. Keys are
-// hashed once; the hash picks a shard (its own mutex) and a slot. Tokens are
-// kept in nanoseconds of credit, as wireguard-go's ratelimiter does. Safe for
-// concurrent use; Allow does not allocate.
+// (docs/contracts/udp.md#rate-limit-of-unsigned-errors), keyed by the IPv4
+// address or the IPv6 /64. Keys are hashed once; the hash picks a shard (its
+// own mutex) and a slot. Tokens are kept in nanoseconds of credit, as
+// wireguard-go's ratelimiter does. Safe for concurrent use; Allow does not
+// allocate.
 type rateLimiter struct {
 	cost, max int64 // nanoseconds per answer, burst × cost
 	// seed is hashed with every key, so which sources share a shard and a

@@ -7,13 +7,13 @@ import (
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
-// TestUnauthenticatedAnswersNoLarger: the smallest request of every kind
-// that is answered without integrity (plain Binding, 401, 420) is answered
-// — so the bound is not met by staying silent — with at most 32 bytes more
-// than it, from an IPv4 and from an IPv6 source (whose XOR-MAPPED-ADDRESS
-// is the larger), and changes nothing in the store (docs/contracts/udp.md#answers-and-their-sizes). A
-// spoofed source can therefore reflect at most request+32 bytes per
-// datagram at its victim, and errors only at the per-source rate
+// TestUnauthenticatedAnswersNoLarger: the smallest request of every kind that
+// is answered without integrity (plain Binding, 401, 420) is answered — so the
+// bound is not met by staying silent — with at most 32 bytes more than it, from
+// an IPv4 and from an IPv6 source (whose XOR-MAPPED-ADDRESS is the larger), and
+// changes nothing in the store (docs/contracts/udp.md#answers-and-their-sizes).
+// A spoofed source can therefore reflect at most request+32 bytes per datagram
+// at its victim, and errors only at the per-source rate
 // (TestUnsignedErrorsRateLimited).
 func TestUnauthenticatedAnswersNoLarger(t *testing.T) {
 	pf := newProcFixture(t)

@@ -8,7 +8,8 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// idemKey is the reference's string key, tenant-scoped as docs/contracts/semantics.md#idempotent-creation asks.
+// idemKey is the reference's string key, tenant-scoped as
+// docs/contracts/semantics.md#idempotent-creation asks.
 func idemKey(kind string, t engine.Tenant, subject engine.Subject, key string) string {
 	return kind + ":" + t.Game + "/" + t.Env + ":" + string(subject) + ":" + key
 }

@@ -93,7 +93,8 @@ func TestSoakDetectsLoss(t *testing.T) {
 	if err != nil || len(items) != 1 {
 		t.Fatalf("browse during the soak: %v, %d items", err, len(items))
 	}
-	// The operator's revocation (docs/contracts/http.md#operator-routes); the SDK has no call for it.
+	// The operator's revocation (docs/contracts/http.md#operator-routes); the
+	// SDK has no call for it.
 	req, err := http.NewRequest("DELETE", "http://"+httpAddr+"/v1/admin/listings/"+fmt.Sprint(items[0].ListingID), nil)
 	if err != nil {
 		t.Fatal(err)

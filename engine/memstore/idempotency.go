@@ -21,13 +21,13 @@ func (k idemKind) String() string {
 	return "attempt"
 }
 
-// idemRec remembers one creation: the request fingerprint and the ID of
-// what it created, which may be gone by now (then a replay is Expired). Its
-// deadline lives in Store.idemExp: IdempotencyTTL after the creation, and
-// for a listing IdempotencyTTL after its last renewal, so the record always
-// outlives its resource by IdempotencyTTL-LeaseTTL and a replay can never
-// make a live duplicate (docs/contracts/semantics.md#idempotent-creation). Attempts are never extended, and
-// AttemptTTL <= IdempotencyTTL.
+// idemRec remembers one creation: the request fingerprint and the ID of what it
+// created, which may be gone by now (then a replay is Expired). Its deadline
+// lives in Store.idemExp: IdempotencyTTL after the creation, and for a listing
+// IdempotencyTTL after its last renewal, so the record always outlives its
+// resource by IdempotencyTTL-LeaseTTL and a replay can never make a live
+// duplicate (docs/contracts/semantics.md#idempotent-creation). Attempts are
+// never extended, and AttemptTTL <= IdempotencyTTL.
 type idemRec struct {
 	hashed
 	packed string // packKey(kind, game, env, subject, key): one pointer per record

@@ -8,7 +8,8 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// Store is the in-memory engine.Store (docs/contracts/semantics.md#atomic-transitions): one commit lock serialises
+// Store is the in-memory engine.Store
+// (docs/contracts/semantics.md#atomic-transitions): one commit lock serialises
 // every transition; records live in slabs (pooled, pointer-light); keys are
 // hashed once and indexes are sharded by that hash; expiry is an ordered
 // schedule drained at the start of every operation in amortised O(expired);

@@ -2,11 +2,11 @@ package memstore
 
 import "github.com/rendezvous/rendezvous/engine"
 
-// Policy quotas (docs/contracts/semantics.md#quotas: evaluated inside the creating transition, after
-// the global pools). The principal's own quota is checked before its
-// tenant's, so a caller over its own share is told so; the tenant's share of
-// the idempotency pool comes last. Every count read here is kept
-// incrementally (subjectRec lists and tenantRec.counts): no scans.
+// Policy quotas (docs/contracts/semantics.md#quotas: evaluated inside the
+// creating transition, after the global pools). The principal's own quota is
+// checked before its tenant's, so a caller over its own share is told so; the
+// tenant's share of the idempotency pool comes last. Every count read here is
+// kept incrementally (subjectRec lists and tenantRec.counts): no scans.
 
 // listingQuota returns the quota a new listing of owner in tenant would
 // exceed, or PoolNone.

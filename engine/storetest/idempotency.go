@@ -7,7 +7,8 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// runIdempotency checks the idempotency windows of the reference design (docs/contracts/semantics.md#idempotent-creation) for both kinds of creation.
+// runIdempotency checks the idempotency windows of the reference design
+// (docs/contracts/semantics.md#idempotent-creation) for both kinds of creation.
 func runIdempotency(t *testing.T, f Factory) {
 	t.Run("ListingWindows", func(t *testing.T) {
 		e := newEnv(t, f)
@@ -58,9 +59,10 @@ func runIdempotency(t *testing.T, f Factory) {
 		}
 	})
 
-	// The reference design (docs/contracts/semantics.md#idempotent-creation): no live duplicate. The record of a listing kept alive by
-	// renewals far past IdempotencyTTL must still answer a replay with that
-	// listing, and must outlive the listing by IdempotencyTTL-LeaseTTL.
+	// The reference design (docs/contracts/semantics.md#idempotent-creation):
+	// no live duplicate. The record of a listing kept alive by renewals far
+	// past IdempotencyTTL must still answer a replay with that listing, and
+	// must outlive the listing by IdempotencyTTL-LeaseTTL.
 	t.Run("RenewalsKeepTheRecordAsLongAsTheListing", func(t *testing.T) {
 		e := newEnv(t, f)
 		cmd := e.listingCmd("publisher-1")

@@ -1,8 +1,9 @@
 // Package storetest is the contract suite every engine.Store must pass: the
 // in-memory store, the reference baseline in bench/refstore and, later, the
-// Redis store. It ports every test of the reference store (docs/contracts/semantics.md#atomic-transitions) and adds
-// exact-deadline expiry, capacity, idempotency, cancellation, input, race and
-// randomized operation-sequence tests.
+// Redis store. It ports every test of the reference store
+// (docs/contracts/semantics.md#atomic-transitions) and adds exact-deadline
+// expiry, capacity, idempotency, cancellation, input, race and randomized
+// operation-sequence tests.
 //
 // A store that also implements engine.Inspector is checked more closely:
 // CheckInvariants runs after every step of the randomized test, and every

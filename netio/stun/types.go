@@ -96,7 +96,8 @@ const OutcomeSize = 8
 // comprehension-required range 0x0000-0x7FFF.
 func ComprehensionRequired(t uint16) bool { return t < 0x8000 }
 
-// Error codes used on the wire (docs/contracts/semantics.md#outcomes, docs/contracts/udp.md#answers-and-their-sizes).
+// Error codes used on the wire (docs/contracts/semantics.md#outcomes,
+// docs/contracts/udp.md#answers-and-their-sizes).
 const (
 	CodeBadRequest       = 400
 	CodeUnauthorized     = 401
