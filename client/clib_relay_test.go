@@ -86,7 +86,8 @@ func relayOnlyGoHost(t *testing.T, dir string) (*Attempt, string) {
 	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, nil, "--turn-uri", "turn:"+turn.addr.String()+"?transport=udp", "--turn-secret-file", secretFile)
+	s := startServer(t, nil, "--turn-uri", "turn:"+turn.addr.String()+"?transport=udp", "--turn-secret-file", secretFile,
+		"--relay-allow-peers", "127.0.0.0/8") // the test relay is on loopback
 
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	t.Cleanup(cancel)
