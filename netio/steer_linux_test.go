@@ -155,51 +155,10 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestForeignSocketGetsNoDatagrams: a socket of the same user that joins
-// the started mediator's SO_REUSEPORT group gets none of the 500 Binding
-// requests sent from 50 source ports, all of which the mediator answers;
-// the gauge and one log line report it, and its leaving once more.
-func TestForeignSocketGetsNoDatagrams(t *testing.T) {
-	keys := engine.NewKeyring(testKey)
-	st, err := memstore.New(engine.DefaultLimits(), engine.NewManualClock(), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := metrics.NewSet()
-	var logs syncBuffer
-	m, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 4, Metrics: set,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, st, keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	m.foreignEvery = 20 * time.Millisecond
-	m.Start()
-	addr := m.LocalAddrs()[0]
-
-	foreign := reusePortSocket(t, addr.String())
-	gauge := func() float64 { return set.GetOrCreateGauge(metricForeign, nil).Get() }
-	for deadline := time.Now().Add(waitBound); gauge() != 1; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v with a foreign socket on the port", metricForeign, gauge())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-
-	stolen := make(chan int, 1)
-	go func() {
-		n := 0
-		buf := make([]byte, 1500)
-		for {
-			if _, _, err := foreign.ReadFrom(buf); err != nil {
-				stolen <- n
-				return
-			}
-			n++
-		}
-	}()
-
-	const sources, each = 50, 10
+// answeredBindings sends each plain Binding requests from each of sources
+// source ports to addr and returns how many were answered.
+func answeredBindings(t *testing.T, addr netip.AddrPort, sources, each int) int {
+	t.Helper()
 	var wg sync.WaitGroup
 	answered := make([]int, sources)
 	for s := range sources {
@@ -226,7 +185,7 @@ func TestForeignSocketGetsNoDatagrams(t *testing.T) {
 			for len(want) > 0 {
 				n, err := c.Read(buf)
 				if err != nil {
-					return // counted below
+					return // the caller counts what is missing
 				}
 				var msg stun.Message
 				if stun.Parse(append([]byte(nil), buf[:n]...), &msg) == nil && want[msg.TransactionID()] {
@@ -237,16 +196,84 @@ func TestForeignSocketGetsNoDatagrams(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	_ = foreign.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-	if n := <-stolen; n != 0 {
-		t.Errorf("the foreign socket received %d of %d datagrams", n, sources*each)
-	}
 	total := 0
 	for _, n := range answered {
 		total += n
 	}
-	if total != sources*each {
-		t.Errorf("the mediator answered %d of %d requests", total, sources*each)
+	return total
+}
+
+// countReads counts what c reads until its read deadline, which the caller
+// sets when done, then sends the count.
+func countReads(c *net.UDPConn) <-chan int {
+	out := make(chan int, 1)
+	go func() {
+		n := 0
+		buf := make([]byte, 1500)
+		for {
+			if _, _, err := c.ReadFrom(buf); err != nil {
+				out <- n
+				return
+			}
+			n++
+		}
+	}()
+	return out
+}
+
+// startWatchedMediator starts a mediator of 4 sockets on 127.0.0.1 that
+// checks its port every 20 ms, logging to logs and counting into set.
+func startWatchedMediator(t *testing.T, set *metrics.Set, logs *syncBuffer) *Mediator {
+	t.Helper()
+	keys := engine.NewKeyring(testKey)
+	st, err := memstore.New(engine.DefaultLimits(), engine.NewManualClock(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 4, Metrics: set,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))}, st, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	m.foreignEvery = 20 * time.Millisecond
+	m.Start()
+	return m
+}
+
+// waitGauge waits until the foreign sockets gauge of set reads want.
+func waitGauge(t *testing.T, set *metrics.Set, want float64) {
+	t.Helper()
+	g := set.GetOrCreateGauge(metricForeign, nil)
+	for deadline := time.Now().Add(waitBound); g.Get() != want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %v, want %v", metricForeign, g.Get(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestForeignSocketGetsNoDatagrams: a socket of the same user that joins
+// the started mediator's SO_REUSEPORT group gets none of the 500 Binding
+// requests sent from 50 source ports, all of which the mediator answers;
+// the gauge and one log line report it, and its leaving once more.
+func TestForeignSocketGetsNoDatagrams(t *testing.T) {
+	set := metrics.NewSet()
+	var logs syncBuffer
+	m := startWatchedMediator(t, set, &logs)
+	addr := m.LocalAddrs()[0]
+
+	foreign := reusePortSocket(t, addr.String())
+	waitGauge(t, set, 1)
+	stolen := countReads(foreign)
+
+	const sources, each = 50, 10
+	if n := answeredBindings(t, addr, sources, each); n != sources*each {
+		t.Errorf("the mediator answered %d of %d requests", n, sources*each)
+	}
+	_ = foreign.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n := <-stolen; n != 0 {
+		t.Errorf("the foreign socket received %d of %d datagrams", n, sources*each)
 	}
 
 	out := logs.String()
@@ -258,13 +285,44 @@ func TestForeignSocketGetsNoDatagrams(t *testing.T) {
 	}
 
 	_ = foreign.Close()
-	for deadline := time.Now().Add(waitBound); gauge() != 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v after the foreign socket closed", metricForeign, gauge())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGauge(t, set, 0)
 	if !strings.Contains(logs.String(), "no other process's socket is left") {
 		t.Errorf("the foreign socket's leaving was not logged:\n%s", logs.String())
+	}
+}
+
+// TestForeignProgramIsReplaced: any member of a group may attach its own
+// program; one that steers everything to the foreign socket (index 4, the
+// mediator's 4 sockets being 0..3) is replaced at the next check, and the
+// foreign socket gets none of the datagrams sent after it.
+func TestForeignProgramIsReplaced(t *testing.T) {
+	set := metrics.NewSet()
+	m := startWatchedMediator(t, set, &syncBuffer{})
+	addr := m.LocalAddrs()[0]
+	foreign := reusePortSocket(t, addr.String())
+	waitGauge(t, set, 1)
+
+	rc, err := foreign.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toMe := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 4}}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptSockFprog(int(fd), unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF,
+			&unix.SockFprog{Len: 1, Filter: &toMe[0]})
+	}); err != nil || serr != nil {
+		t.Fatal(err, serr)
+	}
+	time.Sleep(200 * time.Millisecond) // several checks
+
+	stolen := countReads(foreign)
+	const sources, each = 20, 5
+	if n := answeredBindings(t, addr, sources, each); n != sources*each {
+		t.Errorf("the mediator answered %d of %d requests", n, sources*each)
+	}
+	_ = foreign.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n := <-stolen; n != 0 {
+		t.Errorf("the foreign socket's own program still steered %d of %d datagrams to it", n, sources*each)
 	}
 }
