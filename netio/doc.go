@@ -20,8 +20,9 @@
 // adds to the group later (listen, socket.go; steer_linux.go). Before
 // bind, controlSocket (sockopt_linux.go) sets SO_REUSEPORT, the buffer
 // sizes (SO_RCVBUFFORCE, falling back to SO_RCVBUF capped at rmem_max;
-// the same for sending) and, on a wildcard address, IP_PKTINFO or IPV6_RECVPKTINFO, so that every
-// answer leaves from the address its request reached. Each socket is a
+// the same for sending) and, on a wildcard address, IP_PKTINFO or
+// IPV6_RECVPKTINFO, so that every answer leaves from the address its
+// request reached. Each socket is a
 // batchConn (batch.go): on Linux a rawConn (batch_linux.go), which calls
 // recvmmsg and sendmmsg through RawSyscall6 on arrays of mmsghdr, iovec,
 // sockaddr and control messages allocated once; elsewhere, or with
