@@ -79,6 +79,9 @@ func (m *Mediator) checkPort(w *portWatch) {
 		w.resteer = false
 		return
 	}
+	if m.closed.Load() {
+		return // Close is closing the sockets
+	}
 	for _, g := range m.groups {
 		if err := attachSteering(g.ctl, len(g.conns), m.steer); err != nil && !w.resteer {
 			m.log.Warn("cannot re-attach the UDP port's reuseport program", "err", err)
