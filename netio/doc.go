@@ -15,12 +15,14 @@
 //
 // NewMediator (mediator.go) checks the Config (Config.normalize,
 // config.go) and, for each listen address, binds Config.Sockets sockets
-// that share it with SO_REUSEPORT, so the kernel spreads datagrams over
-// them by flow hash (listen, socket.go). Before bind, controlSocket
-// (sockopt_linux.go) sets SO_REUSEPORT, the buffer sizes (SO_RCVBUFFORCE,
-// falling back to SO_RCVBUF capped at rmem_max; the same for sending) and,
-// on a wildcard address, IP_PKTINFO or IPV6_RECVPKTINFO, so that every
-// answer leaves from the address its request reached. Each socket is a
+// that share it with SO_REUSEPORT; a reuseport program spreads datagrams
+// over them by a hash of the source, and over no socket another process
+// adds to the group later (listen, socket.go; steer_linux.go). Before
+// bind, controlSocket (sockopt_linux.go) sets SO_REUSEPORT, the buffer
+// sizes (SO_RCVBUFFORCE, falling back to SO_RCVBUF capped at rmem_max;
+// the same for sending) and, on a wildcard address, IP_PKTINFO or
+// IPV6_RECVPKTINFO, so that every answer leaves from the address its
+// request reached. Each socket is a
 // batchConn (batch.go): on Linux a rawConn (batch_linux.go), which calls
 // recvmmsg and sendmmsg through RawSyscall6 on arrays of mmsghdr, iovec,
 // sockaddr and control messages allocated once; elsewhere, or with

@@ -39,30 +39,52 @@ func socketInode(c syscall.RawConn) uint64 {
 // ap's port on an address that overlaps ap's (the same, or either one the
 // wildcard), in this network namespace.
 func checkExclusive(ap netip.AddrPort, own map[uint64]bool) error {
-	for _, table := range []string{"/proc/net/udp", "/proc/net/udp6"} {
-		foreign, err := foreignSockets(table, ap, own)
-		if err != nil {
-			return err
-		}
-		if len(foreign) > 0 {
-			return fmt.Errorf("cannot listen on %s: another process holds UDP port %d: %s; sharing it would give that process a share of the datagrams, so stop it or choose another address", ap, ap.Port(), strings.Join(foreign, ", "))
-		}
+	foreign, err := scanForeign([]netip.AddrPort{ap}, own)
+	if err != nil {
+		return err
+	}
+	if len(foreign) > 0 {
+		return fmt.Errorf("cannot listen on %s: another process holds UDP port %d: %s; sharing it would give that process a share of the datagrams, so stop it or choose another address", ap, ap.Port(), describeForeign(foreign))
 	}
 	return nil
 }
 
+// scanForeign lists the sockets on the ports of addrs, on overlapping
+// addresses, that are not in own, each once.
+func scanForeign(addrs []netip.AddrPort, own map[uint64]bool) ([]foreignSocket, error) {
+	var all []foreignSocket
+	for _, table := range []string{"/proc/net/udp", "/proc/net/udp6"} {
+		found, err := foreignSockets(table, addrs, own)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, found...)
+	}
+	return all, nil
+}
+
+// describeForeign names each socket as "address (socket inode N[, pid P])".
+// It reads every process's fds: only for an error or a log line.
+func describeForeign(foreign []foreignSocket) string {
+	names := make([]string, len(foreign))
+	for i, f := range foreign {
+		names[i] = fmt.Sprintf("%s (socket inode %d%s)", f.local, f.inode, ownerOf(f.inode))
+	}
+	return strings.Join(names, ", ")
+}
+
 // foreignSockets lists the sockets of table (a /proc/net/udp{,6} file) on
-// ap's port that are not in own, each as "address (inode N[, pid P])".
-func foreignSockets(table string, ap netip.AddrPort, own map[uint64]bool) ([]string, error) {
+// the port of one of addrs, on an overlapping address, that are not in own.
+func foreignSockets(table string, addrs []netip.AddrPort, own map[uint64]bool) ([]foreignSocket, error) {
 	f, err := os.Open(table)
 	if os.IsNotExist(err) {
 		return nil, nil // no IPv6 in this kernel
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot check that UDP port %d is ours alone: %w", ap.Port(), err)
+		return nil, fmt.Errorf("cannot check that the mediator's UDP ports are its alone: %w", err)
 	}
 	defer f.Close()
-	var foreign []string
+	var foreign []foreignSocket
 	sc := bufio.NewScanner(f)
 	sc.Scan() // the header
 	for sc.Scan() {
@@ -71,16 +93,27 @@ func foreignSockets(table string, ap netip.AddrPort, own map[uint64]bool) ([]str
 			continue
 		}
 		local, ok := parseProcAddr(fields[1])
-		if !ok || local.Port() != ap.Port() || !overlaps(local.Addr(), ap.Addr()) {
+		if !ok || !onPortOf(local, addrs) {
 			continue
 		}
 		ino, err := strconv.ParseUint(fields[9], 10, 64)
 		if err != nil || own[ino] {
 			continue
 		}
-		foreign = append(foreign, fmt.Sprintf("%s (socket inode %d%s)", local, ino, ownerOf(ino)))
+		foreign = append(foreign, foreignSocket{local: local, inode: ino})
 	}
 	return foreign, sc.Err()
+}
+
+// onPortOf reports whether a socket bound to local could receive datagrams
+// sent to one of addrs.
+func onPortOf(local netip.AddrPort, addrs []netip.AddrPort) bool {
+	for _, ap := range addrs {
+		if local.Port() == ap.Port() && overlaps(local.Addr(), ap.Addr()) {
+			return true
+		}
+	}
+	return false
 }
 
 // overlaps reports whether datagrams to one address could reach a socket

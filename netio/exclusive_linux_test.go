@@ -3,37 +3,22 @@
 package netio
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/netip"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/memstore"
-	"golang.org/x/sys/unix"
 )
 
 // reusePortSocket binds a UDP socket with SO_REUSEPORT on addr, as another
 // STUN server (coturn) or a second process of the same user would.
 func reusePortSocket(t *testing.T, addr string) *net.UDPConn {
 	t.Helper()
-	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
-			return err
-		}
-		return serr
-	}}
-	pc, err := lc.ListenPacket(context.Background(), "udp4", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Close() })
-	return pc.(*net.UDPConn)
+	return reusePortOn(t, "udp4", addr)
 }
 
 func newTestMediator(addr string, sockets int) (*Mediator, error) {

@@ -250,10 +250,11 @@ func startEcho(t testing.TB, sockets int) *echoServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns, _, _, err := listen(addrs[0], sockets, &cfg, map[uint64]bool{}) // same sockets and buffers as the mediator
+	g, err := listen(addrs[0], sockets, &cfg, map[uint64]bool{}, newSteerKeys()) // same sockets and buffers as the mediator
 	if err != nil {
 		t.Fatal(err)
 	}
+	conns := g.conns
 	e := &echoServer{addr: conns[0].LocalAddr()}
 	var wg sync.WaitGroup
 	for _, c := range conns {

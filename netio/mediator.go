@@ -26,6 +26,10 @@ type Mediator struct {
 	met     *mediatorMetrics
 	limiter *rateLimiter
 	conns   []batchConn
+	groups  []socketGroup // one per address: its sockets and their reuseport program
+	addrs   []netip.AddrPort
+	own     map[uint64]bool // the inodes of conns, for checkPort (foreign.go)
+	steer   steerKeys
 	recv    int
 	send    int
 	pushes  chan push  // offers and forwarded pushes, for pushLoop
@@ -42,6 +46,8 @@ type Mediator struct {
 
 	punch *punchMetrics      // punch_metrics.go
 	marks chan engine.Handle // offered.go
+
+	foreignEvery time.Duration // foreign.go; tests shorten it before Start
 }
 
 // NewMediator validates cfg and binds every socket; it does not start
@@ -65,9 +71,11 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 	}
 	m.punch = newPunchMetrics(cfg.Metrics, cfg.Tenants)
 	m.marks = make(chan engine.Handle, offerQueue)
-	own := map[uint64]bool{} // every socket of this mediator, for listen's exclusivity check
+	m.own = map[uint64]bool{} // every socket of this mediator, for listen's exclusivity check
+	m.steer = newSteerKeys()
+	m.foreignEvery = foreignCheckEvery
 	for i, ap := range addrs {
-		conns, recv, send, err := listen(ap, cfg.Sockets, &cfg, own)
+		g, err := listen(ap, cfg.Sockets, &cfg, m.own, m.steer)
 		if err != nil {
 			for _, c := range m.conns {
 				_ = c.Close() // the listen error is the one to report
@@ -75,10 +83,12 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 			return nil, err
 		}
 		if i == 0 {
-			m.recv, m.send = recv, send
+			m.recv, m.send = g.recv, g.send
 		}
-		m.conns = append(m.conns, conns...)
+		m.conns = append(m.conns, g.conns...)
+		m.groups = append(m.groups, g)
 	}
+	m.addrs = m.LocalAddrs()
 	m.relay = newRelayPeers(cfg.RelayAllowPeers, m.LocalAddrs())
 	if cfg.Forwarder != nil {
 		m.fwd = &forwarder{bus: cfg.Forwarder, self: store.InstanceID(), out: make(chan outgoing, forwardQueue),
@@ -88,7 +98,8 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 	return m, nil
 }
 
-// Start starts one reader goroutine per socket, the push sender and, with a
+// Start starts one reader goroutine per socket, the push sender, the check
+// for other processes' sockets on the ports (foreign.go) and, with a
 // Forwarder, the goroutine that forwards pushes to other instances (the one
 // receiving theirs runs from NewMediator on). Calls after the first, or
 // after Close, do nothing.
@@ -97,7 +108,8 @@ func (m *Mediator) Start() {
 		if m.closed.Load() {
 			return
 		}
-		m.wg.Add(len(m.conns) + 2)
+		m.wg.Add(len(m.conns) + 3)
+		go m.watchPort()
 		if m.fwd != nil {
 			m.wg.Add(1)
 			go m.forwardLoop()

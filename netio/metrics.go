@@ -109,6 +109,9 @@ type mediatorMetrics struct {
 	// commit is the time of one store.ApplyBatch: the commit latency of a
 	// batch (docs/contracts/udp.md#metrics).
 	commit *metrics.PrometheusHistogram
+	// foreign counts other processes' sockets on the mediator's UDP ports
+	// (foreign.go).
+	foreign *metrics.Gauge
 }
 
 // Metric families. Every one needs a HELP text in metricHelp: the
@@ -122,6 +125,7 @@ const (
 	metricDropped   = "rendezvous_udp_dropped_total"
 	metricAnswers   = "rendezvous_udp_answers_total"
 	metricForwarded = "rendezvous_udp_forwarded_total"
+	metricForeign   = "rendezvous_udp_foreign_sockets"
 )
 
 var metricHelp = map[string]string{
@@ -135,6 +139,7 @@ var metricHelp = map[string]string{
 	metricCommit:    "Commit latency in seconds: time in one store ApplyBatch of a receive batch.",
 	metricDropped:   "Datagrams that got no answer, by reason.",
 	metricAnswers:   "UDP answers, by method asked and outcome answered.",
+	metricForeign:   "UDP sockets of other processes on the mediator's ports, found by the check every 10 s (0: the ports are the mediator's alone).",
 	metricForwarded: "Pushed datagrams (OFFER, INTRODUCE) forwarded between instances: out, handed to the instance whose socket the recipient's NAT mapping points at; in, received here to send.",
 }
 
@@ -159,6 +164,7 @@ func newMediatorMetrics(s *metrics.Set) *mediatorMetrics {
 		batches:   s.GetOrCreateCounter(metricBatches),
 		batchSize: s.GetOrCreatePrometheusHistogramExt(metricBatchSize, batchBuckets),
 		commit:    s.GetOrCreatePrometheusHistogramExt(metricCommit, commitBuckets),
+		foreign:   s.GetOrCreateGauge(metricForeign, nil),
 	}
 	for i := range m.drops {
 		m.drops[i] = s.GetOrCreateCounter(fmt.Sprintf(`%s{reason=%q}`, metricDropped, dropNames[i]))

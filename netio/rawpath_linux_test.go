@@ -87,10 +87,11 @@ func rawServerAndClient(t *testing.T, listenOn string) (batchConn, *net.UDPConn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns, _, _, err := listen(addrs[0], 1, &cfg, map[uint64]bool{})
+	g, err := listen(addrs[0], 1, &cfg, map[uint64]bool{}, newSteerKeys())
 	if err != nil {
 		t.Fatal(err)
 	}
+	conns := g.conns
 	t.Cleanup(func() { conns[0].Close() })
 	cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {

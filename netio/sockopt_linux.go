@@ -12,7 +12,8 @@ import (
 const dontWait = unix.MSG_DONTWAIT
 
 // controlSocket runs before bind: SO_REUSEPORT so several sockets share one
-// address (the kernel fans datagrams out by flow hash), and large buffers.
+// address (after bind, listen attaches the program that fans datagrams out
+// over them, steer_linux.go), and large buffers.
 // It tries SO_RCVBUFFORCE/SO_SNDBUFFORCE first (they pass rmem_max when the
 // process has CAP_NET_ADMIN) and falls back to SO_RCVBUF/SO_SNDBUF.
 func controlSocket(recv, send int, pktinfo bool) func(network, address string, c syscall.RawConn) error {

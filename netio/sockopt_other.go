@@ -29,3 +29,13 @@ func bufferSizes(c syscall.RawConn) (recv, send int) { return 0, 0 }
 func socketInode(c syscall.RawConn) uint64 { return 0 }
 
 func checkExclusive(ap netip.AddrPort, own map[uint64]bool) error { return nil }
+
+// attachSteering, scanForeign, describeForeign: nor can another socket join
+// later.
+func attachSteering(c syscall.RawConn, n int, k steerKeys) error { return nil }
+
+func scanForeign(addrs []netip.AddrPort, own map[uint64]bool) ([]foreignSocket, error) {
+	return nil, nil
+}
+
+func describeForeign(foreign []foreignSocket) string { return "" }
