@@ -64,3 +64,22 @@ func (e *env) wantCanceled(op string, err error) {
 }
 
 func asInput(err error, ie **engine.InputError) bool { return errors.As(err, ie) }
+
+// shedListing requires CreateListing(cmd) to be shed on pool p and to leave
+// the store unchanged (what names the case in a failure).
+func (e *env) shedListing(what string, cmd engine.CreateListing, p engine.Pool) {
+	e.t.Helper()
+	e.unchanged(what, func() {
+		_, r, err := e.s.CreateListing(e.ctx, cmd)
+		e.wantShed("CreateListing", r, err, p)
+	})
+}
+
+// shedAttempt is shedListing for CreateJoinAttempt.
+func (e *env) shedAttempt(what string, cmd engine.CreateAttempt, p engine.Pool) {
+	e.t.Helper()
+	e.unchanged(what, func() {
+		_, r, err := e.s.CreateJoinAttempt(e.ctx, cmd)
+		e.wantShed("CreateJoinAttempt", r, err, p)
+	})
+}

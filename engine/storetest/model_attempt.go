@@ -25,22 +25,11 @@ func (m *model) opCreateAttempt(in *stream) {
 	rec := m.idem[ik]
 	request := fmt.Sprint(l.v.ID, pv, cmd.RelayOnly)
 	_, _, na, _ := m.counts()
-	var full []engine.Pool
-	if na >= m.e.l.MaxAttempts {
-		full = append(full, engine.PoolAttempts)
-	}
-	if len(m.idem) >= m.e.l.MaxIdempotency {
-		full = append(full, engine.PoolIdempotency)
-	}
+	full := m.fullPools(engine.PoolAttempts, na, m.e.l.MaxAttempts)
 	m.guarded("CreateJoinAttempt", func() bool {
 		a, r, err := m.e.s.CreateJoinAttempt(m.e.ctx, cmd)
 		switch {
-		case m.draining:
-			m.expect("CreateJoinAttempt", r, err, engine.Draining)
-		case m.revoked[client] != 0:
-			m.expect("CreateJoinAttempt", r, err, engine.Revoked)
-		case rec != nil && rec.request != request:
-			m.expect("CreateJoinAttempt", r, err, engine.Conflict)
+		case m.createRefused("CreateJoinAttempt", client, rec, request, r, err):
 		case rec != nil && rec.attempt.alive:
 			m.expect("CreateJoinAttempt", r, err, engine.Success)
 			if !r.Replay || a.ID != rec.attempt.a.ID || a.Handle != rec.attempt.a.Handle {

@@ -295,10 +295,7 @@ func runReference(t *testing.T, f Factory) {
 			e.wantShed("BindHostPresence", r, err, engine.PoolPresence)
 		})
 		e.attempt(first, "client-1")
-		e.unchanged("attempt over ceiling", func() {
-			_, r, err := e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(first, "client-2"))
-			e.wantShed("CreateJoinAttempt", r, err, engine.PoolAttempts)
-		})
+		e.shedAttempt("attempt over ceiling", e.attemptCmd(first, "client-2"), engine.PoolAttempts)
 		_, r, err := e.s.RevokePrincipal(e.ctx, "unrelated", time.Minute)
 		e.want("RevokePrincipal", r, err, engine.Success)
 		e.unchanged("revocation over ceiling", func() {
@@ -315,20 +312,14 @@ func runReference(t *testing.T, f Factory) {
 	t.Run("ExhaustionShedsNewListingWithoutMutatingExistingState", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
-		e.unchanged("listing over ceiling", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
-			e.wantShed("CreateListing", r, err, engine.PoolListings)
-		})
+		e.shedListing("listing over ceiling", e.listingCmd("publisher-1"), engine.PoolListings)
 		e.wantGet(first.ID, false, engine.Success)
 	})
 
 	t.Run("IdempotencyPoolExhaustionDoesNotCreateUntrackedResource", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency = 2, 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
-		e.unchanged("idempotency over ceiling", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
-			e.wantShed("CreateListing", r, err, engine.PoolIdempotency)
-		})
+		e.shedListing("idempotency over ceiling", e.listingCmd("publisher-1"), engine.PoolIdempotency)
 		e.wantGet(first.ID, false, engine.Success)
 		e.wantUsed(engine.PoolListings, 1)
 	})
@@ -336,16 +327,10 @@ func runReference(t *testing.T, f Factory) {
 	t.Run("PolicyQuotasAreCheckedInsideAtomicCreation", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.OwnerListingQuota, l.TenantAttemptQuota = 1, 1 })
 		first := e.create(e.listingCmd("publisher-quota"))
-		e.unchanged("owner quota", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-quota"))
-			e.wantShed("CreateListing", r, err, engine.QuotaOwnerListings)
-		})
+		e.shedListing("owner quota", e.listingCmd("publisher-quota"), engine.QuotaOwnerListings)
 		e.presence(first, 1, pub(42100))
 		e.attempt(first, "client-1")
-		e.unchanged("tenant attempt quota", func() {
-			_, r, err := e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(first, "client-quota-2"))
-			e.wantShed("CreateJoinAttempt", r, err, engine.QuotaTenantAttempts)
-		})
+		e.shedAttempt("tenant attempt quota", e.attemptCmd(first, "client-quota-2"), engine.QuotaTenantAttempts)
 	})
 
 	t.Run("InvalidDefaultSecurityValuesCannotEnterStore", func(t *testing.T) {
