@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -82,4 +83,24 @@ func (e *env) shedAttempt(what string, cmd engine.CreateAttempt, p engine.Pool) 
 		_, r, err := e.s.CreateJoinAttempt(e.ctx, cmd)
 		e.wantShed("CreateJoinAttempt", r, err, p)
 	})
+}
+
+// wantAttempt requires AttemptHost to find the attempt of h (alive) or not;
+// why says what went wrong when it does not.
+func (e *env) wantAttempt(h engine.Handle, alive bool, why string) {
+	e.t.Helper()
+	if _, ok := e.s.AttemptHost(h); ok != alive {
+		e.t.Fatalf("%s", why)
+	}
+}
+
+// revoke revokes subject for a minute and requires Success with removed
+// listings and attempts counted.
+func (e *env) revoke(subject engine.Subject, removed int) {
+	e.t.Helper()
+	n, r, err := e.s.RevokePrincipal(e.ctx, subject, time.Minute)
+	e.want("RevokePrincipal", r, err, engine.Success)
+	if n != removed {
+		e.t.Fatalf("RevokePrincipal(%s) removed %d, want %d", subject, n, removed)
+	}
 }

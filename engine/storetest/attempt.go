@@ -23,12 +23,8 @@ func runAttempt(t *testing.T, f Factory) {
 		if h, ok := e.s.AttemptHost(a.Handle); !ok || h != v.Presence {
 			t.Fatalf("AttemptHost = ok %v", ok)
 		}
-		if _, ok := e.s.AttemptHost(engine.Handle{UUID: engine.NewUUID()}); ok {
-			t.Fatalf("AttemptHost finds an unknown handle")
-		}
-		if _, ok := e.s.AttemptHost(v.Presence); ok {
-			t.Fatalf("AttemptHost treats a presence handle as an attempt")
-		}
+		e.wantAttempt(engine.Handle{UUID: engine.NewUUID()}, false, "AttemptHost finds an unknown handle")
+		e.wantAttempt(v.Presence, false, "AttemptHost treats a presence handle as an attempt")
 		b := e.attempt(v, "client-1")
 		if b.ID == a.ID || b.Handle == a.Handle {
 			t.Fatalf("two attempts share IDs")

@@ -79,9 +79,7 @@ func runExpiry(t *testing.T, f Factory) {
 		}
 		e.wantUsed(engine.PoolAttempts, 1)
 		e.c.Advance(ns)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("AttemptHost finds an attempt at its deadline")
-		}
+		e.wantAttempt(a.Handle, false, "AttemptHost finds an attempt at its deadline")
 		_, r, err := e.s.ConsumeIntroduction(e.ctx, a.Handle)
 		e.want("ConsumeIntroduction at deadline", r, err, engine.NotFound)
 		e.wantUsed(engine.PoolAttempts, 0)
@@ -175,16 +173,12 @@ func runExpiry(t *testing.T, f Factory) {
 		e.want("RevokePrincipal", r, err, engine.Success)
 		e.c.MoveWall(365 * 24 * time.Hour)
 		e.wantGet(v.ID, true, engine.Success)
-		if _, ok := e.s.AttemptHost(a.Handle); !ok {
-			t.Fatalf("wall clock jump expired an attempt")
-		}
+		e.wantAttempt(a.Handle, true, "wall clock jump expired an attempt")
 		e.c.MoveWall(-2 * 365 * 24 * time.Hour)
 		e.c.Advance(e.l.PresenceTTL)
 		e.wantGet(v.ID, true, engine.NotFound)
 		e.c.Advance(e.l.AttemptTTL - e.l.PresenceTTL)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("wall clock jump back prolonged an attempt")
-		}
+		e.wantAttempt(a.Handle, false, "wall clock jump back prolonged an attempt")
 		e.c.Advance(e.l.LeaseTTL - e.l.AttemptTTL)
 		e.wantGet(v.ID, false, engine.NotFound)
 		if ok, _ := e.s.Revoked(e.ctx, "someone"); ok {
@@ -206,9 +200,7 @@ func runExpiry(t *testing.T, f Factory) {
 			t.Fatalf("AttemptHost before the lease deadline = %v %v, want the listing's presence handle", ph, ok)
 		}
 		e.c.Advance(ns) // no transition runs in between
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("AttemptHost answers for an attempt whose listing's lease ended")
-		}
+		e.wantAttempt(a.Handle, false, "AttemptHost answers for an attempt whose listing's lease ended")
 	})
 
 	t.Run("LeaseExpiryCascades", func(t *testing.T) {
@@ -219,14 +211,10 @@ func runExpiry(t *testing.T, f Factory) {
 		a := e.attempt(v, "client-1") // deadline 70s, lease 60s
 		e.bind(e.bindCmd(a, engine.RoleClient, otherPub(1000), netipZero))
 		e.c.Advance(20*time.Second - ns)
-		if _, ok := e.s.AttemptHost(a.Handle); !ok {
-			t.Fatalf("attempt gone before its listing's lease deadline")
-		}
+		e.wantAttempt(a.Handle, true, "attempt gone before its listing's lease deadline")
 		e.c.Advance(ns)
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("attempt survives its listing's lease expiry")
-		}
+		e.wantAttempt(a.Handle, false, "attempt survives its listing's lease expiry")
 		if _, r := e.bind(e.bindCmd(a, engine.RoleHost, pub(1000), netipZero)); r.Outcome != engine.NotFound {
 			t.Fatalf("bind on cascaded attempt = %v, want NotFound", r.Outcome)
 		}

@@ -264,9 +264,7 @@ func runReference(t *testing.T, f Factory) {
 		}
 		_, r, err := e.s.ConsumeIntroduction(e.ctx, a.Handle)
 		e.want("ConsumeIntroduction of expired attempt", r, err, engine.NotFound)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("AttemptHost finds an expired attempt")
-		}
+		e.wantAttempt(a.Handle, false, "AttemptHost finds an expired attempt")
 	})
 
 	t.Run("GenericReplayConsumptionIsBoundedAndExpires", func(t *testing.T) {
@@ -367,17 +365,13 @@ func runReference(t *testing.T, f Factory) {
 		e := newEnv(t, f)
 		v := e.visible("publisher-1")
 		a := e.attempt(v, "publisher-1")
-		n, r, err := e.s.RevokePrincipal(e.ctx, "publisher-1", time.Minute)
-		e.want("RevokePrincipal", r, err, engine.Success)
-		if n != 2 {
-			t.Fatalf("RevokePrincipal removed %d, want 2 (its listing and its attempt)", n)
-		}
+		e.revoke("publisher-1", 2) // its listing and its attempt
 		e.wantGet(v.ID, false, engine.NotFound)
 		if _, r := e.bind(e.bindCmd(a, engine.RoleClient, pub(40030), netipZero)); r.Outcome != engine.NotFound {
 			t.Fatalf("bind after revocation = %v, want NotFound", r.Outcome)
 		}
 		e.unchanged("revoked creation", func() {
-			_, r, err = e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
+			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
 			e.want("CreateListing by revoked subject", r, err, engine.Revoked)
 		})
 	})
