@@ -85,6 +85,18 @@ func (e *env) shedAttempt(what string, cmd engine.CreateAttempt, p engine.Pool) 
 	})
 }
 
+// shedCreates requires both a CreateListing and a CreateJoinAttempt to be
+// shed on pool p, changing nothing.
+func (e *env) shedCreates(what string, lc engine.CreateListing, ac engine.CreateAttempt, p engine.Pool) {
+	e.t.Helper()
+	e.unchanged(what, func() {
+		_, r, err := e.s.CreateListing(e.ctx, lc)
+		e.wantShed("CreateListing", r, err, p)
+		_, r, err = e.s.CreateJoinAttempt(e.ctx, ac)
+		e.wantShed("CreateJoinAttempt", r, err, p)
+	})
+}
+
 // wantAttempt requires AttemptHost to find the attempt of h (alive) or not;
 // why says what went wrong when it does not.
 func (e *env) wantAttempt(h engine.Handle, alive bool, why string) {

@@ -112,12 +112,7 @@ func runCapacity(t *testing.T, f Factory) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.MaxIdempotency = 2 }, wholePools)
 		v := e.visible("publisher-1")
 		e.attempt(v, "client-1")
-		e.unchanged("idempotency full", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-2"))
-			e.wantShed("CreateListing", r, err, engine.PoolIdempotency)
-			_, r, err = e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(v, "client-2"))
-			e.wantShed("CreateJoinAttempt", r, err, engine.PoolIdempotency)
-		})
+		e.shedCreates("idempotency full", e.listingCmd("publisher-2"), e.attemptCmd(v, "client-2"), engine.PoolIdempotency)
 		e.wantUsed(engine.PoolListings, 1)
 		e.wantUsed(engine.PoolAttempts, 1)
 	})
@@ -184,12 +179,7 @@ func runCapacity(t *testing.T, f Factory) {
 		v := e.visible("publisher-1")
 		a := e.attempt(v, "client-1")
 		e.attempt(v, "client-2")
-		e.unchanged("tenant idempotency quota", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-2"))
-			e.wantShed("CreateListing", r, err, engine.QuotaTenantIdempotency)
-			_, r, err = e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(v, "client-3"))
-			e.wantShed("CreateJoinAttempt", r, err, engine.QuotaTenantIdempotency)
-		})
+		e.shedCreates("tenant idempotency quota", e.listingCmd("publisher-2"), e.attemptCmd(v, "client-3"), engine.QuotaTenantIdempotency)
 		// The records outlive their attempts: the share is still used after
 		// the attempts are gone, until the records expire.
 		e.c.Advance(e.l.AttemptTTL)
