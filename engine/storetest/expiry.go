@@ -190,11 +190,7 @@ func runExpiry(t *testing.T, f Factory) {
 	// itself treat an attempt whose listing's lease has ended as gone (the
 	// attempt's own deadline is later): the mediator derives h: keys from it.
 	t.Run("AttemptHostEndsWithTheLeaseBeforeCleanup", func(t *testing.T) {
-		e := newEnv(t, f)
-		v := e.visible("publisher-1")
-		e.c.Advance(40 * time.Second)
-		e.presence(v, 2, pub(40000))
-		a := e.attempt(v, "client-1") // deadline 70s, lease 60s
+		e, v, a := leaseEndsFirst(t, f)
 		e.c.Advance(20*time.Second - ns)
 		if ph, ok := e.s.AttemptHost(a.Handle); !ok || ph != v.Presence {
 			t.Fatalf("AttemptHost before the lease deadline = %v %v, want the listing's presence handle", ph, ok)
@@ -204,11 +200,7 @@ func runExpiry(t *testing.T, f Factory) {
 	})
 
 	t.Run("LeaseExpiryCascades", func(t *testing.T) {
-		e := newEnv(t, f)
-		v := e.visible("publisher-1")
-		e.c.Advance(40 * time.Second)
-		e.presence(v, 2, pub(40000))
-		a := e.attempt(v, "client-1") // deadline 70s, lease 60s
+		e, v, a := leaseEndsFirst(t, f)
 		e.bind(e.bindCmd(a, engine.RoleClient, otherPub(1000), netipZero))
 		e.c.Advance(20*time.Second - ns)
 		e.wantAttempt(a.Handle, true, "attempt gone before its listing's lease deadline")
@@ -228,4 +220,15 @@ func runExpiry(t *testing.T, f Factory) {
 		}
 		e.check()
 	})
+}
+
+// leaseEndsFirst is a listing whose lease (60s) ends before the deadline
+// (70s) of its attempt a, created at 40s.
+func leaseEndsFirst(t *testing.T, f Factory) (*env, engine.ListingView, engine.AttemptView) {
+	t.Helper()
+	e := newEnv(t, f)
+	v := e.visible("publisher-1")
+	e.c.Advance(40 * time.Second)
+	e.presence(v, 2, pub(40000))
+	return e, v, e.attempt(v, "client-1")
 }
