@@ -40,12 +40,7 @@ func (m *model) opCreateAttempt(in *stream) {
 			m.expect("CreateJoinAttempt", r, err, engine.Expired)
 		case !l.fresh(m.now) || pv != l.v.Spec.ProtocolVersion:
 			m.expect("CreateJoinAttempt", r, err, engine.NotFound)
-		case len(full) > 0:
-			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
-			m.shed("CreateJoinAttempt", r, full)
-		case m.attemptQuota(client) != engine.PoolNone:
-			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
-			m.shed("CreateJoinAttempt", r, []engine.Pool{m.attemptQuota(client)})
+		case m.createShed("CreateJoinAttempt", r, err, full, m.attemptQuota(client)):
 		default:
 			m.expect("CreateJoinAttempt", r, err, engine.Success)
 			if r.Replay || a.HostPresence != l.v.Presence || a.HostPresencePublic != l.public || a.Listing != l.v.ID || a.RelayOnly != cmd.RelayOnly {

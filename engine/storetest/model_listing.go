@@ -40,12 +40,7 @@ func (m *model) opCreateListing(in *stream) {
 			return true
 		case rec != nil:
 			m.expect("CreateListing", r, err, engine.Expired)
-		case len(full) > 0:
-			m.expect("CreateListing", r, err, engine.CapacityExceeded)
-			m.shed("CreateListing", r, full)
-		case m.listingQuota(owner) != engine.PoolNone:
-			m.expect("CreateListing", r, err, engine.CapacityExceeded)
-			m.shed("CreateListing", r, []engine.Pool{m.listingQuota(owner)})
+		case m.createShed("CreateListing", r, err, full, m.listingQuota(owner)):
 		default:
 			m.expect("CreateListing", r, err, engine.Success)
 			if r.Replay {

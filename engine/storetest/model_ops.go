@@ -150,6 +150,24 @@ func (m *model) createRefused(op string, caller engine.Subject, rec *mIdem, requ
 	return true
 }
 
+// createShed checks a create the model says is shed: on a full pool first,
+// else on the caller's quota (PoolNone: within it). It reports whether
+// either applied (and was checked).
+func (m *model) createShed(op string, r engine.Result, err error, full []engine.Pool, quota engine.Pool) bool {
+	m.e.t.Helper()
+	switch {
+	case len(full) > 0:
+		m.expect(op, r, err, engine.CapacityExceeded)
+		m.shed(op, r, full)
+	case quota != engine.PoolNone:
+		m.expect(op, r, err, engine.CapacityExceeded)
+		m.shed(op, r, []engine.Pool{quota})
+	default:
+		return false
+	}
+	return true
+}
+
 // shed checks a CapacityExceeded against the pools the model says are full.
 func (m *model) shed(op string, r engine.Result, full []engine.Pool) {
 	t := m.e.t
