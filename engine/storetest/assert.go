@@ -116,3 +116,11 @@ func (e *env) revoke(subject engine.Subject, removed int) {
 		e.t.Fatalf("RevokePrincipal(%s) removed %d, want %d", subject, n, removed)
 	}
 }
+
+// wantBind requires a bind to answer o; what names the bind in a failure.
+func (e *env) wantBind(cmd engine.BindAttempt, o engine.Outcome, what string) {
+	e.t.Helper()
+	if _, r := e.bind(cmd); r.Outcome != o {
+		e.t.Fatalf("%s = %v, want %v", what, r.Outcome, o)
+	}
+}

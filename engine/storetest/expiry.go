@@ -207,9 +207,7 @@ func runExpiry(t *testing.T, f Factory) {
 		e.c.Advance(ns)
 		e.wantGet(v.ID, false, engine.NotFound)
 		e.wantAttempt(a.Handle, false, "attempt survives its listing's lease expiry")
-		if _, r := e.bind(e.bindCmd(a, engine.RoleHost, pub(1000), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind on cascaded attempt = %v, want NotFound", r.Outcome)
-		}
+		e.wantBind(e.bindCmd(a, engine.RoleHost, pub(1000), netipZero), engine.NotFound, "bind on cascaded attempt")
 		_, r, err := e.s.BindHostPresence(e.ctx, e.presenceCmd(v, 3, pub(40000)))
 		e.want("presence of expired listing", r, err, engine.NotFound)
 		for _, p := range []engine.Pool{engine.PoolListings, engine.PoolPresence, engine.PoolAttempts} {

@@ -247,10 +247,7 @@ func runReference(t *testing.T, f Factory) {
 		moved := client
 		moved.Public = otherPub(40021)
 		e.unchanged("different client bind", func() {
-			_, r := e.bind(moved)
-			if r.Outcome != engine.ReplayRejected {
-				t.Fatalf("different client bind after consumption = %v, want ReplayRejected", r.Outcome)
-			}
+			e.wantBind(moved, engine.ReplayRejected, "different client bind after consumption")
 		})
 	})
 
@@ -259,9 +256,7 @@ func runReference(t *testing.T, f Factory) {
 		v := e.visible("publisher-1")
 		a := e.attempt(v, "client-1")
 		e.c.Advance(30 * time.Second)
-		if _, r := e.bind(e.bindCmd(a, engine.RoleClient, pub(40050), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind of expired attempt = %v, want NotFound", r.Outcome)
-		}
+		e.wantBind(e.bindCmd(a, engine.RoleClient, pub(40050), netipZero), engine.NotFound, "bind of expired attempt")
 		_, r, err := e.s.ConsumeIntroduction(e.ctx, a.Handle)
 		e.want("ConsumeIntroduction of expired attempt", r, err, engine.NotFound)
 		e.wantAttempt(a.Handle, false, "AttemptHost finds an expired attempt")
@@ -353,10 +348,7 @@ func runReference(t *testing.T, f Factory) {
 			for _, role := range []engine.Role{engine.RoleHost, engine.RoleClient} {
 				bc := e.bindCmd(a, role, pub(40000), netipZero)
 				bc.Key = engine.Fingerprint{}
-				_, r = e.bind(bc)
-				if r.Outcome != engine.NotFound {
-					t.Fatalf("bind with zero key = %v, want NotFound", r.Outcome)
-				}
+				e.wantBind(bc, engine.NotFound, "bind with zero key")
 			}
 		})
 	})
@@ -367,9 +359,7 @@ func runReference(t *testing.T, f Factory) {
 		a := e.attempt(v, "publisher-1")
 		e.revoke("publisher-1", 2) // its listing and its attempt
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, r := e.bind(e.bindCmd(a, engine.RoleClient, pub(40030), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind after revocation = %v, want NotFound", r.Outcome)
-		}
+		e.wantBind(e.bindCmd(a, engine.RoleClient, pub(40030), netipZero), engine.NotFound, "bind after revocation")
 		e.unchanged("revoked creation", func() {
 			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
 			e.want("CreateListing by revoked subject", r, err, engine.Revoked)
@@ -407,9 +397,7 @@ func runReference(t *testing.T, f Factory) {
 		}
 		e.c.Advance(5 * time.Second)
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, r := e.bind(e.bindCmd(a, engine.RoleHost, pub(41001), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind after drain window = %v, want NotFound", r.Outcome)
-		}
+		e.wantBind(e.bindCmd(a, engine.RoleHost, pub(41001), netipZero), engine.NotFound, "bind after drain window")
 	})
 
 	t.Run("PrecancelledOperationHasNoPartialEffect", func(t *testing.T) {
