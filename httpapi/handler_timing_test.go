@@ -79,6 +79,36 @@ func runHTTP(b *testing.B, c *fasthttp.HostClient, want int, prep func(rq *fasth
 
 var fixedBody = []byte(`{"status":"ok"}`)
 
+// browse prepares a client's browse of a 100-item page.
+func browse(rq *fasthttp.Request, _ int64) {
+	rq.Header.SetMethod("GET")
+	rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
+	rq.Header.Set("Authorization", "Bearer "+tokCli)
+}
+
+// createAt prepares a client's create: a POST of body to uri with tok and a
+// new Idempotency-Key per request.
+func createAt(uri, tok, body string) func(rq *fasthttp.Request, i int64) {
+	raw := []byte(body)
+	return func(rq *fasthttp.Request, i int64) {
+		rq.Header.SetMethod("POST")
+		rq.SetRequestURI(uri)
+		rq.Header.Set("Authorization", "Bearer "+tok)
+		rq.Header.SetContentType("application/json")
+		rq.Header.Set("Idempotency-Key", "k"+strconv.FormatInt(i, 10))
+		rq.SetBody(raw)
+	}
+}
+
+// fixed is a bare handler that answers body, the ceiling a real handler
+// is compared with.
+func fixed(body []byte) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		ctx.SetBody(body)
+	}
+}
+
 // pageBody is a real 100-item browse answer, for a bare handler that sends
 // the same bytes as browse does.
 func pageBody(b *testing.B) []byte {
@@ -97,89 +127,32 @@ func pageBody(b *testing.B) []byte {
 // browse of a 100-item page (store at its listing ceiling, 25,000), create
 // listing and create join attempt.
 func BenchmarkHTTP(b *testing.B) {
-	b.Run("bare", func(b *testing.B) {
-		c := serve(b, func(ctx *fasthttp.RequestCtx) {
-			ctx.SetContentType("application/json")
-			ctx.SetBody(fixedBody)
-		})
-		runHTTP(b, c, 200, func(rq *fasthttp.Request, _ int64) {
-			rq.Header.SetMethod("GET")
-			rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
-			rq.Header.Set("Authorization", "Bearer "+tokCli)
-		})
-	})
-	b.Run("bare_page", func(b *testing.B) {
-		page := pageBody(b)
-		c := serve(b, func(ctx *fasthttp.RequestCtx) {
-			ctx.SetContentType("application/json")
-			ctx.SetBody(page)
-		})
-		runHTTP(b, c, 200, func(rq *fasthttp.Request, _ int64) {
-			rq.Header.SetMethod("GET")
-			rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
-			rq.Header.Set("Authorization", "Bearer "+tokCli)
-		})
-	})
-	b.Run("browse100", func(b *testing.B) {
-		d := newDirect(b, fullPoolLimits())
-		d.fill(b, engine.DefaultMaxListings, 100)
-		c := serve(b, d.api.Handler)
-		runHTTP(b, c, 200, func(rq *fasthttp.Request, _ int64) {
-			rq.Header.SetMethod("GET")
-			rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
-			rq.Header.Set("Authorization", "Bearer "+tokCli)
-		})
-	})
+	benchReads(b, serve)
 	b.Run("create_listing", func(b *testing.B) {
 		d := newDirect(b, bigLimits())
-		c := serve(b, d.api.Handler)
-		body := []byte(validCreateBody)
-		runHTTP(b, c, 201, func(rq *fasthttp.Request, i int64) {
-			rq.Header.SetMethod("POST")
-			rq.SetRequestURI("http://bench/v1/listings")
-			rq.Header.Set("Authorization", "Bearer "+tokPub)
-			rq.Header.SetContentType("application/json")
-			rq.Header.Set("Idempotency-Key", "k"+strconv.FormatInt(i, 10))
-			rq.SetBody(body)
-		})
+		runHTTP(b, serve(b, d.api.Handler), 201, createAt("http://bench/v1/listings", tokPub, validCreateBody))
 	})
 	b.Run("create_join_attempt", func(b *testing.B) {
 		d := newDirect(b, bigLimits())
 		v := d.fill(b, 1, 1)[0]
-		c := serve(b, d.api.Handler)
 		uri := "http://bench/v1/listings/" + v.ID.String() + "/join-attempts"
-		body := []byte(`{"protocol_version":7}`)
-		runHTTP(b, c, 201, func(rq *fasthttp.Request, i int64) {
-			rq.Header.SetMethod("POST")
-			rq.SetRequestURI(uri)
-			rq.Header.Set("Authorization", "Bearer "+tokCli)
-			rq.Header.SetContentType("application/json")
-			rq.Header.Set("Idempotency-Key", "k"+strconv.FormatInt(i, 10))
-			rq.SetBody(body)
-		})
+		runHTTP(b, serve(b, d.api.Handler), 201, createAt(uri, tokCli, `{"protocol_version":7}`))
 	})
 }
 
 // BenchmarkHTTPLoopback is BenchmarkHTTP's read cases over real loopback
 // TCP: bare handler, bare handler sending the same page, and browse.
-func BenchmarkHTTPLoopback(b *testing.B) {
-	browse := func(rq *fasthttp.Request, _ int64) {
-		rq.Header.SetMethod("GET")
-		rq.SetRequestURI("http://bench/v1/listings?protocol_version=7&limit=100")
-		rq.Header.Set("Authorization", "Bearer "+tokCli)
-	}
-	fixed := func(body []byte) fasthttp.RequestHandler {
-		return func(ctx *fasthttp.RequestCtx) {
-			ctx.SetContentType("application/json")
-			ctx.SetBody(body)
-		}
-	}
-	b.Run("bare", func(b *testing.B) { runHTTP(b, serveTCP(b, fixed(fixedBody)), 200, browse) })
-	b.Run("bare_page", func(b *testing.B) { runHTTP(b, serveTCP(b, fixed(pageBody(b))), 200, browse) })
+func BenchmarkHTTPLoopback(b *testing.B) { benchReads(b, serveTCP) }
+
+// benchReads runs the read cases through the client transport returns: a
+// bare handler, a bare handler sending a real 100-item page, and browse.
+func benchReads(b *testing.B, transport func(*testing.B, fasthttp.RequestHandler) *fasthttp.HostClient) {
+	b.Run("bare", func(b *testing.B) { runHTTP(b, transport(b, fixed(fixedBody)), 200, browse) })
+	b.Run("bare_page", func(b *testing.B) { runHTTP(b, transport(b, fixed(pageBody(b))), 200, browse) })
 	b.Run("browse100", func(b *testing.B) {
 		d := newDirect(b, fullPoolLimits())
 		d.fill(b, engine.DefaultMaxListings, 100)
-		runHTTP(b, serveTCP(b, d.api.Handler), 200, browse)
+		runHTTP(b, transport(b, d.api.Handler), 200, browse)
 	})
 }
 
@@ -236,19 +209,7 @@ func BenchmarkHandler(b *testing.B) {
 		ctx := newCtx("POST", "/v1/listings", tokPub)
 		ctx.Request.Header.SetContentType("application/json")
 		ctx.Request.SetBody([]byte(validCreateBody))
-		var key []byte
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			key = strconv.AppendInt(append(key[:0], 'k'), int64(i), 10)
-			ctx.Request.Header.SetBytesV("Idempotency-Key", key)
-			ctx.Response.Reset()
-			d.api.Handler(ctx)
-			i++
-		}
-		if ctx.Response.StatusCode() != 201 {
-			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
-		}
+		handleCreates(b, d, ctx)
 	})
 	b.Run("create_join_attempt", func(b *testing.B) {
 		d := newDirect(b, bigLimits())
@@ -256,18 +217,25 @@ func BenchmarkHandler(b *testing.B) {
 		ctx := newCtx("POST", "/v1/listings/"+v.ID.String()+"/join-attempts", tokCli)
 		ctx.Request.Header.SetContentType("application/json")
 		ctx.Request.SetBody([]byte(`{"protocol_version":7}`))
-		var key []byte
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			key = strconv.AppendInt(append(key[:0], 'k'), int64(i), 10)
-			ctx.Request.Header.SetBytesV("Idempotency-Key", key)
-			ctx.Response.Reset()
-			d.api.Handler(ctx)
-			i++
-		}
-		if ctx.Response.StatusCode() != 201 {
-			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
-		}
+		handleCreates(b, d, ctx)
 	})
+}
+
+// handleCreates runs the create request ctx holds through the handler once
+// per iteration, each with a new Idempotency-Key, and requires the last to
+// be created.
+func handleCreates(b *testing.B, d *direct, ctx *fasthttp.RequestCtx) {
+	var key []byte
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		key = strconv.AppendInt(append(key[:0], 'k'), int64(i), 10)
+		ctx.Request.Header.SetBytesV("Idempotency-Key", key)
+		ctx.Response.Reset()
+		d.api.Handler(ctx)
+		i++
+	}
+	if ctx.Response.StatusCode() != 201 {
+		b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
 }

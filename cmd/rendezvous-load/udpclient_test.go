@@ -148,21 +148,30 @@ func TestUDPClientTimesOutAndBoundsPending(t *testing.T) {
 	}
 }
 
-func TestUDPClientSendAllocs(t *testing.T) {
-	// A silent peer: AllocsPerRun counts every goroutine's allocations, so
-	// nothing else may run in this process while it measures.
+// silentClient is a UDP client, with room for maxPending requests and a
+// minute's timeout, of a peer that never answers; both close when the test
+// ends.
+func silentClient(t *testing.T, maxPending int, rec *RecSwitch, onAns AnswerFunc, onInd IndicationFunc) *UDPClient {
+	t.Helper()
 	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer silent.Close()
-	var rs RecSwitch
-	rs.Store(new(Recorder))
-	c, err := NewUDPClient(silent.LocalAddr().String(), 4096, time.Minute, &rs, nil, nil)
+	t.Cleanup(func() { silent.Close() })
+	c, err := NewUDPClient(silent.LocalAddr().String(), maxPending, time.Minute, rec, onAns, onInd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestUDPClientSendAllocs(t *testing.T) {
+	// A silent peer: AllocsPerRun counts every goroutine's allocations, so
+	// nothing else may run in this process while it measures.
+	var rs RecSwitch
+	rs.Store(new(Recorder))
+	c := silentClient(t, 4096, &rs, nil, nil)
 	r := testRequest()
 	now := time.Now()
 	n := testing.AllocsPerRun(1000, func() {
@@ -178,23 +187,14 @@ func TestUDPClientSendAllocs(t *testing.T) {
 
 // The receive path (parse, match, record, callback) allocates nothing.
 func TestUDPClientReceiveAllocs(t *testing.T) {
-	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
 	var rs RecSwitch
 	rs.Store(new(Recorder))
 	var answered int
-	c, err := NewUDPClient(silent.LocalAddr().String(), 64, time.Minute, &rs, func(ref int32, code Code, m *stun.Message) {
+	c := silentClient(t, 64, &rs, func(ref int32, code Code, m *stun.Message) {
 		if code == CodeOK {
 			answered++
 		}
 	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	resp, err := pion.Build(pion.NewTransactionIDSetter([12]byte{}), pion.BindingSuccess,
 		&pion.XORMappedAddress{IP: net.IPv4(127, 0, 0, 1), Port: 1}, pion.Fingerprint)
 	if err != nil {
@@ -222,11 +222,6 @@ func TestUDPClientReceiveAllocs(t *testing.T) {
 
 // A keeper's presence refresh (build, sign, queue) allocates nothing.
 func TestSendPresenceAllocs(t *testing.T) {
-	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
 	cfg := defaultConfig()
 	r := &Run{cfg: &cfg}
 	r.rec.Store(new(Recorder))
@@ -234,11 +229,7 @@ func TestSendPresenceAllocs(t *testing.T) {
 	u, _ := engine.ParseUUID("0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0")
 	h.Handle = engine.Handle{UUID: u}
 	r.listings = []*held{h}
-	c, err := NewUDPClient(silent.LocalAddr().String(), 4096, time.Minute, &r.rec, r.onAnswer, r.onIndication)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := silentClient(t, 4096, &r.rec, r.onAnswer, r.onIndication)
 	r.udp = []*UDPClient{c}
 	now := time.Now()
 	n := testing.AllocsPerRun(1000, func() { r.sendPresence(0, now) })

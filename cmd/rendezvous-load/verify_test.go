@@ -38,19 +38,10 @@ func signedAnswer(t *testing.T, tx [12]byte, key []byte, setters ...pion.Setter)
 // With Verify set, the client records answers by their signature, and a
 // datagram that is not well-formed STUN is dropped without matching.
 func TestUDPClientVerifiesAnswers(t *testing.T) {
-	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
 	var rs RecSwitch
 	rs.Store(new(Recorder))
 	var last Code
-	c, err := NewUDPClient(silent.LocalAddr().String(), 64, time.Minute, &rs, func(ref int32, code Code, m *stun.Message) { last = code }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := silentClient(t, 64, &rs, func(ref int32, code Code, m *stun.Message) { last = code }, nil)
 	c.Verify = true
 	r := testRequest()
 	var wrong engine.Capability

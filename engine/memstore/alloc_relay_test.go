@@ -36,14 +36,7 @@ func TestAllocsRelayOps(t *testing.T) {
 		ops[2] = engine.Op{Kind: engine.OpOutcome, Report: rep}
 		ops[3] = engine.Op{Kind: engine.OpOutcome, Report: rep}
 		run++
-		if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
-			t.Fatal(err)
-		}
-		for i := range ops {
-			if ops[i].Err != nil || ops[i].Result.Outcome != engine.Success {
-				t.Fatalf("op %d = %v %v", i, ops[i].Result, ops[i].Err)
-			}
-		}
+		f.applyAll(t, ops)
 		if !ops[1].FirstRelay || ops[2].Duplicate || !ops[3].Duplicate || ops[3].Tenant != fxTenant {
 			t.Fatalf("relay introduction %v, reports duplicate %v %v", ops[1].FirstRelay, ops[2].Duplicate, ops[3].Duplicate)
 		}

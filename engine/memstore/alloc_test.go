@@ -15,6 +15,19 @@ func wantNoAllocs(t *testing.T, name string, runs int, f func()) {
 	}
 }
 
+// applyAll applies ops as one batch and requires every op to succeed.
+func (f *fx) applyAll(t *testing.T, ops []engine.Op) {
+	t.Helper()
+	if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ops {
+		if ops[i].Err != nil || ops[i].Result.Outcome != engine.Success {
+			t.Fatalf("op %d = %v %v", i, ops[i].Result, ops[i].Err)
+		}
+	}
+}
+
 func TestAllocsPresenceRefresh(t *testing.T) {
 	f := newFx(t, nil)
 	v := f.visible("pub-1")
@@ -107,14 +120,7 @@ func TestAllocsApplyBatch(t *testing.T) {
 		ops[8] = engine.Op{Kind: engine.OpBindAttempt, Bind: pairs[run].host}
 		ops[9] = engine.Op{Kind: engine.OpBindAttempt, Bind: pairs[run].client}
 		run++
-		if err := f.s.ApplyBatch(f.ctx, ops); err != nil {
-			t.Fatal(err)
-		}
-		for i := range ops {
-			if ops[i].Err != nil || ops[i].Result.Outcome != engine.Success {
-				t.Fatalf("op %d = %v %v", i, ops[i].Result, ops[i].Err)
-			}
-		}
+		f.applyAll(t, ops)
 		if !ops[9].FirstIntro {
 			t.Fatalf("introduction not consumed")
 		}

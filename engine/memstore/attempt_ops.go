@@ -76,18 +76,11 @@ func (s *Store) bindAttempt(cmd *engine.BindAttempt) (int32, engine.Result) {
 // both endpoints are bound, ReplayRejected after, Conflict while an endpoint
 // is missing and always for a relay-only attempt.
 func (s *Store) ConsumeIntroduction(ctx context.Context, h engine.Handle) (engine.Introduction, engine.Result, error) {
-	_, err := s.begin(ctx)
-	if err != nil {
-		return engine.Introduction{}, engine.Result{}, err
+	ai, locked, res, err := s.beginAttempt(ctx, h)
+	if !locked {
+		return engine.Introduction{}, res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.Introduction{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	ai, ok := s.attemptByHandle.get(h.UUID)
-	if !ok {
-		return engine.Introduction{}, engine.Result{Outcome: engine.NotFound}, nil
-	}
 	a := s.attempts.at(ai)
 	switch {
 	case a.consumed:
@@ -112,18 +105,11 @@ func (s *Store) consume(ai int32) {
 // Introduction reads back a consumed introduction; Conflict if it has not
 // been consumed yet.
 func (s *Store) Introduction(ctx context.Context, h engine.Handle) (engine.Introduction, engine.Result, error) {
-	_, err := s.begin(ctx)
-	if err != nil {
-		return engine.Introduction{}, engine.Result{}, err
+	ai, locked, res, err := s.beginAttempt(ctx, h)
+	if !locked {
+		return engine.Introduction{}, res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.Introduction{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	ai, ok := s.attemptByHandle.get(h.UUID)
-	if !ok {
-		return engine.Introduction{}, engine.Result{Outcome: engine.NotFound}, nil
-	}
 	if !s.attempts.at(ai).consumed {
 		return engine.Introduction{}, engine.Result{Outcome: engine.Conflict}, nil
 	}

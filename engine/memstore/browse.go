@@ -11,20 +11,12 @@ import (
 // (tenant, protocol, region) when a region is given — from the cursor: the
 // index holds exactly the visible listings, so the cost is O(log n + page).
 func (s *Store) BrowseVisible(ctx context.Context, q engine.Browse, dst []engine.ListingView) ([]engine.ListingView, bool, engine.Result, error) {
-	if err := engine.ValidateBrowse(&q); err != nil {
-		return dst, false, engine.Result{}, err
-	}
-	tk := s.tenantKey(q.Tenant)
-	now, err := s.begin(ctx)
-	if err != nil {
-		return dst, false, engine.Result{}, err
+	var page browsePage
+	now, locked, r, err := s.beginPage(ctx, &q, &page, true)
+	if !locked {
+		return dst, false, r, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return dst, false, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	var page browsePage
-	s.browsePage(tk, &q, &page, true)
 	for _, li := range page.slots[:page.n] {
 		dst = append(dst, s.listingView(li, now))
 	}
@@ -36,20 +28,12 @@ var _ engine.ItemBrowser = (*Store)(nil)
 // BrowseItems is BrowseVisible returning BrowseItems. It does not allocate
 // when dst has room for q.Limit items.
 func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, bool, engine.Result, error) {
-	if err := engine.ValidateBrowse(&q); err != nil {
-		return dst, false, engine.Result{}, err
-	}
-	tk := s.tenantKey(q.Tenant)
-	_, err := s.begin(ctx)
-	if err != nil {
-		return dst, false, engine.Result{}, err
+	var page browsePage
+	_, locked, r, err := s.beginPage(ctx, &q, &page, false)
+	if !locked {
+		return dst, false, r, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return dst, false, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	var page browsePage
-	s.browsePage(tk, &q, &page, false)
 	for _, li := range page.slots[:page.n] {
 		l := s.listings.at(li)
 		d := &s.docs[li]
@@ -59,6 +43,21 @@ func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.B
 		})
 	}
 	return dst, page.more, engine.Result{}, nil
+}
+
+// beginPage validates q, takes the commit lock and collects q's page into p
+// (warming what full says, see browsePage). Only when it reports locked does
+// the caller hold the lock, and must then call s.end().
+func (s *Store) beginPage(ctx context.Context, q *engine.Browse, p *browsePage, full bool) (now time.Duration, locked bool, r engine.Result, err error) {
+	if err := engine.ValidateBrowse(q); err != nil {
+		return 0, false, engine.Result{}, err
+	}
+	tk := s.tenantKey(q.Tenant)
+	now, locked, r, err = s.beginAvailable(ctx)
+	if locked {
+		s.browsePage(tk, q, p, full)
+	}
+	return now, locked, r, err
 }
 
 // browsePage is the listing slots of one page, in order.

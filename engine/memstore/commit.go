@@ -34,6 +34,22 @@ func (s *Store) begin(ctx context.Context) (now time.Duration, err error) {
 
 func (s *Store) end() { s.mu.Unlock() }
 
+// beginAvailable is begin for a transition that fails closed: once the
+// store is unavailable it releases the lock again and answers
+// ServiceUnavailable. Only when it reports locked does the caller hold the
+// commit lock, and must then call s.end().
+func (s *Store) beginAvailable(ctx context.Context) (now time.Duration, locked bool, res engine.Result, err error) {
+	now, err = s.begin(ctx)
+	if err != nil {
+		return 0, false, engine.Result{}, err
+	}
+	if !s.available.Load() {
+		s.end()
+		return 0, false, engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	return now, true, engine.Result{}, nil
+}
+
 // cleanup runs at the start of every operation under the commit lock: when
 // the drain window has ended all active state goes at once; then every
 // record whose deadline is <= now is removed, earliest first. Each expired
@@ -86,4 +102,19 @@ func (s *Store) clearActive() {
 	for i := s.replayHeap.due(maxDuration); i >= 0; i = s.replayHeap.due(maxDuration) {
 		s.removeReplay(i)
 	}
+}
+
+// beginAttempt is beginAvailable for a transition on the attempt of handle
+// h: it answers NotFound (lock released) when there is none, else returns
+// the attempt's slot with the lock held.
+func (s *Store) beginAttempt(ctx context.Context, h engine.Handle) (ai int32, locked bool, res engine.Result, err error) {
+	if _, locked, res, err = s.beginAvailable(ctx); !locked {
+		return -1, false, res, err
+	}
+	ai, ok := s.attemptByHandle.get(h.UUID)
+	if !ok {
+		s.end()
+		return -1, false, engine.Result{Outcome: engine.NotFound}, nil
+	}
+	return ai, true, engine.Result{}, nil
 }

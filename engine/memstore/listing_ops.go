@@ -57,14 +57,11 @@ func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (en
 	if err := cmd.Owner.Validate(); err != nil {
 		return engine.Result{}, err
 	}
-	_, err := s.begin(ctx)
-	if err != nil {
-		return engine.Result{}, err
+	_, locked, res, err := s.beginAvailable(ctx)
+	if !locked {
+		return res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
 	li := s.ownedListing(cmd.Tenant, cmd.Owner, cmd.Listing)
 	if li < 0 || !s.leaseMatches(li, cmd.Lease, &cmd.LeaseKey) {
 		return engine.Result{Outcome: engine.NotFound}, nil
@@ -79,14 +76,11 @@ func (s *Store) GetListing(ctx context.Context, q engine.GetListing) (engine.Lis
 	if err := q.Tenant.Validate(); err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}
-	now, err := s.begin(ctx)
-	if err != nil {
-		return engine.ListingView{}, engine.Result{}, err
+	now, locked, res, err := s.beginAvailable(ctx)
+	if !locked {
+		return engine.ListingView{}, res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.ListingView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
 	li := s.tenantListing(q.Tenant, q.Listing)
 	if li < 0 || (q.Joinable && !s.listings.at(li).fresh) {
 		return engine.ListingView{}, engine.Result{Outcome: engine.NotFound}, nil

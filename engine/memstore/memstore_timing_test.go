@@ -72,71 +72,69 @@ func getBenchFill(b *testing.B, n int) *benchFill {
 	return bf
 }
 
-func BenchmarkPresenceRefresh(b *testing.B) {
+// eachFill runs bench once per store size, on the store filled to it.
+func eachFill(b *testing.B, bench func(b *testing.B, bf *benchFill, n int)) {
 	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
-			bf := getBenchFill(b, n)
-			ctx := context.Background()
-			pub := netip.MustParseAddrPort("203.0.113.10:40000")
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				j := (i * 7919) % n
-				bf.seq++
-				pv, _, _ := bf.s.BindHostPresence(ctx, engine.BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub})
-				Sink += uint64(pv.TTL)
-				i++
-			}
-		})
+		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) { bench(b, getBenchFill(b, n), n) })
 	}
+}
+
+func BenchmarkPresenceRefresh(b *testing.B) {
+	eachFill(b, func(b *testing.B, bf *benchFill, n int) {
+		ctx := context.Background()
+		pub := netip.MustParseAddrPort("203.0.113.10:40000")
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			j := (i * 7919) % n
+			bf.seq++
+			pv, _, _ := bf.s.BindHostPresence(ctx, engine.BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub})
+			Sink += uint64(pv.TTL)
+			i++
+		}
+	})
 }
 
 func BenchmarkApplyBatch64(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
-			bf := getBenchFill(b, n)
-			ctx := context.Background()
-			pub := netip.MustParseAddrPort("203.0.113.10:40000")
-			ops := make([]engine.Op, 64)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				bf.seq++
-				for k := range ops {
-					j := (i * 7919) % n
-					ops[k] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub}}
-					i++
-				}
-				if err := bf.s.ApplyBatch(ctx, ops); err != nil {
-					b.Fatal(err)
-				}
-				Sink += uint64(ops[63].Result.Outcome)
+	eachFill(b, func(b *testing.B, bf *benchFill, n int) {
+		ctx := context.Background()
+		pub := netip.MustParseAddrPort("203.0.113.10:40000")
+		ops := make([]engine.Op, 64)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			bf.seq++
+			for k := range ops {
+				j := (i * 7919) % n
+				ops[k] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: bf.phs[j], Key: bf.pkeys[j], Seq: bf.seq, Public: pub}}
+				i++
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ops)), "ns/op-in-batch")
-		})
-	}
+			if err := bf.s.ApplyBatch(ctx, ops); err != nil {
+				b.Fatal(err)
+			}
+			Sink += uint64(ops[63].Result.Outcome)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ops)), "ns/op-in-batch")
+	})
 }
 
 func BenchmarkRenewLease(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
-			bf := getBenchFill(b, n)
-			ctx := context.Background()
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				j := (i * 7919) % n
-				v := &bf.views[j]
-				nv, r, _ := bf.s.RenewLease(ctx, engine.RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
-					LeaseKey: bf.lkeys[j], ExpectedVersion: v.Version, CurrentPlayers: -1})
-				if r.Outcome == engine.Success {
-					v.Version = nv.Version
-				}
-				Sink += nv.Version
-				i++
+	eachFill(b, func(b *testing.B, bf *benchFill, n int) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			j := (i * 7919) % n
+			v := &bf.views[j]
+			nv, r, _ := bf.s.RenewLease(ctx, engine.RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
+				LeaseKey: bf.lkeys[j], ExpectedVersion: v.Version, CurrentPlayers: -1})
+			if r.Outcome == engine.Success {
+				v.Version = nv.Version
 			}
-		})
-	}
+			Sink += nv.Version
+			i++
+		}
+	})
 }
 
 func BenchmarkBrowsePage(b *testing.B) {
@@ -164,31 +162,28 @@ func BenchmarkBrowsePage(b *testing.B) {
 }
 
 func BenchmarkAttemptHost(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
-			bf := getBenchFill(b, n)
-			ctx := context.Background()
-			var hs []engine.Handle
-			for i := 0; i < 256; i++ {
-				v := bf.views[(i*7919)%n]
-				a, r, _ := bf.s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: fxTenant, Client: "c",
-					IdempotencyKey: fmt.Sprintf("ah-%d-%d", n, i), Listing: v.ID, ProtocolVersion: 7})
-				if r.Outcome != engine.Success && r.Outcome != engine.Conflict {
-					b.Fatalf("attempt: %v", r)
-				}
-				hs = append(hs, a.Handle)
+	eachFill(b, func(b *testing.B, bf *benchFill, n int) {
+		ctx := context.Background()
+		var hs []engine.Handle
+		for i := 0; i < 256; i++ {
+			v := bf.views[(i*7919)%n]
+			a, r, _ := bf.s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: fxTenant, Client: "c",
+				IdempotencyKey: fmt.Sprintf("ah-%d-%d", n, i), Listing: v.ID, ProtocolVersion: 7})
+			if r.Outcome != engine.Success && r.Outcome != engine.Conflict {
+				b.Fatalf("attempt: %v", r)
 			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				h, ok := bf.s.AttemptHost(hs[i%len(hs)])
-				if ok {
-					Sink += uint64(h.UUID[0])
-				}
-				i++
+			hs = append(hs, a.Handle)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			h, ok := bf.s.AttemptHost(hs[i%len(hs)])
+			if ok {
+				Sink += uint64(h.UUID[0])
 			}
-		})
-	}
+			i++
+		}
+	})
 }
 
 // churnKeys numbers BenchmarkListingChurn's idempotency keys over all runs.

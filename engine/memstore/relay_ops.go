@@ -62,17 +62,11 @@ func (s *Store) reportOutcome(rep *engine.PunchReport, op *engine.Op, now time.D
 // MarkOffered records that the host was told of attempt h. Allowed while
 // draining (the attempt may still complete). Does not allocate.
 func (s *Store) MarkOffered(ctx context.Context, h engine.Handle) (engine.Result, error) {
-	if _, err := s.begin(ctx); err != nil {
-		return engine.Result{}, err
+	ai, locked, res, err := s.beginAttempt(ctx, h)
+	if !locked {
+		return res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	ai, ok := s.attemptByHandle.get(h.UUID)
-	if !ok {
-		return engine.Result{Outcome: engine.NotFound}, nil
-	}
 	a := s.attempts.at(ai)
 	if a.offered {
 		return engine.Result{Replay: true}, nil
@@ -89,13 +83,11 @@ func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.
 	if err := engine.ValidateGetAttempt(&q); err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}
-	if _, err := s.begin(ctx); err != nil {
-		return engine.AttemptStatus{}, engine.Result{}, err
+	_, locked, res, err := s.beginAvailable(ctx)
+	if !locked {
+		return engine.AttemptStatus{}, res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.AttemptStatus{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
 	ai, ok := s.attemptByID.get(q.Attempt.UUID)
 	if q.Attempt.IsZero() {
 		ai, ok = s.attemptByHandle.get(q.Handle.UUID)

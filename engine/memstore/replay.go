@@ -40,14 +40,11 @@ func (s *Store) ConsumeReplay(ctx context.Context, cmd engine.ConsumeReplay) (en
 	}
 	packed := packKey('r', cmd.Namespace, cmd.Key)
 	hv := s.hashPacked(packed)
-	now, err := s.begin(ctx)
-	if err != nil {
-		return engine.Result{}, err
+	now, locked, res, err := s.beginAvailable(ctx)
+	if !locked {
+		return res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
 	if s.findReplay(packed, hv) >= 0 {
 		return engine.Result{Outcome: engine.ReplayRejected}, nil
 	}

@@ -15,14 +15,11 @@ func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (en
 			return engine.Result{}, err
 		}
 	}
-	_, err := s.begin(ctx)
-	if err != nil {
-		return engine.Result{}, err
+	_, locked, res, err := s.beginAvailable(ctx)
+	if !locked {
+		return res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
 	li, ok := s.listingByID.get(cmd.Listing.UUID)
 	if !ok || (!cmd.AnyTenant && s.tenants.at(s.listings.at(li).tenant).t != cmd.Tenant) {
 		return engine.Result{Outcome: engine.NotFound}, nil
@@ -43,14 +40,11 @@ func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl
 		return 0, engine.Result{}, err
 	}
 	sk := s.subjectKey(subject)
-	now, err := s.begin(ctx)
-	if err != nil {
-		return 0, engine.Result{}, err
+	now, locked, res, err := s.beginAvailable(ctx)
+	if !locked {
+		return 0, res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
 	si := s.findSubject(sk)
 	if (si < 0 || !s.revocations.has(si)) && s.nRevocations() >= s.lim.MaxRevocations {
 		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil

@@ -80,14 +80,11 @@ func (s *Store) RevokeTenantPrincipal(ctx context.Context, tenant engine.Tenant,
 		return 0, engine.Result{}, err
 	}
 	rk, sk, tk := s.tenantRevKey(tenant, subject), s.subjectKey(subject), s.tenantKey(tenant)
-	now, err := s.begin(ctx)
-	if err != nil {
-		return 0, engine.Result{}, err
+	now, locked, res, err := s.beginAvailable(ctx)
+	if !locked {
+		return 0, res, err
 	}
 	defer s.end()
-	if !s.available.Load() {
-		return 0, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
 	ri := s.findTenantRev(&rk)
 	if ri < 0 && s.nRevocations() >= s.lim.MaxRevocations {
 		return 0, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolRevocations}, nil

@@ -24,6 +24,14 @@ func (s *Store) CheckInvariants() error {
 			bad("%s %q past its deadline (%s <= %d)", what, key, score, d.now)
 		}
 	}
+	// scheduled checks that record id's deadline is the one its schedule
+	// holds, and is still ahead.
+	scheduled := func(what, id string, rec, schedule map[string]string) {
+		if schedule[id] != rec["dl"] {
+			bad("%s %s deadline %s, schedule %s", what, id, rec["dl"], schedule[id])
+		}
+		live(what, id, rec["dl"])
+	}
 	lexp, pexp, aexp := d.members("lexp"), d.members("pexp"), d.members("aexp")
 	records, pending := d.hash("pr"), d.hash("pn")
 	calls, cexp := d.callEntries(), d.members("cexp")
@@ -35,10 +43,7 @@ func (s *Store) CheckInvariants() error {
 		case strings.HasPrefix(name, "l:"):
 			id, l := name[2:], d.hash(name)
 			nListings++
-			if lexp[id] != l["dl"] {
-				bad("listing %s deadline %s, schedule %s", id, l["dl"], lexp[id])
-			}
-			live("listing", id, l["dl"])
+			scheduled("listing", id, l, lexp)
 			if d.hash("ph")[l["pres"]] != id {
 				bad("listing %s not found by its presence handle", id)
 			}
@@ -90,10 +95,7 @@ func (s *Store) CheckInvariants() error {
 		case strings.HasPrefix(name, "a:"):
 			id, a := name[2:], d.hash(name)
 			nAttempts++
-			if aexp[id] != a["dl"] {
-				bad("attempt %s deadline %s, schedule %s", id, a["dl"], aexp[id])
-			}
-			live("attempt", id, a["dl"])
+			scheduled("attempt", id, a, aexp)
 			if l := d.hash("l:" + a["listing"]); l == nil || l["tenant"] != a["tenant"] {
 				bad("attempt %s outlives its listing", id)
 			}

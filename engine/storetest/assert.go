@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -64,3 +65,62 @@ func (e *env) wantCanceled(op string, err error) {
 }
 
 func asInput(err error, ie **engine.InputError) bool { return errors.As(err, ie) }
+
+// shedListing requires CreateListing(cmd) to be shed on pool p and to leave
+// the store unchanged (what names the case in a failure).
+func (e *env) shedListing(what string, cmd engine.CreateListing, p engine.Pool) {
+	e.t.Helper()
+	e.unchanged(what, func() {
+		_, r, err := e.s.CreateListing(e.ctx, cmd)
+		e.wantShed("CreateListing", r, err, p)
+	})
+}
+
+// shedAttempt is shedListing for CreateJoinAttempt.
+func (e *env) shedAttempt(what string, cmd engine.CreateAttempt, p engine.Pool) {
+	e.t.Helper()
+	e.unchanged(what, func() {
+		_, r, err := e.s.CreateJoinAttempt(e.ctx, cmd)
+		e.wantShed("CreateJoinAttempt", r, err, p)
+	})
+}
+
+// shedCreates requires both a CreateListing and a CreateJoinAttempt to be
+// shed on pool p, changing nothing.
+func (e *env) shedCreates(what string, lc engine.CreateListing, ac engine.CreateAttempt, p engine.Pool) {
+	e.t.Helper()
+	e.unchanged(what, func() {
+		_, r, err := e.s.CreateListing(e.ctx, lc)
+		e.wantShed("CreateListing", r, err, p)
+		_, r, err = e.s.CreateJoinAttempt(e.ctx, ac)
+		e.wantShed("CreateJoinAttempt", r, err, p)
+	})
+}
+
+// wantAttempt requires AttemptHost to find the attempt of h (alive) or not;
+// why says what went wrong when it does not.
+func (e *env) wantAttempt(h engine.Handle, alive bool, why string) {
+	e.t.Helper()
+	if _, ok := e.s.AttemptHost(h); ok != alive {
+		e.t.Fatalf("%s", why)
+	}
+}
+
+// revoke revokes subject for a minute and requires Success with removed
+// listings and attempts counted.
+func (e *env) revoke(subject engine.Subject, removed int) {
+	e.t.Helper()
+	n, r, err := e.s.RevokePrincipal(e.ctx, subject, time.Minute)
+	e.want("RevokePrincipal", r, err, engine.Success)
+	if n != removed {
+		e.t.Fatalf("RevokePrincipal(%s) removed %d, want %d", subject, n, removed)
+	}
+}
+
+// wantBind requires a bind to answer o; what names the bind in a failure.
+func (e *env) wantBind(cmd engine.BindAttempt, o engine.Outcome, what string) {
+	e.t.Helper()
+	if _, r := e.bind(cmd); r.Outcome != o {
+		e.t.Fatalf("%s = %v, want %v", what, r.Outcome, o)
+	}
+}

@@ -23,12 +23,8 @@ func runAttempt(t *testing.T, f Factory) {
 		if h, ok := e.s.AttemptHost(a.Handle); !ok || h != v.Presence {
 			t.Fatalf("AttemptHost = ok %v", ok)
 		}
-		if _, ok := e.s.AttemptHost(engine.Handle{UUID: engine.NewUUID()}); ok {
-			t.Fatalf("AttemptHost finds an unknown handle")
-		}
-		if _, ok := e.s.AttemptHost(v.Presence); ok {
-			t.Fatalf("AttemptHost treats a presence handle as an attempt")
-		}
+		e.wantAttempt(engine.Handle{UUID: engine.NewUUID()}, false, "AttemptHost finds an unknown handle")
+		e.wantAttempt(v.Presence, false, "AttemptHost treats a presence handle as an attempt")
 		b := e.attempt(v, "client-1")
 		if b.ID == a.ID || b.Handle == a.Handle {
 			t.Fatalf("two attempts share IDs")
@@ -64,18 +60,14 @@ func runAttempt(t *testing.T, f Factory) {
 		wrongs[4].Key = e.presenceKey(v.Presence)               // the presence key itself
 		for _, w := range wrongs {
 			e.unchanged("bind with a wrong key", func() {
-				if _, r := e.bind(w); r.Outcome != engine.NotFound {
-					t.Fatalf("bind with a wrong key = %v, want NotFound", r.Outcome)
-				}
+				e.wantBind(w, engine.NotFound, "bind with a wrong key")
 			})
 		}
 		unknown := client
 		unknown.Handle = engine.Handle{UUID: engine.NewUUID()}
 		unknown.Key = e.clientKey(unknown.Handle)
 		e.unchanged("bind unknown", func() {
-			if _, r := e.bind(unknown); r.Outcome != engine.NotFound {
-				t.Fatalf("bind of an unknown handle = %v", r.Outcome)
-			}
+			e.wantBind(unknown, engine.NotFound, "bind of an unknown handle")
 		})
 		av, r := e.bind(client)
 		if !r.OK() || r.Replay || av.Peer.Public != client.Public || av.Peer.Local != client.Local || av.Host.Bound() {
@@ -87,9 +79,7 @@ func runAttempt(t *testing.T, f Factory) {
 		e.want("Introduction before consumption", r2, err, engine.Conflict)
 		for _, d := range []engine.BindAttempt{withPublic(client, otherPub(21)), withLocal(client, lan(21)), withLocal(client, netipZero)} {
 			e.unchanged("different client endpoint", func() {
-				if _, r := e.bind(d); r.Outcome != engine.ReplayRejected {
-					t.Fatalf("second, different client endpoint = %v, want ReplayRejected", r.Outcome)
-				}
+				e.wantBind(d, engine.ReplayRejected, "second, different client endpoint")
 			})
 		}
 		av, r = e.bind(host)
@@ -119,9 +109,7 @@ func runAttempt(t *testing.T, f Factory) {
 					t.Fatalf("identical bind after consumption: %v replay=%v consumed=%v", r.Outcome, r.Replay, av.Consumed)
 				}
 			}
-			if _, r := e.bind(withPublic(host, pub(11))); r.Outcome != engine.ReplayRejected {
-				t.Fatalf("different host endpoint after consumption = %v", r.Outcome)
-			}
+			e.wantBind(withPublic(host, pub(11)), engine.ReplayRejected, "different host endpoint after consumption")
 		})
 		_, r2, err = e.s.Introduction(e.ctx, engine.Handle{UUID: engine.NewUUID()})
 		e.want("Introduction of an unknown handle", r2, err, engine.NotFound)

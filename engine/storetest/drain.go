@@ -54,14 +54,10 @@ func runDrain(t *testing.T, f Factory) {
 		r, err = e.s.DeleteListing(e.ctx, e.deleteCmd(gone))
 		e.want("DeleteListing while draining", r, err, engine.Success)
 		e.c.Advance(5*time.Second - time.Nanosecond)
-		if _, ok := e.s.AttemptHost(b.Handle); !ok {
-			t.Fatalf("attempt cleared before the drain deadline")
-		}
+		e.wantAttempt(b.Handle, true, "attempt cleared before the drain deadline")
 		e.c.Advance(time.Nanosecond)
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, ok := e.s.AttemptHost(b.Handle); ok {
-			t.Fatalf("attempt survives the drain deadline")
-		}
+		e.wantAttempt(b.Handle, false, "attempt survives the drain deadline")
 		st := e.s.Stats()
 		for _, p := range []engine.Pool{engine.PoolListings, engine.PoolPresence, engine.PoolAttempts, engine.PoolReplay, engine.PoolIdempotency} {
 			if st.Pools[p-1].Used != 0 {
@@ -99,9 +95,7 @@ func runUnavailable(t *testing.T, f Factory) {
 				t.Fatalf("pool %v holds %d after MarkUnavailable", p, st.Pools[p-1].Used)
 			}
 		}
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("AttemptHost finds an attempt of an unavailable store")
-		}
+		e.wantAttempt(a.Handle, false, "AttemptHost finds an attempt of an unavailable store")
 		calls := []struct {
 			name string
 			run  func() (engine.Result, error)

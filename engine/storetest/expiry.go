@@ -79,9 +79,7 @@ func runExpiry(t *testing.T, f Factory) {
 		}
 		e.wantUsed(engine.PoolAttempts, 1)
 		e.c.Advance(ns)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("AttemptHost finds an attempt at its deadline")
-		}
+		e.wantAttempt(a.Handle, false, "AttemptHost finds an attempt at its deadline")
 		_, r, err := e.s.ConsumeIntroduction(e.ctx, a.Handle)
 		e.want("ConsumeIntroduction at deadline", r, err, engine.NotFound)
 		e.wantUsed(engine.PoolAttempts, 0)
@@ -175,16 +173,12 @@ func runExpiry(t *testing.T, f Factory) {
 		e.want("RevokePrincipal", r, err, engine.Success)
 		e.c.MoveWall(365 * 24 * time.Hour)
 		e.wantGet(v.ID, true, engine.Success)
-		if _, ok := e.s.AttemptHost(a.Handle); !ok {
-			t.Fatalf("wall clock jump expired an attempt")
-		}
+		e.wantAttempt(a.Handle, true, "wall clock jump expired an attempt")
 		e.c.MoveWall(-2 * 365 * 24 * time.Hour)
 		e.c.Advance(e.l.PresenceTTL)
 		e.wantGet(v.ID, true, engine.NotFound)
 		e.c.Advance(e.l.AttemptTTL - e.l.PresenceTTL)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("wall clock jump back prolonged an attempt")
-		}
+		e.wantAttempt(a.Handle, false, "wall clock jump back prolonged an attempt")
 		e.c.Advance(e.l.LeaseTTL - e.l.AttemptTTL)
 		e.wantGet(v.ID, false, engine.NotFound)
 		if ok, _ := e.s.Revoked(e.ctx, "someone"); ok {
@@ -196,40 +190,24 @@ func runExpiry(t *testing.T, f Factory) {
 	// itself treat an attempt whose listing's lease has ended as gone (the
 	// attempt's own deadline is later): the mediator derives h: keys from it.
 	t.Run("AttemptHostEndsWithTheLeaseBeforeCleanup", func(t *testing.T) {
-		e := newEnv(t, f)
-		v := e.visible("publisher-1")
-		e.c.Advance(40 * time.Second)
-		e.presence(v, 2, pub(40000))
-		a := e.attempt(v, "client-1") // deadline 70s, lease 60s
+		e, v, a := leaseEndsFirst(t, f)
 		e.c.Advance(20*time.Second - ns)
 		if ph, ok := e.s.AttemptHost(a.Handle); !ok || ph != v.Presence {
 			t.Fatalf("AttemptHost before the lease deadline = %v %v, want the listing's presence handle", ph, ok)
 		}
 		e.c.Advance(ns) // no transition runs in between
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("AttemptHost answers for an attempt whose listing's lease ended")
-		}
+		e.wantAttempt(a.Handle, false, "AttemptHost answers for an attempt whose listing's lease ended")
 	})
 
 	t.Run("LeaseExpiryCascades", func(t *testing.T) {
-		e := newEnv(t, f)
-		v := e.visible("publisher-1")
-		e.c.Advance(40 * time.Second)
-		e.presence(v, 2, pub(40000))
-		a := e.attempt(v, "client-1") // deadline 70s, lease 60s
+		e, v, a := leaseEndsFirst(t, f)
 		e.bind(e.bindCmd(a, engine.RoleClient, otherPub(1000), netipZero))
 		e.c.Advance(20*time.Second - ns)
-		if _, ok := e.s.AttemptHost(a.Handle); !ok {
-			t.Fatalf("attempt gone before its listing's lease deadline")
-		}
+		e.wantAttempt(a.Handle, true, "attempt gone before its listing's lease deadline")
 		e.c.Advance(ns)
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("attempt survives its listing's lease expiry")
-		}
-		if _, r := e.bind(e.bindCmd(a, engine.RoleHost, pub(1000), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind on cascaded attempt = %v, want NotFound", r.Outcome)
-		}
+		e.wantAttempt(a.Handle, false, "attempt survives its listing's lease expiry")
+		e.wantBind(e.bindCmd(a, engine.RoleHost, pub(1000), netipZero), engine.NotFound, "bind on cascaded attempt")
 		_, r, err := e.s.BindHostPresence(e.ctx, e.presenceCmd(v, 3, pub(40000)))
 		e.want("presence of expired listing", r, err, engine.NotFound)
 		for _, p := range []engine.Pool{engine.PoolListings, engine.PoolPresence, engine.PoolAttempts} {
@@ -240,4 +218,15 @@ func runExpiry(t *testing.T, f Factory) {
 		}
 		e.check()
 	})
+}
+
+// leaseEndsFirst is a listing whose lease (60s) ends before the deadline
+// (70s) of its attempt a, created at 40s.
+func leaseEndsFirst(t *testing.T, f Factory) (*env, engine.ListingView, engine.AttemptView) {
+	t.Helper()
+	e := newEnv(t, f)
+	v := e.visible("publisher-1")
+	e.c.Advance(40 * time.Second)
+	e.presence(v, 2, pub(40000))
+	return e, v, e.attempt(v, "client-1")
 }

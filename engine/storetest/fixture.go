@@ -82,12 +82,18 @@ func (e *env) hostKey(presence, attempt engine.Handle) engine.Fingerprint {
 func (e *env) create(cmd engine.CreateListing) engine.ListingView {
 	e.t.Helper()
 	v, r, err := e.s.CreateListing(e.ctx, cmd)
-	e.want("CreateListing", r, err, engine.Success)
+	e.wantFresh("CreateListing", r, err)
+	return v
+}
+
+// wantFresh requires op's fresh (non-replay) Success, then the invariants.
+func (e *env) wantFresh(op string, r engine.Result, err error) {
+	e.t.Helper()
+	e.want(op, r, err, engine.Success)
 	if r.Replay {
-		e.t.Fatalf("CreateListing: fresh registration reported Replay")
+		e.t.Fatalf("%s: a fresh creation reported Replay", op)
 	}
 	e.check()
-	return v
 }
 
 // visible registers a listing of owner and binds its presence at pub(40000), seq 1.

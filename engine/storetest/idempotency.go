@@ -193,10 +193,6 @@ func runIdempotency(t *testing.T, f Factory) {
 func (e *env) attemptFrom(cmd engine.CreateAttempt) engine.AttemptView {
 	e.t.Helper()
 	a, r, err := e.s.CreateJoinAttempt(e.ctx, cmd)
-	e.want("CreateJoinAttempt", r, err, engine.Success)
-	if r.Replay {
-		e.t.Fatalf("CreateJoinAttempt: fresh attempt reported Replay")
-	}
-	e.check()
+	e.wantFresh("CreateJoinAttempt", r, err)
 	return a
 }

@@ -146,12 +146,8 @@ func runLease(t *testing.T, f Factory) {
 		r, err := e.s.DeleteListing(e.ctx, good)
 		e.want("DeleteListing", r, err, engine.Success)
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("delete left the listing's attempt")
-		}
-		if _, ok := e.s.AttemptHost(oa.Handle); !ok {
-			t.Fatalf("delete removed another listing's attempt")
-		}
+		e.wantAttempt(a.Handle, false, "delete left the listing's attempt")
+		e.wantAttempt(oa.Handle, true, "delete removed another listing's attempt")
 		_, r, err = e.s.BindHostPresence(e.ctx, e.presenceCmd(v, 2, pub(1)))
 		e.want("presence of a deleted listing", r, err, engine.NotFound)
 		e.wantUsed(engine.PoolListings, 1)

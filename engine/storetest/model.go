@@ -156,11 +156,20 @@ func (m *model) ownerListings(o engine.Subject) int {
 // tenant's (the model has one tenant).
 func (m *model) listingQuota(owner engine.Subject) engine.Pool {
 	nl, _, _, _ := m.counts()
+	return m.quotaFull(m.ownerListings(owner), m.e.l.OwnerListingQuota, engine.QuotaOwnerListings,
+		nl, m.e.l.TenantListingQuota, engine.QuotaTenantListings)
+}
+
+// quotaFull is the first quota a new record would exceed, in the
+// contract's order: the principal's own (mine records of ownQuota), its
+// tenant's (tenant records of tenantQuota), then the tenant's share of
+// idempotency records; PoolNone when none is.
+func (m *model) quotaFull(mine, ownQuota int, own engine.Pool, tenant, tenantQuota int, tenantPool engine.Pool) engine.Pool {
 	switch {
-	case m.ownerListings(owner) >= m.e.l.OwnerListingQuota:
-		return engine.QuotaOwnerListings
-	case nl >= m.e.l.TenantListingQuota:
-		return engine.QuotaTenantListings
+	case mine >= ownQuota:
+		return own
+	case tenant >= tenantQuota:
+		return tenantPool
 	case len(m.idem) >= m.e.l.TenantIdempotencyQuota:
 		return engine.QuotaTenantIdempotency
 	}
@@ -176,15 +185,8 @@ func (m *model) attemptQuota(client engine.Subject) engine.Pool {
 			mine++
 		}
 	}
-	switch {
-	case mine >= m.e.l.SubjectAttemptQuota:
-		return engine.QuotaSubjectAttempts
-	case na >= m.e.l.TenantAttemptQuota:
-		return engine.QuotaTenantAttempts
-	case len(m.idem) >= m.e.l.TenantIdempotencyQuota:
-		return engine.QuotaTenantIdempotency
-	}
-	return engine.PoolNone
+	return m.quotaFull(mine, m.e.l.SubjectAttemptQuota, engine.QuotaSubjectAttempts,
+		na, m.e.l.TenantAttemptQuota, engine.QuotaTenantAttempts)
 }
 
 // pending is the model's list of unbound-host attempts on l, oldest first.

@@ -25,22 +25,11 @@ func (m *model) opCreateAttempt(in *stream) {
 	rec := m.idem[ik]
 	request := fmt.Sprint(l.v.ID, pv, cmd.RelayOnly)
 	_, _, na, _ := m.counts()
-	var full []engine.Pool
-	if na >= m.e.l.MaxAttempts {
-		full = append(full, engine.PoolAttempts)
-	}
-	if len(m.idem) >= m.e.l.MaxIdempotency {
-		full = append(full, engine.PoolIdempotency)
-	}
+	full := m.fullPools(engine.PoolAttempts, na, m.e.l.MaxAttempts)
 	m.guarded("CreateJoinAttempt", func() bool {
 		a, r, err := m.e.s.CreateJoinAttempt(m.e.ctx, cmd)
 		switch {
-		case m.draining:
-			m.expect("CreateJoinAttempt", r, err, engine.Draining)
-		case m.revoked[client] != 0:
-			m.expect("CreateJoinAttempt", r, err, engine.Revoked)
-		case rec != nil && rec.request != request:
-			m.expect("CreateJoinAttempt", r, err, engine.Conflict)
+		case m.createRefused("CreateJoinAttempt", client, rec, request, r, err):
 		case rec != nil && rec.attempt.alive:
 			m.expect("CreateJoinAttempt", r, err, engine.Success)
 			if !r.Replay || a.ID != rec.attempt.a.ID || a.Handle != rec.attempt.a.Handle {
@@ -51,12 +40,7 @@ func (m *model) opCreateAttempt(in *stream) {
 			m.expect("CreateJoinAttempt", r, err, engine.Expired)
 		case !l.fresh(m.now) || pv != l.v.Spec.ProtocolVersion:
 			m.expect("CreateJoinAttempt", r, err, engine.NotFound)
-		case len(full) > 0:
-			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
-			m.shed("CreateJoinAttempt", r, full)
-		case m.attemptQuota(client) != engine.PoolNone:
-			m.expect("CreateJoinAttempt", r, err, engine.CapacityExceeded)
-			m.shed("CreateJoinAttempt", r, []engine.Pool{m.attemptQuota(client)})
+		case m.createShed("CreateJoinAttempt", r, err, full, m.attemptQuota(client)):
 		default:
 			m.expect("CreateJoinAttempt", r, err, engine.Success)
 			if r.Replay || a.HostPresence != l.v.Presence || a.HostPresencePublic != l.public || a.Listing != l.v.ID || a.RelayOnly != cmd.RelayOnly {

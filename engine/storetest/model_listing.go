@@ -27,22 +27,11 @@ func (m *model) opCreateListing(in *stream) {
 	rec := m.idem["L|"+string(owner)+"|"+key]
 	request := fmt.Sprint(variant)
 	nl, _, _, _ := m.counts()
-	var full []engine.Pool
-	if nl >= m.e.l.MaxListings {
-		full = append(full, engine.PoolListings)
-	}
-	if len(m.idem) >= m.e.l.MaxIdempotency {
-		full = append(full, engine.PoolIdempotency)
-	}
+	full := m.fullPools(engine.PoolListings, nl, m.e.l.MaxListings)
 	m.guarded("CreateListing", func() bool {
 		v, r, err := m.e.s.CreateListing(m.e.ctx, cmd)
 		switch {
-		case m.draining:
-			m.expect("CreateListing", r, err, engine.Draining)
-		case m.revoked[owner] != 0:
-			m.expect("CreateListing", r, err, engine.Revoked)
-		case rec != nil && rec.request != request:
-			m.expect("CreateListing", r, err, engine.Conflict)
+		case m.createRefused("CreateListing", owner, rec, request, r, err):
 		case rec != nil && rec.listing.alive:
 			m.expect("CreateListing", r, err, engine.Success)
 			if !r.Replay || v.ID != rec.listing.v.ID || v.Version != rec.listing.version {
@@ -51,12 +40,7 @@ func (m *model) opCreateListing(in *stream) {
 			return true
 		case rec != nil:
 			m.expect("CreateListing", r, err, engine.Expired)
-		case len(full) > 0:
-			m.expect("CreateListing", r, err, engine.CapacityExceeded)
-			m.shed("CreateListing", r, full)
-		case m.listingQuota(owner) != engine.PoolNone:
-			m.expect("CreateListing", r, err, engine.CapacityExceeded)
-			m.shed("CreateListing", r, []engine.Pool{m.listingQuota(owner)})
+		case m.createShed("CreateListing", r, err, full, m.listingQuota(owner)):
 		default:
 			m.expect("CreateListing", r, err, engine.Success)
 			if r.Replay {

@@ -119,6 +119,55 @@ func (m *model) guarded(op string, fn func() bool) {
 	}
 }
 
+// fullPools lists the pools a create would shed on: its own pool when the
+// model holds n of its limit records, and the idempotency pool when full.
+func (m *model) fullPools(own engine.Pool, n, limit int) []engine.Pool {
+	var full []engine.Pool
+	if n >= limit {
+		full = append(full, own)
+	}
+	if len(m.idem) >= m.e.l.MaxIdempotency {
+		full = append(full, engine.PoolIdempotency)
+	}
+	return full
+}
+
+// createRefused checks the refusals every create decides first, in this
+// order: draining, a revoked caller, an idempotency key reused for another
+// request. It reports whether one of them applied (and was checked).
+func (m *model) createRefused(op string, caller engine.Subject, rec *mIdem, request string, r engine.Result, err error) bool {
+	m.e.t.Helper()
+	switch {
+	case m.draining:
+		m.expect(op, r, err, engine.Draining)
+	case m.revoked[caller] != 0:
+		m.expect(op, r, err, engine.Revoked)
+	case rec != nil && rec.request != request:
+		m.expect(op, r, err, engine.Conflict)
+	default:
+		return false
+	}
+	return true
+}
+
+// createShed checks a create the model says is shed: on a full pool first,
+// else on the caller's quota (PoolNone: within it). It reports whether
+// either applied (and was checked).
+func (m *model) createShed(op string, r engine.Result, err error, full []engine.Pool, quota engine.Pool) bool {
+	m.e.t.Helper()
+	switch {
+	case len(full) > 0:
+		m.expect(op, r, err, engine.CapacityExceeded)
+		m.shed(op, r, full)
+	case quota != engine.PoolNone:
+		m.expect(op, r, err, engine.CapacityExceeded)
+		m.shed(op, r, []engine.Pool{quota})
+	default:
+		return false
+	}
+	return true
+}
+
 // shed checks a CapacityExceeded against the pools the model says are full.
 func (m *model) shed(op string, r engine.Result, full []engine.Pool) {
 	t := m.e.t

@@ -247,10 +247,7 @@ func runReference(t *testing.T, f Factory) {
 		moved := client
 		moved.Public = otherPub(40021)
 		e.unchanged("different client bind", func() {
-			_, r := e.bind(moved)
-			if r.Outcome != engine.ReplayRejected {
-				t.Fatalf("different client bind after consumption = %v, want ReplayRejected", r.Outcome)
-			}
+			e.wantBind(moved, engine.ReplayRejected, "different client bind after consumption")
 		})
 	})
 
@@ -259,14 +256,10 @@ func runReference(t *testing.T, f Factory) {
 		v := e.visible("publisher-1")
 		a := e.attempt(v, "client-1")
 		e.c.Advance(30 * time.Second)
-		if _, r := e.bind(e.bindCmd(a, engine.RoleClient, pub(40050), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind of expired attempt = %v, want NotFound", r.Outcome)
-		}
+		e.wantBind(e.bindCmd(a, engine.RoleClient, pub(40050), netipZero), engine.NotFound, "bind of expired attempt")
 		_, r, err := e.s.ConsumeIntroduction(e.ctx, a.Handle)
 		e.want("ConsumeIntroduction of expired attempt", r, err, engine.NotFound)
-		if _, ok := e.s.AttemptHost(a.Handle); ok {
-			t.Fatalf("AttemptHost finds an expired attempt")
-		}
+		e.wantAttempt(a.Handle, false, "AttemptHost finds an expired attempt")
 	})
 
 	t.Run("GenericReplayConsumptionIsBoundedAndExpires", func(t *testing.T) {
@@ -295,10 +288,7 @@ func runReference(t *testing.T, f Factory) {
 			e.wantShed("BindHostPresence", r, err, engine.PoolPresence)
 		})
 		e.attempt(first, "client-1")
-		e.unchanged("attempt over ceiling", func() {
-			_, r, err := e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(first, "client-2"))
-			e.wantShed("CreateJoinAttempt", r, err, engine.PoolAttempts)
-		})
+		e.shedAttempt("attempt over ceiling", e.attemptCmd(first, "client-2"), engine.PoolAttempts)
 		_, r, err := e.s.RevokePrincipal(e.ctx, "unrelated", time.Minute)
 		e.want("RevokePrincipal", r, err, engine.Success)
 		e.unchanged("revocation over ceiling", func() {
@@ -315,20 +305,14 @@ func runReference(t *testing.T, f Factory) {
 	t.Run("ExhaustionShedsNewListingWithoutMutatingExistingState", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings = 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
-		e.unchanged("listing over ceiling", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
-			e.wantShed("CreateListing", r, err, engine.PoolListings)
-		})
+		e.shedListing("listing over ceiling", e.listingCmd("publisher-1"), engine.PoolListings)
 		e.wantGet(first.ID, false, engine.Success)
 	})
 
 	t.Run("IdempotencyPoolExhaustionDoesNotCreateUntrackedResource", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.MaxListings, l.MaxIdempotency = 2, 1 }, wholePools)
 		first := e.create(e.listingCmd("publisher-1"))
-		e.unchanged("idempotency over ceiling", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
-			e.wantShed("CreateListing", r, err, engine.PoolIdempotency)
-		})
+		e.shedListing("idempotency over ceiling", e.listingCmd("publisher-1"), engine.PoolIdempotency)
 		e.wantGet(first.ID, false, engine.Success)
 		e.wantUsed(engine.PoolListings, 1)
 	})
@@ -336,16 +320,10 @@ func runReference(t *testing.T, f Factory) {
 	t.Run("PolicyQuotasAreCheckedInsideAtomicCreation", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.OwnerListingQuota, l.TenantAttemptQuota = 1, 1 })
 		first := e.create(e.listingCmd("publisher-quota"))
-		e.unchanged("owner quota", func() {
-			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-quota"))
-			e.wantShed("CreateListing", r, err, engine.QuotaOwnerListings)
-		})
+		e.shedListing("owner quota", e.listingCmd("publisher-quota"), engine.QuotaOwnerListings)
 		e.presence(first, 1, pub(42100))
 		e.attempt(first, "client-1")
-		e.unchanged("tenant attempt quota", func() {
-			_, r, err := e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(first, "client-quota-2"))
-			e.wantShed("CreateJoinAttempt", r, err, engine.QuotaTenantAttempts)
-		})
+		e.shedAttempt("tenant attempt quota", e.attemptCmd(first, "client-quota-2"), engine.QuotaTenantAttempts)
 	})
 
 	t.Run("InvalidDefaultSecurityValuesCannotEnterStore", func(t *testing.T) {
@@ -370,10 +348,7 @@ func runReference(t *testing.T, f Factory) {
 			for _, role := range []engine.Role{engine.RoleHost, engine.RoleClient} {
 				bc := e.bindCmd(a, role, pub(40000), netipZero)
 				bc.Key = engine.Fingerprint{}
-				_, r = e.bind(bc)
-				if r.Outcome != engine.NotFound {
-					t.Fatalf("bind with zero key = %v, want NotFound", r.Outcome)
-				}
+				e.wantBind(bc, engine.NotFound, "bind with zero key")
 			}
 		})
 	})
@@ -382,17 +357,11 @@ func runReference(t *testing.T, f Factory) {
 		e := newEnv(t, f)
 		v := e.visible("publisher-1")
 		a := e.attempt(v, "publisher-1")
-		n, r, err := e.s.RevokePrincipal(e.ctx, "publisher-1", time.Minute)
-		e.want("RevokePrincipal", r, err, engine.Success)
-		if n != 2 {
-			t.Fatalf("RevokePrincipal removed %d, want 2 (its listing and its attempt)", n)
-		}
+		e.revoke("publisher-1", 2) // its listing and its attempt
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, r := e.bind(e.bindCmd(a, engine.RoleClient, pub(40030), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind after revocation = %v, want NotFound", r.Outcome)
-		}
+		e.wantBind(e.bindCmd(a, engine.RoleClient, pub(40030), netipZero), engine.NotFound, "bind after revocation")
 		e.unchanged("revoked creation", func() {
-			_, r, err = e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
+			_, r, err := e.s.CreateListing(e.ctx, e.listingCmd("publisher-1"))
 			e.want("CreateListing by revoked subject", r, err, engine.Revoked)
 		})
 	})
@@ -428,9 +397,7 @@ func runReference(t *testing.T, f Factory) {
 		}
 		e.c.Advance(5 * time.Second)
 		e.wantGet(v.ID, false, engine.NotFound)
-		if _, r := e.bind(e.bindCmd(a, engine.RoleHost, pub(41001), netipZero)); r.Outcome != engine.NotFound {
-			t.Fatalf("bind after drain window = %v, want NotFound", r.Outcome)
-		}
+		e.wantBind(e.bindCmd(a, engine.RoleHost, pub(41001), netipZero), engine.NotFound, "bind after drain window")
 	})
 
 	t.Run("PrecancelledOperationHasNoPartialEffect", func(t *testing.T) {
