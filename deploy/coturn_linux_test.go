@@ -3,7 +3,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/pion/turn/v5"
 	"golang.org/x/sys/unix"
 
+	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/rendezvous/rendezvous/internal/turncred"
 )
 
@@ -80,7 +79,7 @@ func TestCoturnRefusesInternalPeers(t *testing.T) {
 		"--log-file=stdout", "--simple-log")
 	runDir := t.TempDir() // systemd's RuntimeDirectory in the unit
 	cmd.Env = append(os.Environ(), "RUNTIME_DIRECTORY="+runDir)
-	var log lockedLog
+	var log e2e.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -286,22 +285,4 @@ func (l *coturnLab) inNetns(ns string, f func()) {
 		l.t.Fatalf("back from %s: %v", ns, err) // the thread stays locked and exits
 	}
 	runtime.UnlockOSThread()
-}
-
-// lockedLog collects coturn's output.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

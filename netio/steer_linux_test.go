@@ -3,7 +3,6 @@
 package netio
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/memstore"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/rendezvous/rendezvous/netio/stun"
 	"golang.org/x/sys/unix"
 )
@@ -137,24 +137,6 @@ func TestSteeringKeepsFlowsOnOwnSockets(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for the mediator's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // answeredBindings sends each plain Binding requests from each of sources
 // source ports to addr and returns how many were answered.
 func answeredBindings(t *testing.T, addr netip.AddrPort, sources, each int) int {
@@ -223,7 +205,7 @@ func countReads(c *net.UDPConn) <-chan int {
 
 // startWatchedMediator starts a mediator of 4 sockets on 127.0.0.1 that
 // checks its port every 20 ms, logging to logs and counting into set.
-func startWatchedMediator(t *testing.T, set *metrics.Set, logs *syncBuffer) *Mediator {
+func startWatchedMediator(t *testing.T, set *metrics.Set, logs *e2e.LockedBuffer) *Mediator {
 	t.Helper()
 	keys := engine.NewKeyring(testKey)
 	st, err := memstore.New(engine.DefaultLimits(), engine.NewManualClock(), keys)
@@ -259,7 +241,7 @@ func waitGauge(t *testing.T, set *metrics.Set, want float64) {
 // the gauge and one log line report it, and its leaving once more.
 func TestForeignSocketGetsNoDatagrams(t *testing.T) {
 	set := metrics.NewSet()
-	var logs syncBuffer
+	var logs e2e.LockedBuffer
 	m := startWatchedMediator(t, set, &logs)
 	addr := m.LocalAddrs()[0]
 
@@ -297,7 +279,7 @@ func TestForeignSocketGetsNoDatagrams(t *testing.T) {
 // foreign socket gets none of the datagrams sent after it.
 func TestForeignProgramIsReplaced(t *testing.T) {
 	set := metrics.NewSet()
-	m := startWatchedMediator(t, set, &syncBuffer{})
+	m := startWatchedMediator(t, set, &e2e.LockedBuffer{})
 	addr := m.LocalAddrs()[0]
 	foreign := reusePortSocket(t, addr.String())
 	waitGauge(t, set, 1)
