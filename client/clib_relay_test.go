@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // TestCLibRelayOnlyJoinerGoHost: a relay-only join from C. The C example
@@ -114,14 +116,7 @@ func relayOnlyGoHost(t *testing.T, dir string) (*Attempt, string) {
 			}
 			return
 		}
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pub.Socket().ReadFrom(ctx, buf)
-			if err != nil {
-				return
-			}
-			_, _ = pub.Socket().WriteTo(append([]byte("echo: "), buf[:n]...), from)
-		}
+		e2e.Echo(ctx, pub.Socket())
 	}()
 
 	clientAPI, err := NewAPI(s.http, s.tokens["client"], nil)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // The C library (sdk/c) against the real server binary: its example
@@ -152,18 +154,22 @@ func cHostArgs(pub published) []string {
 		"--token", pub.Presence.Token, "--interval", strconv.Itoa(pub.Presence.Interval), "--seconds", "40"}
 }
 
-// TestCLibHostGoJoiner: a C host keeps its presence, is offered the Go
-// joiner's attempt, binds, is introduced, and the two punch on loopback;
-// the Go joiner's datagram comes back through the C host's echo.
-func TestCLibHostGoJoiner(t *testing.T) {
+// startCHost starts the server and a C host holding the presence of a
+// listing published under key and name, once it reported that presence.
+func startCHost(t *testing.T, key, name string) (string, *proc, published, *cPeer) {
+	t.Helper()
 	bin := buildCPeer(t)
 	p := startProc(t)
-	pub := p.publish("clib-host-1", "C host")
+	pub := p.publish(key, name)
 	host := startCPeer(t, bin, cHostArgs(pub)...)
 	host.expect(t, "presence ")
+	return bin, p, pub, host
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
+// goJoinAndPunch joins listing as the client principal with a Go joiner
+// and punches to its host; the caller closes the joiner.
+func goJoinAndPunch(ctx context.Context, t *testing.T, p *proc, listing string) (*client.Joiner, client.Path) {
+	t.Helper()
 	api, err := client.NewAPI("http://"+p.httpAddr, p.tokens["client"], nil)
 	if err != nil {
 		t.Fatal(err)
@@ -172,15 +178,51 @@ func TestCLibHostGoJoiner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.Close()
-	id, err := client.ParseListingID(pub.ListingID)
+	id, err := client.ParseListingID(listing)
 	if err != nil {
+		j.Close()
 		t.Fatal(err)
 	}
 	_, path, err := j.JoinAndPunch(ctx, id, client.PunchConfig{})
 	if err != nil {
+		j.Close()
 		t.Fatalf("Go joiner: %v", err)
 	}
+	return j, path
+}
+
+// pingUntilAnswered sends "ping from go" to peer every 250ms until a
+// datagram comes back and returns it with its sender; peer names the
+// other side for the failure when ctx ends first.
+func pingUntilAnswered(ctx context.Context, t *testing.T, s *client.Socket, peer netip.AddrPort, who string) (string, netip.AddrPort) {
+	t.Helper()
+	buf := make([]byte, 1500)
+	for {
+		if _, err := s.WriteTo([]byte("ping from go"), peer); err != nil {
+			t.Fatal(err)
+		}
+		wait, stop := context.WithTimeout(ctx, 250*time.Millisecond)
+		n, from, err := s.ReadFrom(wait, buf)
+		stop()
+		if err == nil {
+			return string(buf[:n]), from
+		}
+		if ctx.Err() != nil {
+			t.Fatal(who + " never echoed")
+		}
+	}
+}
+
+// TestCLibHostGoJoiner: a C host keeps its presence, is offered the Go
+// joiner's attempt, binds, is introduced, and the two punch on loopback;
+// the Go joiner's datagram comes back through the C host's echo.
+func TestCLibHostGoJoiner(t *testing.T) {
+	_, p, pub, host := startCHost(t, "clib-host-1", "C host")
+
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	j, path := goJoinAndPunch(ctx, t, p, pub.ListingID)
+	defer j.Close()
 	if path.Relayed {
 		t.Fatalf("loopback punch went through a relay")
 	}
@@ -190,23 +232,8 @@ func TestCLibHostGoJoiner(t *testing.T) {
 		t.Fatalf("C host: %q, want a direct path", l)
 	}
 	host.expect(t, "reported ") // the mediator's signed answer to the C host's outcome report
-	buf := make([]byte, 1500)
-	for {
-		if _, err := j.Socket().WriteTo([]byte("ping from go"), path.Peer); err != nil {
-			t.Fatal(err)
-		}
-		wait, stop := context.WithTimeout(ctx, 250*time.Millisecond)
-		n, from, err := j.Socket().ReadFrom(wait, buf)
-		stop()
-		if err == nil {
-			if got := string(buf[:n]); got != "echo: ping from go" || from != path.Peer {
-				t.Fatalf("got %q from %v, want the C host's echo from %v", got, from, path.Peer)
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the C host never echoed")
-		}
+	if got, from := pingUntilAnswered(ctx, t, j.Socket(), path.Peer, "the C host"); got != "echo: ping from go" || from != path.Peer {
+		t.Fatalf("got %q from %v, want the C host's echo from %v", got, from, path.Peer)
 	}
 }
 
@@ -238,14 +265,7 @@ func TestCLibJoinerGoHost(t *testing.T) {
 			t.Errorf("Go host punch: %v", err)
 			return
 		}
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pub.Socket().ReadFrom(ctx, buf)
-			if err != nil {
-				return
-			}
-			_, _ = pub.Socket().WriteTo(append([]byte("echo: "), buf[:n]...), from)
-		}
+		e2e.Echo(ctx, pub.Socket())
 	}()
 	jn := p.join("clib-join-1", pub.ListingID().String())
 	c := startCPeer(t, bin, "join", "--mediator", jn.Mediator, "--handle", jn.Handle, "--token", jn.Token, "--seconds", "40")
@@ -264,11 +284,7 @@ func TestCLibJoinerGoHost(t *testing.T) {
 
 // TestCLibHostCJoiner: both sides are the C library.
 func TestCLibHostCJoiner(t *testing.T) {
-	bin := buildCPeer(t)
-	p := startProc(t)
-	pub := p.publish("clib-both-1", "C host for C")
-	host := startCPeer(t, bin, cHostArgs(pub)...)
-	host.expect(t, "presence ")
+	bin, p, pub, host := startCHost(t, "clib-both-1", "C host for C")
 	jn := p.join("clib-both-join-1", pub.ListingID)
 	c := startCPeer(t, bin, "join", "--mediator", jn.Mediator, "--handle", jn.Handle, "--token", jn.Token, "--seconds", "40")
 	if l := c.expect(t, "got "); l != "got echo: hello from c" {

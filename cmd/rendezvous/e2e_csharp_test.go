@@ -8,9 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/rendezvous/rendezvous/client"
 )
 
 // The C# binding (sdk/csharp) against the real server: its host example,
@@ -49,43 +46,13 @@ func TestCSharpHostGoJoiner(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	api, err := client.NewAPI("http://"+p.httpAddr, p.tokens["client"], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: 7, ListenAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, path := goJoinAndPunch(ctx, t, p, pub.ListingID)
 	defer j.Close()
-	id, err := client.ParseListingID(pub.ListingID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, path, err := j.JoinAndPunch(ctx, id, client.PunchConfig{})
-	if err != nil {
-		t.Fatalf("Go joiner: %v", err)
-	}
 	if l := host.expect(t, "connected "); !strings.Contains(l, "path=1") || path.Relayed {
 		t.Fatalf("C# host: %q (Go path relayed %v), want a direct path", l, path.Relayed)
 	}
-	buf := make([]byte, 1500)
-	for {
-		if _, err := j.Socket().WriteTo([]byte("ping from go"), path.Peer); err != nil {
-			t.Fatal(err)
-		}
-		wait, stop := context.WithTimeout(ctx, 250*time.Millisecond)
-		n, _, err := j.Socket().ReadFrom(wait, buf)
-		stop()
-		if err == nil {
-			if got := string(buf[:n]); got != "echo: ping from go" {
-				t.Fatalf("got %q, want the C# host's echo", got)
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the C# host never echoed")
-		}
+	if got, _ := pingUntilAnswered(ctx, t, j.Socket(), path.Peer, "the C# host"); got != "echo: ping from go" {
+		t.Fatalf("got %q, want the C# host's echo", got)
 	}
 	host.expect(t, "reported ")
 }
