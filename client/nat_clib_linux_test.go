@@ -22,13 +22,7 @@ import (
 // through both NATs and exchange datagrams directly,
 // with none of that traffic reaching the server.
 func TestNATCLibHostGoJoiner(t *testing.T) {
-	requireNetns(t)
-	l := newLab(t, 'C', false, false)
-	srv := startServer(t, []string{"ip", "netns", "exec", l.NS("pub")},
-		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
-	dir := t.TempDir()
-	bin := buildCPeerIn(t, dir)
-	id, hostOut := startCHostInLab(t, l, srv, bin, dir, true)
+	l, srv, _, _, id, hostOut := startNATCHost(t, 'C', true)
 	join := startPeer(t, l.Exec("join"), srv.tokens["client"], "join", "--server", "http://10.99.0.1:8080",
 		"--listing", id, "--say", "hello", "--say", "world", "--replies", "2", "--punch-timeout", "3s")
 	code := join.wait(t)
@@ -45,12 +39,7 @@ func TestNATCLibHostGoJoiner(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^connected \S+ 10\.99\.2\.2:\d+ path=1`).MatchString(hostOut.String()) {
 		t.Fatalf("the C host did not connect to the joiner's NAT endpoint:\n%s", hostOut.String())
 	}
-	if l.counter("direct_1to2") == 0 || l.counter("direct_2to1") == 0 {
-		t.Fatalf("no direct traffic between the NATs (1→2 %d, 2→1 %d)", l.counter("direct_1to2"), l.counter("direct_2to1"))
-	}
-	if n := l.counter("to_server_nonstun"); n != 0 {
-		t.Fatalf("the server received %d non-STUN datagrams: peer traffic went through it", n)
-	}
+	requireDirectOnly(t, l)
 }
 
 // TestNATCLibHostCJoiner: both sides are the C library, behind
@@ -58,13 +47,7 @@ func TestNATCLibHostGoJoiner(t *testing.T) {
 // (curl in its namespace) and its datagram comes back through the host's
 // echo on the direct path.
 func TestNATCLibHostCJoiner(t *testing.T) {
-	requireNetns(t)
-	l := newLab(t, 'K', false, false)
-	srv := startServer(t, []string{"ip", "netns", "exec", l.NS("pub")},
-		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
-	dir := t.TempDir()
-	bin := buildCPeerIn(t, dir)
-	id, hostOut := startCHostInLab(t, l, srv, bin, dir, false)
+	l, srv, dir, bin, id, hostOut := startNATCHost(t, 'K', false)
 	out := curlIn(t, l, "join", dir, srv.tokens["client"], "nat-clib-cc-1", `{"protocol_version":7}`,
 		"http://10.99.0.1:8080/v1/listings/"+id+"/join-attempts")
 	var at struct{ Handle, Token, Mediator string }
@@ -77,6 +60,29 @@ func TestNATCLibHostCJoiner(t *testing.T) {
 		!strings.Contains(string(jout), "got echo: hello from c") || strings.Contains(string(jout), "Sanitizer") {
 		t.Fatalf("C joiner: %v\n%s\nC host:\n%s", err, jout, hostOut.String())
 	}
+	requireDirectOnly(t, l)
+}
+
+// startNATCHost starts a lab (tag names its namespaces) with the server in
+// pub, builds the C example into a test directory and runs it as the host
+// behind nat1 (startCHostInLab). It returns the lab, the server, that
+// directory, the binary, the listing ID and the host's output.
+func startNATCHost(t *testing.T, tag byte, chat bool) (*lab, *testServer, string, string, string, *e2e.LockedBuffer) {
+	t.Helper()
+	requireNetns(t)
+	l := newLab(t, tag, false, false)
+	srv := startServer(t, []string{"ip", "netns", "exec", l.NS("pub")},
+		"--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
+	dir := t.TempDir()
+	bin := buildCPeerIn(t, dir)
+	id, hostOut := startCHostInLab(t, l, srv, bin, dir, chat)
+	return l, srv, dir, bin, id, hostOut
+}
+
+// requireDirectOnly: the peers' traffic crossed between the NATs both ways
+// and none but STUN reached the server.
+func requireDirectOnly(t *testing.T, l *lab) {
+	t.Helper()
 	if l.counter("direct_1to2") == 0 || l.counter("direct_2to1") == 0 {
 		t.Fatalf("no direct traffic between the NATs (1→2 %d, 2→1 %d)", l.counter("direct_1to2"), l.counter("direct_2to1"))
 	}
