@@ -62,25 +62,31 @@ func steerProgram(n int, k steerKeys) ([]bpf.RawInstruction, error) {
 		bpf.TAX{},
 		bpf.LoadAbsolute{Off: netOff(20), Size: 4},
 		bpf.ALUOpX{Op: bpf.ALUOpXor},
-		// Mix (A is the address): h = avalanche((addr^k1)*c1) ^ port ^ k2,
-		// times c2, avalanched, modulo n.
-		bpf.ALUOpConstant{Op: bpf.ALUOpXor, Val: k[0]},
-		bpf.ALUOpConstant{Op: bpf.ALUOpMul, Val: 0x9e3779b1},
-		bpf.TAX{},
-		bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: 16},
-		bpf.ALUOpX{Op: bpf.ALUOpXor},
+	}
+	// Mix (A is the address): h = avalanche((addr^k1)*c1) ^ port ^ k2,
+	// times c2, avalanched, modulo n.
+	prog = append(prog, mixRound(k[0], 0x9e3779b1, 16)...)
+	prog = append(prog,
 		bpf.TAX{},
 		bpf.LoadScratch{Dst: bpf.RegA, N: 0},
-		bpf.ALUOpX{Op: bpf.ALUOpXor},
-		bpf.ALUOpConstant{Op: bpf.ALUOpXor, Val: k[1]},
-		bpf.ALUOpConstant{Op: bpf.ALUOpMul, Val: 0x85ebca6b},
-		bpf.TAX{},
-		bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: 13},
-		bpf.ALUOpX{Op: bpf.ALUOpXor},
+		bpf.ALUOpX{Op: bpf.ALUOpXor})
+	prog = append(prog, mixRound(k[1], 0x85ebca6b, 13)...)
+	prog = append(prog,
 		bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: uint32(n)},
-		bpf.RetA{},
-	}
+		bpf.RetA{})
 	return bpf.Assemble(prog)
+}
+
+// mixRound is one keyed avalanche step on A, clobbering X:
+// A = (A^key)*mul, then A ^= A>>shift.
+func mixRound(key, mul, shift uint32) []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.ALUOpConstant{Op: bpf.ALUOpXor, Val: key},
+		bpf.ALUOpConstant{Op: bpf.ALUOpMul, Val: mul},
+		bpf.TAX{},
+		bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: shift},
+		bpf.ALUOpX{Op: bpf.ALUOpXor},
+	}
 }
 
 // attachSteering attaches steerProgram to the reuseport group of the socket

@@ -235,6 +235,19 @@ func waitGauge(t *testing.T, set *metrics.Set, want float64) {
 	}
 }
 
+// stolenFrom sends each plain Binding request from each of sources source
+// ports to the mediator at addr, which must answer them all, and returns
+// how many datagrams the foreign socket read meanwhile.
+func stolenFrom(t *testing.T, foreign *net.UDPConn, addr netip.AddrPort, sources, each int) int {
+	t.Helper()
+	stolen := countReads(foreign)
+	if n := answeredBindings(t, addr, sources, each); n != sources*each {
+		t.Errorf("the mediator answered %d of %d requests", n, sources*each)
+	}
+	_ = foreign.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	return <-stolen
+}
+
 // TestForeignSocketGetsNoDatagrams: a socket of the same user that joins
 // the started mediator's SO_REUSEPORT group gets none of the 500 Binding
 // requests sent from 50 source ports, all of which the mediator answers;
@@ -247,14 +260,9 @@ func TestForeignSocketGetsNoDatagrams(t *testing.T) {
 
 	foreign := reusePortSocket(t, addr.String())
 	waitGauge(t, set, 1)
-	stolen := countReads(foreign)
 
 	const sources, each = 50, 10
-	if n := answeredBindings(t, addr, sources, each); n != sources*each {
-		t.Errorf("the mediator answered %d of %d requests", n, sources*each)
-	}
-	_ = foreign.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-	if n := <-stolen; n != 0 {
+	if n := stolenFrom(t, foreign, addr, sources, each); n != 0 {
 		t.Errorf("the foreign socket received %d of %d datagrams", n, sources*each)
 	}
 
@@ -298,13 +306,8 @@ func TestForeignProgramIsReplaced(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // several checks
 
-	stolen := countReads(foreign)
 	const sources, each = 20, 5
-	if n := answeredBindings(t, addr, sources, each); n != sources*each {
-		t.Errorf("the mediator answered %d of %d requests", n, sources*each)
-	}
-	_ = foreign.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-	if n := <-stolen; n != 0 {
+	if n := stolenFrom(t, foreign, addr, sources, each); n != 0 {
 		t.Errorf("the foreign socket's own program still steered %d of %d datagrams to it", n, sources*each)
 	}
 }
