@@ -7,25 +7,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "md_block.h"
+
 typedef struct {
     uint32_t h[8];
-    uint64_t len;
-    uint8_t buf[64];
-    size_t nbuf;
+    rdv_md_state s;
 } rdv_sha256_ctx;
 
 typedef struct {
     uint32_t h[5];
-    uint64_t len;
-    uint8_t buf[64];
-    size_t nbuf;
+    rdv_md_state s;
 } rdv_sha1_ctx;
 
 typedef struct {
     uint32_t h[4];
-    uint64_t len;
-    uint8_t buf[64];
-    size_t nbuf;
+    rdv_md_state s;
 } rdv_md5_ctx;
 
 void rdv_sha256_init(rdv_sha256_ctx *c);

@@ -1,7 +1,6 @@
 /* MD5 (RFC 1321): only for TURN's long-term key, MD5(user:realm:password)
  * (RFC 8489 §9.2.2). */
 #include "crypto.h"
-#include <string.h>
 
 static const uint32_t T[64] = {
     0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
@@ -20,8 +19,8 @@ static const uint8_t S[64] = {
     6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
 };
 
-static void block(rdv_md5_ctx *c, const uint8_t *p) {
-    uint32_t x[16], a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3], f, t;
+static void block(uint32_t *st, const uint8_t *p) {
+    uint32_t x[16], a = st[0], b = st[1], cc = st[2], d = st[3], f, t;
     int i, g;
     for (i = 0; i < 16; i++)
         x[i] = p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
@@ -34,44 +33,20 @@ static void block(rdv_md5_ctx *c, const uint8_t *p) {
         a = d; d = cc; cc = b;
         b = b + ((t << S[i]) | (t >> (32 - S[i])));
     }
-    c->h[0] += a; c->h[1] += b; c->h[2] += cc; c->h[3] += d;
+    st[0] += a; st[1] += b; st[2] += cc; st[3] += d;
 }
 
 void rdv_md5_init(rdv_md5_ctx *c) {
     c->h[0] = 0x67452301; c->h[1] = 0xefcdab89; c->h[2] = 0x98badcfe; c->h[3] = 0x10325476;
-    c->len = 0;
-    c->nbuf = 0;
+    rdv_md_init(&c->s);
 }
 
 void rdv_md5_update(rdv_md5_ctx *c, const void *data, size_t n) {
-    const uint8_t *p = (const uint8_t *)data;
-    c->len += n;
-    if (c->nbuf) {
-        size_t k = 64 - c->nbuf;
-        if (k > n) k = n;
-        memcpy(c->buf + c->nbuf, p, k);
-        c->nbuf += k; p += k; n -= k;
-        if (c->nbuf < 64) return;
-        block(c, c->buf);
-        c->nbuf = 0;
-    }
-    for (; n >= 64; p += 64, n -= 64) block(c, p);
-    if (n) { memcpy(c->buf, p, n); c->nbuf = n; }
+    rdv_md_update(&c->s, c->h, block, data, n);
 }
 
 void rdv_md5_final(rdv_md5_ctx *c, uint8_t out[16]) {
-    uint64_t bits = c->len * 8;
-    uint8_t pad[72];
-    size_t padn = (c->nbuf < 56 ? 56 : 120) - c->nbuf;
-    int i;
-    memset(pad, 0, sizeof pad);
-    pad[0] = 0x80;
-    for (i = 0; i < 8; i++) pad[padn + i] = (uint8_t)(bits >> (8 * i)); /* little-endian length */
-    rdv_md5_update(c, pad, padn + 8);
-    for (i = 0; i < 4; i++) {
-        out[4 * i] = (uint8_t)c->h[i]; out[4 * i + 1] = (uint8_t)(c->h[i] >> 8);
-        out[4 * i + 2] = (uint8_t)(c->h[i] >> 16); out[4 * i + 3] = (uint8_t)(c->h[i] >> 24);
-    }
+    rdv_md_final(&c->s, c->h, block, 0, out, 4);
 }
 
 void rdv_md5(const void *data, size_t n, uint8_t out[16]) {

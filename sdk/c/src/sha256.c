@@ -15,7 +15,7 @@ static const uint32_t K[64] = {
 
 #define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
-static void block(rdv_sha256_ctx *c, const uint8_t *p) {
+static void block(uint32_t *st, const uint8_t *p) {
     uint32_t w[64], a, b, d, e, f, g, h, cc, t1, t2;
     int i;
     for (i = 0; i < 16; i++)
@@ -25,54 +25,30 @@ static void block(rdv_sha256_ctx *c, const uint8_t *p) {
         uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    a = c->h[0]; b = c->h[1]; cc = c->h[2]; d = c->h[3];
-    e = c->h[4]; f = c->h[5]; g = c->h[6]; h = c->h[7];
+    a = st[0]; b = st[1]; cc = st[2]; d = st[3];
+    e = st[4]; f = st[5]; g = st[6]; h = st[7];
     for (i = 0; i < 64; i++) {
         t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
         t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
         h = g; g = f; f = e; e = d + t1; d = cc; cc = b; b = a; a = t1 + t2;
     }
-    c->h[0] += a; c->h[1] += b; c->h[2] += cc; c->h[3] += d;
-    c->h[4] += e; c->h[5] += f; c->h[6] += g; c->h[7] += h;
+    st[0] += a; st[1] += b; st[2] += cc; st[3] += d;
+    st[4] += e; st[5] += f; st[6] += g; st[7] += h;
 }
 
 void rdv_sha256_init(rdv_sha256_ctx *c) {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     memcpy(c->h, iv, sizeof iv);
-    c->len = 0;
-    c->nbuf = 0;
+    rdv_md_init(&c->s);
 }
 
 void rdv_sha256_update(rdv_sha256_ctx *c, const void *data, size_t n) {
-    const uint8_t *p = (const uint8_t *)data;
-    c->len += n;
-    if (c->nbuf) {
-        size_t k = 64 - c->nbuf;
-        if (k > n) k = n;
-        memcpy(c->buf + c->nbuf, p, k);
-        c->nbuf += k; p += k; n -= k;
-        if (c->nbuf < 64) return;
-        block(c, c->buf);
-        c->nbuf = 0;
-    }
-    for (; n >= 64; p += 64, n -= 64) block(c, p);
-    if (n) { memcpy(c->buf, p, n); c->nbuf = n; }
+    rdv_md_update(&c->s, c->h, block, data, n);
 }
 
 void rdv_sha256_final(rdv_sha256_ctx *c, uint8_t out[32]) {
-    uint64_t bits = c->len * 8;
-    uint8_t pad[72];
-    size_t padn = (c->nbuf < 56 ? 56 : 120) - c->nbuf;
-    int i;
-    memset(pad, 0, sizeof pad);
-    pad[0] = 0x80;
-    for (i = 0; i < 8; i++) pad[padn + i] = (uint8_t)(bits >> (56 - 8 * i));
-    rdv_sha256_update(c, pad, padn + 8);
-    for (i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(c->h[i] >> 24); out[4 * i + 1] = (uint8_t)(c->h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(c->h[i] >> 8); out[4 * i + 3] = (uint8_t)c->h[i];
-    }
+    rdv_md_final(&c->s, c->h, block, 1, out, 8);
 }
 
 void rdv_sha256(const void *data, size_t n, uint8_t out[32]) {
