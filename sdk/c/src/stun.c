@@ -241,22 +241,26 @@ rdv_error rdv_stun_get(const rdv_stun_msg *m, uint16_t t, const uint8_t **v, siz
     return RDV_E_ABSENT;
 }
 
+/* get_sized finds attribute t, whose value must be exactly want bytes. */
+static rdv_error get_sized(const rdv_stun_msg *m, uint16_t t, size_t want, const uint8_t **v) {
+    size_t n;
+    rdv_error e = rdv_stun_get(m, t, v, &n);
+    if (e != RDV_OK) return e;
+    return n == want ? RDV_OK : RDV_E_BAD_ATTR_VALUE;
+}
+
 rdv_error rdv_stun_u64(const rdv_stun_msg *m, uint16_t t, uint64_t *out) {
     const uint8_t *v;
-    size_t n;
-    rdv_error e = rdv_stun_get(m, t, &v, &n);
+    rdv_error e = get_sized(m, t, 8, &v);
     if (e != RDV_OK) return e;
-    if (n != 8) return RDV_E_BAD_ATTR_VALUE;
     *out = (uint64_t)get32(v) << 32 | get32(v + 4);
     return RDV_OK;
 }
 
 rdv_error rdv_stun_u32(const rdv_stun_msg *m, uint16_t t, uint32_t *out) {
     const uint8_t *v;
-    size_t n;
-    rdv_error e = rdv_stun_get(m, t, &v, &n);
+    rdv_error e = get_sized(m, t, 4, &v);
     if (e != RDV_OK) return e;
-    if (n != 4) return RDV_E_BAD_ATTR_VALUE;
     *out = get32(v);
     return RDV_OK;
 }
@@ -293,10 +297,9 @@ rdv_error rdv_stun_xor_addr(const rdv_stun_msg *m, uint16_t t, rdv_addr *a) {
 
 rdv_error rdv_stun_outcome(const rdv_stun_msg *m, uint8_t *path, uint32_t *millis) {
     const uint8_t *v;
-    size_t n;
-    rdv_error e = rdv_stun_get(m, RDV_ATTR_OUTCOME, &v, &n);
+    rdv_error e = get_sized(m, RDV_ATTR_OUTCOME, 8, &v);
     if (e != RDV_OK) return e;
-    if (n != 8 || v[1] || v[2] || v[3] || v[0] < 1 || v[0] > 3) return RDV_E_BAD_ATTR_VALUE;
+    if (v[1] || v[2] || v[3] || v[0] < 1 || v[0] > 3) return RDV_E_BAD_ATTR_VALUE;
     *path = v[0];
     *millis = get32(v + 4);
     return RDV_OK;
