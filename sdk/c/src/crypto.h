@@ -24,6 +24,10 @@ typedef struct {
     rdv_md_state s;
 } rdv_md5_ctx;
 
+/* The hashes' descriptors, for HMAC (hmac.c). */
+extern const rdv_md_hash rdv_sha256_md;
+extern const rdv_md_hash rdv_sha1_md;
+
 void rdv_sha256_init(rdv_sha256_ctx *c);
 void rdv_sha256_update(rdv_sha256_ctx *c, const void *data, size_t n);
 void rdv_sha256_final(rdv_sha256_ctx *c, uint8_t out[32]);

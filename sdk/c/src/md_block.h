@@ -18,6 +18,16 @@ typedef struct {
     size_t nbuf;
 } rdv_md_state;
 
+/* A Merkle–Damgård hash as its users outside the hash need it (HMAC):
+ * the initial state of words 32-bit words, the compression function and
+ * the byte order. The digest is 4 * words bytes. */
+typedef struct {
+    const uint32_t *iv;
+    size_t words;
+    rdv_md_block_fn block;
+    int big_endian;
+} rdv_md_hash;
+
 void rdv_md_init(rdv_md_state *s);
 void rdv_md_update(rdv_md_state *s, uint32_t *h, rdv_md_block_fn block, const void *data, size_t n);
 /* Pads, compresses the rest and writes the words of h to out, the length

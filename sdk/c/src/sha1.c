@@ -1,6 +1,7 @@
 /* SHA-1 (FIPS 180-4): only for TURN's MESSAGE-INTEGRITY (RFC 8489 §14.5),
  * which coturn's long-term credentials still use. */
 #include "crypto.h"
+#include <string.h>
 
 #define ROL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
 
@@ -22,9 +23,12 @@ static void block(uint32_t *st, const uint8_t *p) {
     st[0] += a; st[1] += b; st[2] += cc; st[3] += d; st[4] += e;
 }
 
+static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+
+const rdv_md_hash rdv_sha1_md = {iv, 5, block, 1};
+
 void rdv_sha1_init(rdv_sha1_ctx *c) {
-    c->h[0] = 0x67452301; c->h[1] = 0xefcdab89; c->h[2] = 0x98badcfe;
-    c->h[3] = 0x10325476; c->h[4] = 0xc3d2e1f0;
+    memcpy(c->h, iv, sizeof iv);
     rdv_md_init(&c->s);
 }
 

@@ -36,9 +36,12 @@ static void block(uint32_t *st, const uint8_t *p) {
     st[4] += e; st[5] += f; st[6] += g; st[7] += h;
 }
 
+static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+const rdv_md_hash rdv_sha256_md = {iv, 8, block, 1};
+
 void rdv_sha256_init(rdv_sha256_ctx *c) {
-    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     memcpy(c->h, iv, sizeof iv);
     rdv_md_init(&c->s);
 }
