@@ -233,6 +233,16 @@ func (s *Store) verifyAttempts() error {
 }
 
 func (s *Store) verifySubjects() error {
+	idem := make(map[int32]int32)
+	for i := int32(0); int(i) < s.idem.size(); i++ {
+		if s.idem.live(i) {
+			if si := s.idem.at(i).owner; s.subjects.live(si) {
+				idem[si]++
+			} else {
+				return fmt.Errorf("idempotency slot %d names a free subject slot", i)
+			}
+		}
+	}
 	for si := int32(0); int(si) < s.subjects.size(); si++ {
 		if !s.subjects.live(si) {
 			continue
@@ -241,11 +251,14 @@ func (s *Store) verifySubjects() error {
 		if s.findSubject(s.subjectKey(r.name)) != si {
 			return fmt.Errorf("subject slot %d not found by its name", si)
 		}
-		if r.listings.n == 0 && r.attempts.n == 0 && !s.revocations.has(si) {
-			return fmt.Errorf("subject slot %d kept without listings, attempts or revocation", si)
+		if r.listings.n == 0 && r.attempts.n == 0 && r.idem == 0 && !s.revocations.has(si) {
+			return fmt.Errorf("subject slot %d kept without listings, attempts, idempotency records or revocation", si)
 		}
-		if int(r.listings.n) > s.lim.OwnerListingQuota || int(r.attempts.n) > s.lim.SubjectAttemptQuota {
-			return fmt.Errorf("subject slot %d over its quota: %d listings, %d attempts", si, r.listings.n, r.attempts.n)
+		if r.idem != idem[si] {
+			return fmt.Errorf("subject slot %d counts %d idempotency records, holds %d", si, r.idem, idem[si])
+		}
+		if int(r.listings.n) > s.lim.OwnerListingQuota || int(r.attempts.n) > s.lim.SubjectAttemptQuota || int(r.idem) > s.lim.SubjectIdempotencyQuota {
+			return fmt.Errorf("subject slot %d over its quota: %d listings, %d attempts, %d idempotency records", si, r.listings.n, r.attempts.n, r.idem)
 		}
 		if err := s.byOwner.check(&r.listings, func(li int32) error {
 			if !s.listings.live(li) || s.listings.at(li).owner != si {

@@ -5,14 +5,19 @@ import "github.com/rendezvous/rendezvous/engine"
 // Policy quotas (docs/contracts/semantics.md#quotas: evaluated inside the creating transition, after
 // the global pools). The principal's own quota is checked before its
 // tenant's, so a caller over its own share is told so; the tenant's share of
-// the idempotency pool comes last. Every count read here is kept
-// incrementally (subjectRec lists and tenantRec.counts): no scans.
+// the idempotency pool comes last; the principal's share of it follows its
+// own quota of the kind created. Every count read here is kept
+// incrementally (subjectRec lists and counts, tenantRec.counts): no scans.
 
 // listingQuota returns the quota a new listing of owner in tenant would
 // exceed, or PoolNone.
 func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
-	if oi := s.findSubject(owner); oi >= 0 && int(s.subjects.at(oi).listings.n) >= s.lim.OwnerListingQuota {
-		return engine.QuotaOwnerListings
+	if oi := s.findSubject(owner); oi >= 0 {
+		if o := s.subjects.at(oi); int(o.listings.n) >= s.lim.OwnerListingQuota {
+			return engine.QuotaOwnerListings
+		} else if int(o.idem) >= s.lim.SubjectIdempotencyQuota {
+			return engine.QuotaSubjectIdempotency
+		}
 	}
 	if ti := s.findTenant(tenant); ti >= 0 {
 		t := s.tenants.at(ti)
@@ -24,8 +29,12 @@ func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
 // attemptQuota returns the quota a new attempt of client in tenant slot ti
 // would exceed, or PoolNone.
 func (s *Store) attemptQuota(client subjectKey, ti int32) engine.Pool {
-	if ci := s.findSubject(client); ci >= 0 && int(s.subjects.at(ci).attempts.n) >= s.lim.SubjectAttemptQuota {
-		return engine.QuotaSubjectAttempts
+	if ci := s.findSubject(client); ci >= 0 {
+		if c := s.subjects.at(ci); int(c.attempts.n) >= s.lim.SubjectAttemptQuota {
+			return engine.QuotaSubjectAttempts
+		} else if int(c.idem) >= s.lim.SubjectIdempotencyQuota {
+			return engine.QuotaSubjectIdempotency
+		}
 	}
 	t := s.tenants.at(ti)
 	return s.tenantQuota(t, t.counts.attempts, s.lim.TenantAttemptQuota, engine.QuotaTenantAttempts)

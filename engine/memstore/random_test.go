@@ -24,6 +24,7 @@ func randomOps(t *testing.T, seed uint64) {
 		l.MaxListings, l.MaxPresence, l.MaxAttempts, l.MaxIdempotency = 12, 8, 10, 40
 		l.MaxReplay, l.MaxRevocations, l.OwnerListingQuota, l.TenantAttemptQuota = 5, 2, 5, 8
 		l.TenantListingQuota, l.SubjectAttemptQuota, l.TenantIdempotencyQuota = 8, 6, 30
+		l.SubjectIdempotencyQuota = 12
 		l.PresenceTTL, l.AttemptTTL, l.LeaseTTL, l.IdempotencyTTL = 3*time.Second, 4*time.Second, 6*time.Second, 8*time.Second
 	})
 	r := rand.New(rand.NewPCG(seed, 99))

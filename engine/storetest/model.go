@@ -58,6 +58,18 @@ type mIdem struct {
 	listing *mListing
 	attempt *mAttempt
 	at      time.Duration
+	by      engine.Subject // the creator: counted in its share
+}
+
+// subjectIdem is how many idempotency records subject s's creations hold.
+func (m *model) subjectIdem(s engine.Subject) int {
+	n := 0
+	for _, r := range m.idem {
+		if r.by == s {
+			n++
+		}
+	}
+	return n
 }
 
 func newModel(e *env) *model {
@@ -159,6 +171,8 @@ func (m *model) listingQuota(owner engine.Subject) engine.Pool {
 	switch {
 	case m.ownerListings(owner) >= m.e.l.OwnerListingQuota:
 		return engine.QuotaOwnerListings
+	case m.subjectIdem(owner) >= m.e.l.SubjectIdempotencyQuota:
+		return engine.QuotaSubjectIdempotency
 	case nl >= m.e.l.TenantListingQuota:
 		return engine.QuotaTenantListings
 	case len(m.idem) >= m.e.l.TenantIdempotencyQuota:
@@ -179,6 +193,8 @@ func (m *model) attemptQuota(client engine.Subject) engine.Pool {
 	switch {
 	case mine >= m.e.l.SubjectAttemptQuota:
 		return engine.QuotaSubjectAttempts
+	case m.subjectIdem(client) >= m.e.l.SubjectIdempotencyQuota:
+		return engine.QuotaSubjectIdempotency
 	case na >= m.e.l.TenantAttemptQuota:
 		return engine.QuotaTenantAttempts
 	case len(m.idem) >= m.e.l.TenantIdempotencyQuota:
