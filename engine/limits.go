@@ -69,7 +69,8 @@ func DefaultLimits() Limits {
 
 // DefaultShares returns l with every policy quota at its default share of
 // l's pools: a tenant may hold half of the listing, attempt and idempotency
-// pools, so another tenant always finds the other half; one principal a
+// pools (and, while other tenants hold some of a pool, only less than the
+// pool has free: FairShare); one principal a
 // tenth of the attempt pool, so one client cannot fill even its own
 // tenant's share, and a tenth of the idempotency pool, so one client's
 // churn of creations (each keeps its record for the idempotency lifetime)

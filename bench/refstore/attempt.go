@@ -120,9 +120,9 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectAttempts}, nil
 	case s.subjectIdempotency(cmd.Client) >= s.lim.SubjectIdempotencyQuota:
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectIdempotency}, nil
-	case inTenant >= s.lim.TenantAttemptQuota:
+	case !engine.FairShare(inTenant, len(s.attempts), s.lim.MaxAttempts, s.lim.TenantAttemptQuota):
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantAttempts}, nil
-	case s.tenantIdempotency(cmd.Tenant) >= s.lim.TenantIdempotencyQuota:
+	case !engine.FairShare(s.tenantIdempotency(cmd.Tenant), len(s.idempotency), s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
 	}
 	s.created++

@@ -58,9 +58,9 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaOwnerListings}, nil
 	case s.subjectIdempotency(cmd.Owner) >= s.lim.SubjectIdempotencyQuota:
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectIdempotency}, nil
-	case inTenant >= s.lim.TenantListingQuota:
+	case !engine.FairShare(inTenant, len(s.listings), s.lim.MaxListings, s.lim.TenantListingQuota):
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantListings}, nil
-	case s.tenantIdempotency(cmd.Tenant) >= s.lim.TenantIdempotencyQuota:
+	case !engine.FairShare(s.tenantIdempotency(cmd.Tenant), len(s.idempotency), s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
 	}
 	sp := cmd.Spec

@@ -21,7 +21,7 @@ func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
 	}
 	if ti := s.findTenant(tenant); ti >= 0 {
 		t := s.tenants.at(ti)
-		return s.tenantQuota(t, t.counts.listings, s.lim.TenantListingQuota, engine.QuotaTenantListings)
+		return s.tenantQuota(t, t.counts.listings, s.listings.n, s.lim.MaxListings, s.lim.TenantListingQuota, engine.QuotaTenantListings)
 	}
 	return engine.PoolNone
 }
@@ -37,17 +37,18 @@ func (s *Store) attemptQuota(client subjectKey, ti int32) engine.Pool {
 		}
 	}
 	t := s.tenants.at(ti)
-	return s.tenantQuota(t, t.counts.attempts, s.lim.TenantAttemptQuota, engine.QuotaTenantAttempts)
+	return s.tenantQuota(t, t.counts.attempts, s.attempts.n, s.lim.MaxAttempts, s.lim.TenantAttemptQuota, engine.QuotaTenantAttempts)
 }
 
-// tenantQuota returns p when the tenant holds its quota of the kind being
-// created (held), else QuotaTenantIdempotency when its share of the
-// idempotency pool is used up, else PoolNone.
-func (s *Store) tenantQuota(t *tenantRec, held, quota int, p engine.Pool) engine.Pool {
+// tenantQuota returns p when the tenant holds its share of the pool of the
+// kind being created (held of the pool's used, at most pool), else
+// QuotaTenantIdempotency when its share of the idempotency pool is used
+// up, else PoolNone.
+func (s *Store) tenantQuota(t *tenantRec, held, used, pool, quota int, p engine.Pool) engine.Pool {
 	switch {
-	case held >= quota:
+	case !engine.FairShare(held, used, pool, quota):
 		return p
-	case t.counts.idem >= s.lim.TenantIdempotencyQuota:
+	case !engine.FairShare(t.counts.idem, s.idem.n, s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
 		return engine.QuotaTenantIdempotency
 	}
 	return engine.PoolNone

@@ -26,7 +26,7 @@ redis.register_function('rdv_create_attempt', function(keys, a)
   if call('ZCARD', P .. 'iexp') >= LIM.MAX_I then return {CAPACITY, P_IDEM} end
   if call('SCARD', P .. 'ca:' .. client) >= LIM.SUBJECT_AQ then return {CAPACITY, Q_SUBJECT_ATTEMPTS} end
   if subjectIdem(client) >= LIM.SUBJECT_IQ then return {CAPACITY, Q_SUBJECT_IDEM} end
-  local q = tenantQuota(tenant, 'a', LIM.TENANT_AQ, Q_TENANT_ATTEMPTS)
+  local q = tenantQuota(tenant, 'a', LIM.TENANT_AQ, Q_TENANT_ATTEMPTS, 'aexp', LIM.MAX_A)
   if q then return {CAPACITY, q} end
   if call('EXISTS', P .. 'a:' .. aid) == 1 or call('HEXISTS', P .. 'ah', handle) == 1 then return {RETRY, 0} end
   local seq = call('HINCRBY', P .. 'meta', 'seq', 1)

@@ -19,7 +19,7 @@ redis.register_function('rdv_create_listing', function(keys, a)
   if call('ZCARD', P .. 'iexp') >= LIM.MAX_I then return {CAPACITY, P_IDEM} end
   if call('SCARD', P .. 'ol:' .. owner) >= LIM.OWNER_Q then return {CAPACITY, Q_OWNER} end
   if subjectIdem(owner) >= LIM.SUBJECT_IQ then return {CAPACITY, Q_SUBJECT_IDEM} end
-  local q = tenantQuota(tenant, 'l', LIM.TENANT_LQ, Q_TENANT_LISTINGS)
+  local q = tenantQuota(tenant, 'l', LIM.TENANT_LQ, Q_TENANT_LISTINGS, 'lexp', LIM.MAX_L)
   if q then return {CAPACITY, q} end
   if call('EXISTS', P .. 'l:' .. id) == 1 or call('HEXISTS', P .. 'ph', pres) == 1 then return {RETRY, 0} end
   local dl = I(NOW + LIM.LEASE_TTL)
