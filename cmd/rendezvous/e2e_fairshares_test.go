@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rendezvous/rendezvous/internal/e2e"
 	"github.com/rendezvous/rendezvous/netio/stun"
@@ -60,8 +61,10 @@ func runE2EFairShares(t *testing.T, storeArgs []string, tenants int) {
 	p := startProc(t, append(storeArgs, "--principals", file, "--max-listings", fmt.Sprint(listings),
 		"--max-attempts", fmt.Sprint(attempts), "--max-idempotency", fmt.Sprint(listings+attempts))...)
 
-	// Every tenant has a visible listing before the flood.
+	// Every tenant has a visible listing before the flood, its presence
+	// refreshed every 5 s (as a host does) until the test ends.
 	home := make([]published, tenants)
+	refresh := make([]func(seq uint64), tenants)
 	for i := range tenants {
 		s := fmt.Sprint("host-", i)
 		p.call("POST", "/v1/listings", tok[s], listingBody(s), "Idempotency-Key", s).
@@ -69,13 +72,32 @@ func runE2EFairShares(t *testing.T, storeArgs []string, tenants int) {
 		h, c := mustHandle(t, home[i].Presence.Handle), mustToken(t, home[i].Presence.Token)
 		peer := newPeer(t, p.mediator)
 		peer.expectResponse(peer.request(stun.KindPresence, h, &c, 1, hostLAN), &c)
+		// Later refreshes are not read back: the host's socket also
+		// receives the offers of the joins.
+		refresh[i] = func(seq uint64) { peer.request(stun.KindPresence, h, &c, seq, hostLAN) }
 	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for seq := uint64(2); ; seq++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Second):
+				for _, r := range refresh {
+					r(seq)
+				}
+			}
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
 	join := func(subject, key, listing string) httpReply {
 		return p.call("POST", "/v1/listings/"+listing+"/join-attempts", tok[subject], map[string]any{"protocol_version": 7},
 			"Idempotency-Key", key)
 	}
 
 	var admitted, quota, other atomic.Int64
+	var sample sync.Map // one body per status of the other answers
 	refused := make([]atomic.Int64, flooders)
 	saturated := make(chan struct{})
 	var once sync.Once
@@ -106,6 +128,7 @@ func runE2EFairShares(t *testing.T, storeArgs []string, tenants int) {
 						}
 					default:
 						other.Add(1)
+						sample.LoadOrStore(r.status, string(r.body))
 					}
 				}
 			}()
@@ -151,6 +174,8 @@ func runE2EFairShares(t *testing.T, storeArgs []string, tenants int) {
 		t.Fatalf("victim tenants starved: %.1f%% succeeded: %v", pct, failed)
 	}
 	if other.Load() != 0 {
-		t.Fatalf("flooders got %d answers other than 201 and 429 quota_exceeded", other.Load())
+		var seen []string
+		sample.Range(func(k, v any) bool { seen = append(seen, fmt.Sprintf("%v %v", k, v)); return true })
+		t.Fatalf("flooders got %d answers other than 201 and 429 quota_exceeded: %v", other.Load(), seen)
 	}
 }
