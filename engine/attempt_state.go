@@ -86,9 +86,10 @@ const (
 // Valid reports whether e is one of the ends above.
 func (e AttemptEnd) Valid() bool { return e >= EndExpired && e < numAttemptEnds }
 
-// TombstoneTTL is how long an ended attempt's status stays readable. The
-// tombstones are bounded by the attempts ceiling (the oldest goes first when
-// full) and count against no pool or quota.
+// TombstoneTTL is how long an ended attempt's status stays readable. Each
+// tenant's tombstones are bounded by the attempts ceiling (the tenant's own
+// oldest goes first when it is full, never another tenant's) and count
+// against no pool or quota (docs/contracts/semantics.md#lifetimes).
 const TombstoneTTL = 10 * time.Minute
 
 // AttemptProgress is what happened to an attempt so far: the facts its state

@@ -50,9 +50,11 @@ type Limits struct {
 	IdempotencyTTL, DrainWindow                  time.Duration
 	OwnerListingQuota, TenantAttemptQuota        int
 	// SubjectAttemptQuota bounds one principal's live attempts,
-	// TenantListingQuota a tenant's live listings and TenantIdempotencyQuota
-	// a tenant's idempotency records. Every quota is at most its pool.
+	// TenantListingQuota a tenant's live listings, TenantIdempotencyQuota
+	// a tenant's idempotency records and SubjectIdempotencyQuota one
+	// principal's. Every quota is at most its pool.
 	SubjectAttemptQuota, TenantListingQuota, TenantIdempotencyQuota int
+	SubjectIdempotencyQuota                                         int
 }
 
 // DefaultLimits is the default pools and lifetimes
@@ -69,18 +71,22 @@ func DefaultLimits() Limits {
 
 // DefaultShares returns l with every policy quota at its default share of
 // l's pools: a tenant may hold half of the listing, attempt and idempotency
-// pools, so another tenant always finds the other half; one principal a
+// pools (and, while other tenants hold some of a pool, only less than the
+// pool has free: FairShare); one principal a
 // tenth of the attempt pool, so one client cannot fill even its own
-// tenant's share; one owner DefaultOwnerListingQuota listings (at most the
-// pool). With the default pools: 12,500 listings, 5,000 attempts and 17,500
-// idempotency records per tenant, 1,000 attempts per subject, 100 listings
-// per owner.
+// tenant's share, and a tenth of the idempotency pool, so one client's
+// churn of creations (each keeps its record for the idempotency lifetime)
+// cannot use up its tenant's share; one owner DefaultOwnerListingQuota
+// listings (at most the pool). With the default pools: 12,500 listings,
+// 5,000 attempts and 17,500 idempotency records per tenant, 1,000 attempts
+// and 3,500 idempotency records per subject, 100 listings per owner.
 func (l Limits) DefaultShares() Limits {
 	l.OwnerListingQuota = min(DefaultOwnerListingQuota, l.MaxListings)
 	l.TenantListingQuota = max(1, l.MaxListings/2)
 	l.TenantAttemptQuota = max(1, l.MaxAttempts/2)
 	l.SubjectAttemptQuota = max(1, l.MaxAttempts/10)
 	l.TenantIdempotencyQuota = max(1, l.MaxIdempotency/2)
+	l.SubjectIdempotencyQuota = max(1, l.MaxIdempotency/10)
 	return l
 }
 
@@ -104,6 +110,7 @@ func (l Limits) Validate() error {
 		{"owner-listing-quota", l.OwnerListingQuota}, {"tenant-attempt-quota", l.TenantAttemptQuota},
 		{"subject-attempt-quota", l.SubjectAttemptQuota}, {"tenant-listing-quota", l.TenantListingQuota},
 		{"tenant-idempotency-quota", l.TenantIdempotencyQuota},
+		{"subject-idempotency-quota", l.SubjectIdempotencyQuota},
 	}
 	for _, c := range counts {
 		if c.v <= 0 || c.v > 1<<24 {
@@ -138,6 +145,7 @@ func (l Limits) Validate() error {
 		{"tenant-attempt-quota", "max-attempts", l.TenantAttemptQuota, l.MaxAttempts},
 		{"subject-attempt-quota", "max-attempts", l.SubjectAttemptQuota, l.MaxAttempts},
 		{"tenant-idempotency-quota", "max-idempotency", l.TenantIdempotencyQuota, l.MaxIdempotency},
+		{"subject-idempotency-quota", "max-idempotency", l.SubjectIdempotencyQuota, l.MaxIdempotency},
 	}
 	for _, q := range quotas {
 		if q.v > q.max {
@@ -153,6 +161,6 @@ func (l Limits) Validate() error {
 func (l Limits) WholePools() Limits {
 	l.OwnerListingQuota, l.TenantListingQuota = l.MaxListings, l.MaxListings
 	l.TenantAttemptQuota, l.SubjectAttemptQuota = l.MaxAttempts, l.MaxAttempts
-	l.TenantIdempotencyQuota = l.MaxIdempotency
+	l.TenantIdempotencyQuota, l.SubjectIdempotencyQuota = l.MaxIdempotency, l.MaxIdempotency
 	return l
 }

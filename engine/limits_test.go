@@ -20,6 +20,7 @@ func TestDefaultQuotasAreSharesOfThePools(t *testing.T) {
 		{"tenant-attempt-quota", l.TenantAttemptQuota, l.MaxAttempts},
 		{"subject-attempt-quota", l.SubjectAttemptQuota, l.MaxAttempts},
 		{"tenant-idempotency-quota", l.TenantIdempotencyQuota, l.MaxIdempotency},
+		{"subject-idempotency-quota", l.SubjectIdempotencyQuota, l.MaxIdempotency},
 		{"owner-listing-quota", l.OwnerListingQuota, l.MaxListings},
 	} {
 		if q.quota < 1 || q.quota > q.pool/2 {
@@ -27,7 +28,7 @@ func TestDefaultQuotasAreSharesOfThePools(t *testing.T) {
 		}
 	}
 	if l.TenantListingQuota != 12_500 || l.TenantAttemptQuota != 5_000 || l.SubjectAttemptQuota != 1_000 ||
-		l.TenantIdempotencyQuota != 17_500 || l.OwnerListingQuota != 100 {
+		l.TenantIdempotencyQuota != 17_500 || l.SubjectIdempotencyQuota != 3_500 || l.OwnerListingQuota != 100 {
 		t.Errorf("default quotas changed: %+v (update docs/operations.md)", l)
 	}
 	// Shares follow the pools, down to pools of one.
@@ -53,6 +54,7 @@ func TestValidateRejectsQuotaAbovePool(t *testing.T) {
 		{"tenant-attempt-quota", func(l *Limits, v int) { l.TenantAttemptQuota = v }, func(l *Limits) int { return l.MaxAttempts }},
 		{"subject-attempt-quota", func(l *Limits, v int) { l.SubjectAttemptQuota = v }, func(l *Limits) int { return l.MaxAttempts }},
 		{"tenant-idempotency-quota", func(l *Limits, v int) { l.TenantIdempotencyQuota = v }, func(l *Limits) int { return l.MaxIdempotency }},
+		{"subject-idempotency-quota", func(l *Limits, v int) { l.SubjectIdempotencyQuota = v }, func(l *Limits) int { return l.MaxIdempotency }},
 	} {
 		l := DefaultLimits()
 		c.set(&l, c.pool(&l))

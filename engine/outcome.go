@@ -46,6 +46,7 @@ const (
 	QuotaSubjectAttempts
 	QuotaTenantListings
 	QuotaTenantIdempotency
+	QuotaSubjectIdempotency
 	numPools
 )
 
@@ -55,6 +56,7 @@ const NumGlobalPools = int(PoolIdempotency)
 var poolNames = [numPools]string{
 	"", "listings", "presence", "attempts", "replay", "revocations", "idempotency",
 	"owner_listings", "tenant_attempts", "subject_attempts", "tenant_listings", "tenant_idempotency",
+	"subject_idempotency",
 }
 
 func (p Pool) String() string {

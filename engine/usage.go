@@ -2,8 +2,9 @@ package engine
 
 // TenantUsage is one tenant's share of the bounded state: for its listings,
 // attempts and idempotency records, how many are live (Used) and the quota
-// the tenant is held to (Ceiling), so its headroom is Ceiling - Used. A
-// global pool (Stats) that other tenants fill may refuse earlier.
+// the tenant is held to (Ceiling), so its headroom is Ceiling - Used. Its
+// fair share (FairShare) may refuse earlier while other tenants hold
+// records of the pool.
 type TenantUsage struct {
 	Listings, Attempts, Idempotency PoolStat
 }

@@ -78,12 +78,13 @@ func TestDrainStatsReadiness(t *testing.T) {
 	quotas := r.json["quotas"].(map[string]any)
 	lim := testLimits()
 	for name, want := range map[string]int{"owner_listings": lim.OwnerListingQuota, "subject_attempts": lim.SubjectAttemptQuota,
-		"tenant_listings": lim.TenantListingQuota, "tenant_attempts": lim.TenantAttemptQuota, "tenant_idempotency": lim.TenantIdempotencyQuota} {
+		"tenant_listings": lim.TenantListingQuota, "tenant_attempts": lim.TenantAttemptQuota, "tenant_idempotency": lim.TenantIdempotencyQuota,
+		"subject_idempotency": lim.SubjectIdempotencyQuota} {
 		if quotas[name] != float64(want) {
 			t.Fatalf("stats quota %s = %v, want %d: %s", name, quotas[name], want, r.body)
 		}
 	}
-	if len(quotas) != 5 {
+	if len(quotas) != 6 {
 		t.Fatalf("stats quotas %s", r.body)
 	}
 	h.rejected(req{method: "GET", path: "/v1/admin/stats", token: tokCli}, 403, "forbidden")

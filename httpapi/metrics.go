@@ -117,11 +117,11 @@ type quotaLimit struct {
 
 // quotaLimits lists the policy quotas l configures, as the quota gauges and
 // GET /v1/admin/stats report them (in the order of its "quotas" object).
-func quotaLimits(l *engine.Limits) [5]quotaLimit {
+func quotaLimits(l *engine.Limits) [6]quotaLimit {
 	return [...]quotaLimit{
 		{engine.QuotaOwnerListings, l.OwnerListingQuota}, {engine.QuotaSubjectAttempts, l.SubjectAttemptQuota},
 		{engine.QuotaTenantListings, l.TenantListingQuota}, {engine.QuotaTenantAttempts, l.TenantAttemptQuota},
-		{engine.QuotaTenantIdempotency, l.TenantIdempotencyQuota},
+		{engine.QuotaTenantIdempotency, l.TenantIdempotencyQuota}, {engine.QuotaSubjectIdempotency, l.SubjectIdempotencyQuota},
 	}
 }
 

@@ -118,9 +118,11 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolIdempotency}, nil
 	case mine >= s.lim.SubjectAttemptQuota:
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectAttempts}, nil
-	case inTenant >= s.lim.TenantAttemptQuota:
+	case s.subjectIdempotency(cmd.Client) >= s.lim.SubjectIdempotencyQuota:
+		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectIdempotency}, nil
+	case !engine.FairShare(inTenant, len(s.attempts), s.lim.MaxAttempts, s.lim.TenantAttemptQuota):
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantAttempts}, nil
-	case s.tenantIdempotency(cmd.Tenant) >= s.lim.TenantIdempotencyQuota:
+	case !engine.FairShare(s.tenantIdempotency(cmd.Tenant), len(s.idempotency), s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
 	}
 	s.created++
@@ -135,7 +137,7 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	a.hostKey, a.clientKey = engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)
 	s.attempts[a.id] = a
 	s.attemptHandles[a.handle] = a.id
-	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, request: request, attempt: a.id, deadline: now + s.lim.IdempotencyTTL}
+	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, subject: cmd.Client, request: request, attempt: a.id, deadline: now + s.lim.IdempotencyTTL}
 	return s.attemptSnapshot(a), engine.Result{}, nil
 }
 

@@ -57,9 +57,11 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolIdempotency}, nil
 	case owned >= s.lim.OwnerListingQuota:
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaOwnerListings}, nil
-	case inTenant >= s.lim.TenantListingQuota:
+	case s.subjectIdempotency(cmd.Owner) >= s.lim.SubjectIdempotencyQuota:
+		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectIdempotency}, nil
+	case !engine.FairShare(inTenant, len(s.listings), s.lim.MaxListings, s.lim.TenantListingQuota):
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantListings}, nil
-	case s.tenantIdempotency(cmd.Tenant) >= s.lim.TenantIdempotencyQuota:
+	case !engine.FairShare(s.tenantIdempotency(cmd.Tenant), len(s.idempotency), s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
 		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
 	}
 	sp := cmd.Spec
@@ -75,7 +77,7 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	s.listings[l.id] = l
 	s.leases[l.lease] = l.id
 	s.presenceHandles[l.presence] = l.id
-	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, request: request, listing: l.id, deadline: now + s.lim.IdempotencyTTL}
+	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, subject: cmd.Owner, request: request, listing: l.id, deadline: now + s.lim.IdempotencyTTL}
 	return s.snapshot(l), engine.Result{}, nil
 }
 
@@ -84,6 +86,17 @@ func (s *Store) tenantIdempotency(t engine.Tenant) int {
 	n := 0
 	for _, e := range s.idempotency {
 		if e.tenant == t {
+			n++
+		}
+	}
+	return n
+}
+
+// subjectIdempotency counts the records of subject's creations (a scan).
+func (s *Store) subjectIdempotency(subject engine.Subject) int {
+	n := 0
+	for _, e := range s.idempotency {
+		if e.subject == subject {
 			n++
 		}
 	}

@@ -94,7 +94,8 @@ type attemptEntry struct {
 }
 
 type idemEntry struct {
-	tenant   engine.Tenant // counted against TenantIdempotencyQuota
+	tenant   engine.Tenant  // counted against TenantIdempotencyQuota
+	subject  engine.Subject // the creator: counted against SubjectIdempotencyQuota
 	request  [32]byte
 	listing  engine.ListingID
 	attempt  engine.AttemptID

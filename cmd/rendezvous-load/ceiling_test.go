@@ -57,7 +57,8 @@ func ceilingProof(t *testing.T, storeArgs ...string) {
 		"--turn-uri", "turn:127.0.0.1:3478?transport=udp", "--turn-secret-file", secret, "--relay-allow-peers", "127.0.0.0/8",
 		"--relay-credentials-per-minute", "1000000", // one client token makes every join
 		"--tenant-listing-quota", "25000", "--tenant-attempt-quota", "10000",
-		"--subject-attempt-quota", "10000", "--tenant-idempotency-quota", "35000"}, storeArgs...)...)
+		"--subject-attempt-quota", "10000", "--tenant-idempotency-quota", "35000",
+		"--subject-idempotency-quota", "35000"}, storeArgs...)...)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(load, "--mode", "shed", "--http", httpAddr, "--tokens", tokens, "--overload", "2",
 		"--duration", "8s", "--shed-p99", "0", "--min-offered", "0", "--progress", "2s", "--timeout", "20s",

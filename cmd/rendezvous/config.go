@@ -158,6 +158,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.IntVar(&l.TenantAttemptQuota, "tenant-attempt-quota", d.TenantAttemptQuota, "active join attempts per tenant; not given: half of --max-attempts")
 	fs.IntVar(&l.SubjectAttemptQuota, "subject-attempt-quota", d.SubjectAttemptQuota, "active join attempts per principal; not given: a tenth of --max-attempts")
 	fs.IntVar(&l.TenantIdempotencyQuota, "tenant-idempotency-quota", d.TenantIdempotencyQuota, "idempotency records per tenant; not given: half of --max-idempotency")
+	fs.IntVar(&l.SubjectIdempotencyQuota, "subject-idempotency-quota", d.SubjectIdempotencyQuota, "idempotency records per principal; not given: a tenth of --max-idempotency")
 
 	fs.Float64Var(&c.UDPErrorRate, "udp-error-rate", defaultErrorRate, "unsigned UDP error answers per second per source (IPv4 address, IPv6 /64)")
 	fs.IntVar(&c.UDPErrorBurst, "udp-error-burst", defaultErrorBurst, "burst of unsigned UDP error answers per source")
@@ -240,6 +241,7 @@ func (c *config) defaultQuotas() {
 		{"tenant-attempt-quota", &l.TenantAttemptQuota, shares.TenantAttemptQuota},
 		{"subject-attempt-quota", &l.SubjectAttemptQuota, shares.SubjectAttemptQuota},
 		{"tenant-idempotency-quota", &l.TenantIdempotencyQuota, shares.TenantIdempotencyQuota},
+		{"subject-idempotency-quota", &l.SubjectIdempotencyQuota, shares.SubjectIdempotencyQuota},
 	} {
 		if c.source[q.name] == "" {
 			*q.quota = q.share

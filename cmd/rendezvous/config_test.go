@@ -57,7 +57,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_LEASE_TTL": "50s", "RDV_PRESENCE_TTL": "15s", "RDV_ATTEMPT_TTL": "25s",
 		"RDV_REPLAY_TTL": "20s", "RDV_IDEMPOTENCY_TTL": "5m", "RDV_DRAIN_WINDOW": "10s",
 		"RDV_OWNER_LISTING_QUOTA": "3", "RDV_TENANT_ATTEMPT_QUOTA": "4", "RDV_SUBJECT_ATTEMPT_QUOTA": "2",
-		"RDV_TENANT_LISTING_QUOTA": "9", "RDV_TENANT_IDEMPOTENCY_QUOTA": "8",
+		"RDV_TENANT_LISTING_QUOTA": "9", "RDV_TENANT_IDEMPOTENCY_QUOTA": "8", "RDV_SUBJECT_IDEMPOTENCY_QUOTA": "1",
 		"RDV_UDP_ERROR_RATE": "2.5", "RDV_UDP_ERROR_BURST": "7", "RDV_UDP_SOCKETS": "2",
 		"RDV_UDP_RECV_BUFFER": "65536", "RDV_UDP_SEND_BUFFER": "32768", "RDV_UDP_PORTABLE": "true",
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
@@ -87,6 +87,7 @@ func TestParseConfigEnvironment(t *testing.T) {
 		LeaseTTL: 50 * time.Second, PresenceTTL: 15 * time.Second, AttemptTTL: 25 * time.Second,
 		ReplayTTL: 20 * time.Second, IdempotencyTTL: 5 * time.Minute, DrainWindow: 10 * time.Second,
 		OwnerListingQuota: 3, TenantAttemptQuota: 4, SubjectAttemptQuota: 2, TenantListingQuota: 9, TenantIdempotencyQuota: 8,
+		SubjectIdempotencyQuota: 1,
 	}
 	if c.Limits != wantLimits {
 		t.Fatalf("limits %+v, want %+v", c.Limits, wantLimits)

@@ -22,7 +22,7 @@ var Sink int
 // by BenchmarkRedisStore (bench/store_redis_test.go).
 func BenchmarkE2EJoinIntroduce(b *testing.B) {
 	p := startProc(b, "--max-attempts", "1000000", "--tenant-attempt-quota", "1000000", "--subject-attempt-quota", "1000000",
-		"--max-idempotency", "1000000", "--tenant-idempotency-quota", "1000000")
+		"--max-idempotency", "1000000", "--tenant-idempotency-quota", "1000000", "--subject-idempotency-quota", "1000000")
 	p.client = &http.Client{Timeout: hangGuard}
 	h := publishHost(b, p, "bench-listing", "Bench host")
 	client := newPeer(b, p.mediator)

@@ -92,7 +92,7 @@ func (s *server) logSettings(c *config) {
 		"replay_ttl", l.ReplayTTL.String(), "idempotency_ttl", l.IdempotencyTTL.String(), "drain_window", l.DrainWindow.String(),
 		"owner_listing_quota", l.OwnerListingQuota, "tenant_listing_quota", l.TenantListingQuota,
 		"tenant_attempt_quota", l.TenantAttemptQuota, "subject_attempt_quota", l.SubjectAttemptQuota,
-		"tenant_idempotency_quota", l.TenantIdempotencyQuota,
+		"tenant_idempotency_quota", l.TenantIdempotencyQuota, "subject_idempotency_quota", l.SubjectIdempotencyQuota,
 		"udp_recv_buffer", recv, "udp_send_buffer", send,
 		"udp_error_rate", c.UDPErrorRate, "udp_error_burst", c.UDPErrorBurst,
 		"http_max_conns", s.conns.MaxConns, "http_max_conns_per_ip", s.conns.MaxConnsPerIP,

@@ -11,7 +11,8 @@ import (
 // host. Order: input -> ServiceUnavailable -> Draining -> Revoked(client) ->
 // idempotency -> NotFound (listing missing, other tenant, protocol mismatch,
 // presence not fresh) -> global pools (attempts, idempotency) -> quotas
-// (subject attempts, tenant attempts, tenant idempotency records).
+// (subject attempts, subject idempotency records, tenant attempts, tenant
+// idempotency records).
 func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt) (engine.AttemptView, engine.Result, error) {
 	if err := engine.ValidateCreateAttempt(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
@@ -55,7 +56,8 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	}
 	ai := s.insertAttempt(&draft, li, client, now)
 	s.attempts.at(ai).relayOnly = cmd.RelayOnly || s.docs[li].spec.RelayOnlyJoins
-	s.addIdem(&ik, s.attempts.at(ai).tenant, fp, s.attempts.at(ai).id.UUID, now+s.lim.IdempotencyTTL)
+	a := s.attempts.at(ai)
+	s.addIdem(&ik, a.tenant, a.client, fp, a.id.UUID, now+s.lim.IdempotencyTTL)
 	return s.attemptView(ai, now), engine.Result{}, nil
 }
 

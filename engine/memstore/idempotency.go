@@ -34,6 +34,7 @@ type idemRec struct {
 	fp     [32]byte
 	res    engine.UUID // ListingID or AttemptID
 	tenant int32       // tenants slot: the record is counted in its usage
+	owner  int32       // subjects slot of the creator: counted in its idem
 }
 
 // idemKey names an idempotency record: (kind, tenant, subject, key) packed
@@ -61,29 +62,32 @@ func (s *Store) findIdem(k *idemKey) int32 {
 	return -1
 }
 
-// addIdem records a creation in tenant slot ti (the caller has checked the
-// pool and quotas) and returns its slot.
-func (s *Store) addIdem(k *idemKey, ti int32, fp [32]byte, res engine.UUID, deadline time.Duration) int32 {
+// addIdem records a creation by subject slot si in tenant slot ti (the
+// caller has checked the pool and quotas) and returns its slot.
+func (s *Store) addIdem(k *idemKey, ti, si int32, fp [32]byte, res engine.UUID, deadline time.Duration) int32 {
 	i := s.idem.alloc()
 	r := s.idem.at(i)
 	r.hash = k.hash
 	r.packed = k.packed // made by idemKey, never a caller's buffer
 	r.fp = fp
 	r.res = res
-	r.tenant = ti
+	r.tenant, r.owner = ti, si
 	s.tenants.at(ti).counts.idem++
+	s.subjects.at(si).idem++
 	chainInsert(&s.idemIdx, &s.idem, i)
 	s.idemExp.push(i, deadline)
 	return i
 }
 
 func (s *Store) removeIdem(i int32) {
-	ti := s.idem.at(i).tenant
+	ti, si := s.idem.at(i).tenant, s.idem.at(i).owner
 	s.idemExp.remove(i)
 	chainRemove(&s.idemIdx, &s.idem, i)
 	s.idem.release(i)
 	s.tenants.at(ti).counts.idem--
 	s.tenantUnref(ti)
+	s.subjects.at(si).idem--
+	s.releaseSubject(si)
 }
 
 // attemptFingerprint is the request fingerprint of a join: the listing ID,

@@ -233,6 +233,16 @@ func (s *Store) verifyAttempts() error {
 }
 
 func (s *Store) verifySubjects() error {
+	idem := make(map[int32]int32)
+	for i := int32(0); int(i) < s.idem.size(); i++ {
+		if s.idem.live(i) {
+			if si := s.idem.at(i).owner; s.subjects.live(si) {
+				idem[si]++
+			} else {
+				return fmt.Errorf("idempotency slot %d names a free subject slot", i)
+			}
+		}
+	}
 	for si := int32(0); int(si) < s.subjects.size(); si++ {
 		if !s.subjects.live(si) {
 			continue
@@ -241,11 +251,14 @@ func (s *Store) verifySubjects() error {
 		if s.findSubject(s.subjectKey(r.name)) != si {
 			return fmt.Errorf("subject slot %d not found by its name", si)
 		}
-		if r.listings.n == 0 && r.attempts.n == 0 && !s.revocations.has(si) {
-			return fmt.Errorf("subject slot %d kept without listings, attempts or revocation", si)
+		if r.listings.n == 0 && r.attempts.n == 0 && r.idem == 0 && !s.revocations.has(si) {
+			return fmt.Errorf("subject slot %d kept without listings, attempts, idempotency records or revocation", si)
 		}
-		if int(r.listings.n) > s.lim.OwnerListingQuota || int(r.attempts.n) > s.lim.SubjectAttemptQuota {
-			return fmt.Errorf("subject slot %d over its quota: %d listings, %d attempts", si, r.listings.n, r.attempts.n)
+		if r.idem != idem[si] {
+			return fmt.Errorf("subject slot %d counts %d idempotency records, holds %d", si, r.idem, idem[si])
+		}
+		if int(r.listings.n) > s.lim.OwnerListingQuota || int(r.attempts.n) > s.lim.SubjectAttemptQuota || int(r.idem) > s.lim.SubjectIdempotencyQuota {
+			return fmt.Errorf("subject slot %d over its quota: %d listings, %d attempts, %d idempotency records", si, r.listings.n, r.attempts.n, r.idem)
 		}
 		if err := s.byOwner.check(&r.listings, func(li int32) error {
 			if !s.listings.live(li) || s.listings.at(li).owner != si {
@@ -310,7 +323,7 @@ func (s *Store) verifyTenants() error {
 			continue
 		}
 		r := s.tenants.at(ti)
-		if s.findTenant(s.tenantKey(r.t)) != ti || r.counts != counts[ti] || r.counts.refs() == 0 {
+		if s.findTenant(s.tenantKey(r.t)) != ti || r.counts != counts[ti] || r.counts.refs() == 0 && r.tombs.n == 0 {
 			return fmt.Errorf("tenant %v counts %+v, records %+v", r.t, r.counts, counts[ti])
 		}
 		if r.counts.listings > s.lim.TenantListingQuota || r.counts.attempts > s.lim.TenantAttemptQuota ||
@@ -442,11 +455,54 @@ func (s *Store) verifyTombs() error {
 			return fmt.Errorf("tombstone %v: not scheduled", t.id)
 		}
 	}
-	if s.tombs.n > s.lim.MaxAttempts {
-		return fmt.Errorf("%d tombstones, above the attempts ceiling %d", s.tombs.n, s.lim.MaxAttempts)
+	perTenant := make(map[int32]int32)
+	for ti := int32(0); int(ti) < s.tombs.size(); ti++ {
+		if s.tombs.live(ti) {
+			t := s.tombs.at(ti)
+			if !s.tenants.live(t.ten) || s.tenants.at(t.ten).t != t.tenant {
+				return fmt.Errorf("tombstone %v: names tenant slot %d of another tenant", t.id, t.ten)
+			}
+			perTenant[t.ten]++
+		}
+	}
+	for ten := int32(0); int(ten) < s.tenants.size(); ten++ {
+		if !s.tenants.live(ten) {
+			continue
+		}
+		r := s.tenants.at(ten)
+		if r.tombs.n != perTenant[ten] || int(r.tombs.n) > s.lim.MaxAttempts {
+			return fmt.Errorf("tenant %v: %d tombstones listed, %d held (at most %d)", r.t, r.tombs.n, perTenant[ten], s.lim.MaxAttempts)
+		}
+		if err := s.verifyTenantTombs(ten); err != nil {
+			return fmt.Errorf("tenant %v tombstones: %w", r.t, err)
+		}
 	}
 	if s.tombByID.len() != s.tombs.n || s.tombExp.len() != s.tombs.n {
 		return fmt.Errorf("tombstone index %d, schedule %d, records %d", s.tombByID.len(), s.tombExp.len(), s.tombs.n)
 	}
 	return s.tombByID.check()
+}
+
+// verifyTenantTombs walks tenant slot ten's list of tombstones: linked both
+// ways, in deadline order (the schedule's deadlines), each the tenant's and
+// as many as it counts.
+func (s *Store) verifyTenantTombs(ten int32) error {
+	r := s.tenants.at(ten)
+	var prev, n int32
+	last := time.Duration(-1 << 63)
+	for cur := r.tombs.head; cur != 0; cur = s.tombByTenant[cur-1].next {
+		i := cur - 1
+		if n++; n > r.tombs.n {
+			return fmt.Errorf("list longer than its count %d (cycle?)", r.tombs.n)
+		}
+		nd := s.tombByTenant[i]
+		if !s.tombs.live(i) || s.tombs.at(i).ten != ten || nd.prev != prev || nd.dl != s.tombExp.deadline(i) || nd.dl < last {
+			return fmt.Errorf("slot %d misplaced (prev %d, want %d)", i, nd.prev-1, prev-1)
+		}
+		last, prev = nd.dl, cur
+	}
+	if n != r.tombs.n || r.tombs.tail != prev {
+		return fmt.Errorf("%d listed, count %d, tail %d want %d", n, r.tombs.n, r.tombs.tail-1, prev-1)
+	}
+	return nil
 }

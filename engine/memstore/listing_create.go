@@ -10,7 +10,8 @@ import (
 // CreateListing registers a listing. Order of checks (reference): input ->
 // ServiceUnavailable -> Draining -> Revoked(owner) -> idempotency (Conflict /
 // replay / Expired) -> global pools (listings, idempotency) -> quotas (owner
-// listings, tenant listings, tenant idempotency records).
+// listings, owner idempotency records, tenant listings, tenant idempotency
+// records).
 func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (engine.ListingView, engine.Result, error) {
 	if err := engine.ValidateCreateListing(&cmd); err != nil {
 		return engine.ListingView{}, engine.Result{}, err
@@ -50,7 +51,7 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	}
 	li := s.insertListing(draft, tenant, owner, now)
 	l := s.listings.at(li)
-	s.listingIdem[li] = s.addIdem(&ik, l.tenant, fp, l.id.UUID, now+s.lim.IdempotencyTTL)
+	s.listingIdem[li] = s.addIdem(&ik, l.tenant, l.owner, fp, l.id.UUID, now+s.lim.IdempotencyTTL)
 	return s.listingView(li, now), engine.Result{}, nil
 }
 

@@ -64,6 +64,9 @@ type Store struct {
 	tombs    slab[tombRec]
 	tombExp  expiryList // over tomb slots
 	tombByID uuidIndex
+	// tombByTenant is every tenant's list of tombstones, over tomb slots
+	// (the lists' heads are the tenants', tenantRec.tombs).
+	tombByTenant []expNode
 
 	subjects    slab[subjectRec]
 	subjectIdx  hashIndex

@@ -5,18 +5,23 @@ import "github.com/rendezvous/rendezvous/engine"
 // Policy quotas (docs/contracts/semantics.md#quotas: evaluated inside the
 // creating transition, after the global pools). The principal's own quota is
 // checked before its tenant's, so a caller over its own share is told so; the
-// tenant's share of the idempotency pool comes last. Every count read here is
-// kept incrementally (subjectRec lists and tenantRec.counts): no scans.
+// tenant's share of the idempotency pool comes last; the principal's share of
+// it follows its own quota of the kind created. Every count read here is kept
+// incrementally (subjectRec lists and counts, tenantRec.counts): no scans.
 
 // listingQuota returns the quota a new listing of owner in tenant would
 // exceed, or PoolNone.
 func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
-	if oi := s.findSubject(owner); oi >= 0 && int(s.subjects.at(oi).listings.n) >= s.lim.OwnerListingQuota {
-		return engine.QuotaOwnerListings
+	if oi := s.findSubject(owner); oi >= 0 {
+		if o := s.subjects.at(oi); int(o.listings.n) >= s.lim.OwnerListingQuota {
+			return engine.QuotaOwnerListings
+		} else if int(o.idem) >= s.lim.SubjectIdempotencyQuota {
+			return engine.QuotaSubjectIdempotency
+		}
 	}
 	if ti := s.findTenant(tenant); ti >= 0 {
 		t := s.tenants.at(ti)
-		return s.tenantQuota(t, t.counts.listings, s.lim.TenantListingQuota, engine.QuotaTenantListings)
+		return s.tenantQuota(t, t.counts.listings, s.listings.n, s.lim.MaxListings, s.lim.TenantListingQuota, engine.QuotaTenantListings)
 	}
 	return engine.PoolNone
 }
@@ -24,21 +29,26 @@ func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
 // attemptQuota returns the quota a new attempt of client in tenant slot ti
 // would exceed, or PoolNone.
 func (s *Store) attemptQuota(client subjectKey, ti int32) engine.Pool {
-	if ci := s.findSubject(client); ci >= 0 && int(s.subjects.at(ci).attempts.n) >= s.lim.SubjectAttemptQuota {
-		return engine.QuotaSubjectAttempts
+	if ci := s.findSubject(client); ci >= 0 {
+		if c := s.subjects.at(ci); int(c.attempts.n) >= s.lim.SubjectAttemptQuota {
+			return engine.QuotaSubjectAttempts
+		} else if int(c.idem) >= s.lim.SubjectIdempotencyQuota {
+			return engine.QuotaSubjectIdempotency
+		}
 	}
 	t := s.tenants.at(ti)
-	return s.tenantQuota(t, t.counts.attempts, s.lim.TenantAttemptQuota, engine.QuotaTenantAttempts)
+	return s.tenantQuota(t, t.counts.attempts, s.attempts.n, s.lim.MaxAttempts, s.lim.TenantAttemptQuota, engine.QuotaTenantAttempts)
 }
 
-// tenantQuota returns p when the tenant holds its quota of the kind being
-// created (held), else QuotaTenantIdempotency when its share of the
-// idempotency pool is used up, else PoolNone.
-func (s *Store) tenantQuota(t *tenantRec, held, quota int, p engine.Pool) engine.Pool {
+// tenantQuota returns p when the tenant holds its share of the pool of the
+// kind being created (held of the pool's used, at most pool), else
+// QuotaTenantIdempotency when its share of the idempotency pool is used
+// up, else PoolNone.
+func (s *Store) tenantQuota(t *tenantRec, held, used, pool, quota int, p engine.Pool) engine.Pool {
 	switch {
-	case held >= quota:
+	case !engine.FairShare(held, used, pool, quota):
 		return p
-	case t.counts.idem >= s.lim.TenantIdempotencyQuota:
+	case !engine.FairShare(t.counts.idem, s.idem.n, s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
 		return engine.QuotaTenantIdempotency
 	}
 	return engine.PoolNone

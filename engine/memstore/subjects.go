@@ -8,13 +8,14 @@ import (
 )
 
 // subjectRec is one principal the store knows of: it owns listings, created
-// attempts, or is revoked. It is freed when none of these holds. The lists
+// attempts, holds idempotency records, or is revoked. It is freed when none of these holds. The lists
 // make revocation O(what the subject has), never a scan.
 type subjectRec struct {
 	hashed
 	name     engine.Subject
 	listings listHead // owned listings (Store.byOwner)
 	attempts listHead // created attempts (Store.byClient)
+	idem     int32    // idempotency records of its creations (idemRec.subject)
 	// A revocation is this slot being on Store.revocations.
 }
 
@@ -59,7 +60,7 @@ func (s *Store) subjectSlot(k subjectKey) int32 {
 // releaseSubject frees slot i if nothing references it any more.
 func (s *Store) releaseSubject(i int32) {
 	r := s.subjects.at(i)
-	if r.listings.n == 0 && r.attempts.n == 0 && !s.revocations.has(i) {
+	if r.listings.n == 0 && r.attempts.n == 0 && r.idem == 0 && !s.revocations.has(i) {
 		chainRemove(&s.subjectIdx, &s.subjects, i)
 		s.subjects.release(i)
 	}

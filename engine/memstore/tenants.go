@@ -6,15 +6,20 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// tenantRec is one tenant with live listings, attempts or idempotency
-// records. counts is its usage (TenantUsage, checked against the tenant
-// quotas in quotas.go), and every record naming the tenant is counted
-// there: the record is freed when it counts nothing.
+// tenantRec is one tenant with live listings, attempts, idempotency
+// records or tombstones. counts is its usage (TenantUsage, checked against
+// the tenant quotas in quotas.go), and every record naming the tenant is
+// counted there or on tombs: the record is freed when it counts nothing.
 type tenantRec struct {
 	hashed
 	t      engine.Tenant
 	counts tenantCounts
+	tombs  tombList // its tombstones (tombstone.go)
 }
+
+// tombList is the head, tail and length of one tenant's tombstones in
+// Store.tombByTenant (an expiryList's header).
+type tombList struct{ head, tail, n int32 }
 
 // tenantCounts is a tenant's live listings, attempts and idempotency
 // records, kept incrementally where the records are inserted and removed,
@@ -66,10 +71,10 @@ func (s *Store) tenantSlot(k tenantKey) int32 {
 	return i
 }
 
-// tenantUnref frees tenant slot i once it counts no record (the caller has
-// uncounted its own).
+// tenantUnref frees tenant slot i once it counts no record and holds no
+// tombstone (the caller has uncounted its own).
 func (s *Store) tenantUnref(i int32) {
-	if s.tenants.at(i).counts == (tenantCounts{}) {
+	if t := s.tenants.at(i); t.counts == (tenantCounts{}) && t.tombs.n == 0 {
 		chainRemove(&s.tenantIdx, &s.tenants, i)
 		s.tenants.release(i)
 	}

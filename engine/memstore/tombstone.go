@@ -15,6 +15,7 @@ type tombRec struct {
 	id               engine.AttemptID
 	listing          engine.ListingID
 	tenant           engine.Tenant
+	ten              int32 // tenants slot: the tombstone is on its tenant's list
 	client, owner    engine.Subject
 	deadline         time.Duration // the attempt's, for ExpiresAt
 	prog             engine.AttemptProgress
@@ -23,24 +24,40 @@ type tombRec struct {
 }
 
 // tombstone records attempt slot ai's end; the caller removes the record
-// next. The pool is bounded by the attempts ceiling: when full, the oldest
-// tombstone goes (the schedule's head, as every tombstone lives
-// TombstoneTTL). Expiry is the schedule's, drained by cleanup: no scan.
+// next. Each tenant holds at most the attempts ceiling of tombstones
+// (docs/contracts/semantics.md#lifetimes): when its own are that many, its
+// own earliest due goes (the head of its list), never another tenant's, so
+// one tenant's churn cannot cut another's statuses short. Expiry is the
+// schedule's, drained by cleanup: no scan.
 func (s *Store) tombstone(ai int32, end engine.AttemptEnd) {
-	if s.tombs.n >= s.lim.MaxAttempts {
-		s.removeTomb(s.tombExp.head - 1)
-	}
 	a := s.attempts.at(ai)
+	if t := s.tenants.at(a.tenant); int(t.tombs.n) >= s.lim.MaxAttempts {
+		s.removeTomb(t.tombs.head - 1)
+	}
 	l := s.listings.at(a.listing)
 	ti := s.tombs.alloc()
 	*s.tombs.at(ti) = tombRec{
-		id: a.id, listing: l.id, tenant: s.tenants.at(a.tenant).t,
+		id: a.id, listing: l.id, tenant: s.tenants.at(a.tenant).t, ten: a.tenant,
 		client: s.subjects.at(a.client).name, owner: s.subjects.at(l.owner).name,
 		deadline: s.attemptExp.deadline(ai), prog: a.progress(),
 		hostOut: a.hostOut, peerOut: a.peerOut, end: end,
 	}
-	s.tombExp.push(ti, s.endedAt(ai, end)+engine.TombstoneTTL)
+	dl := s.endedAt(ai, end) + engine.TombstoneTTL
+	s.tombExp.push(ti, dl)
+	s.tenantTombs(a.tenant, func(l *expiryList) { l.push(ti, dl) })
 	s.tombByID.put(a.id.UUID, ti)
+}
+
+// tenantTombs runs op on tenant slot ten's list of tombstones, in deadline
+// order: its head and tail are the tenant's (tenantRec.tombs), its nodes
+// Store.tombByTenant, shared by every tenant as a tombstone is on one
+// tenant's list.
+func (s *Store) tenantTombs(ten int32, op func(*expiryList)) {
+	t := s.tenants.at(ten)
+	l := expiryList{nd: s.tombByTenant, head: t.tombs.head, tail: t.tombs.tail, n: t.tombs.n}
+	op(&l)
+	s.tombByTenant = l.nd
+	t.tombs = tombList{head: l.head, tail: l.tail, n: l.n}
 }
 
 // endedAt is when attempt slot ai ended: its own deadline, its listing's
@@ -62,9 +79,12 @@ func (s *Store) endedAt(ai int32, end engine.AttemptEnd) time.Duration {
 }
 
 func (s *Store) removeTomb(ti int32) {
+	ten := s.tombs.at(ti).ten
 	s.tombExp.remove(ti)
+	s.tenantTombs(ten, func(l *expiryList) { l.remove(ti) })
 	s.tombByID.del(s.tombs.at(ti).id.UUID)
 	s.tombs.release(ti)
+	s.tenantUnref(ten)
 }
 
 // clearTombs drops every tombstone (MarkUnavailable: nothing is answered

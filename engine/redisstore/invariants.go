@@ -151,12 +151,28 @@ func (s *Store) CheckInvariants() error {
 	if len(idem) != len(iexp) {
 		bad("idempotency records %d, scheduled %d", len(idem), len(iexp))
 	}
+	subjects := map[string]int{}
 	for k, v := range idem {
 		live("idempotency record", k, iexp[k])
 		if len(v) > 102 {
-			c := tenants[v[102:]]
+			tenant, subject, ok := strings.Cut(v[102:], "|")
+			c := tenants[tenant]
 			c[2]++
-			tenants[v[102:]] = c
+			tenants[tenant] = c
+			if ok {
+				subjects[subject]++
+			}
+		}
+	}
+	si := d.hash("si")
+	for subject, want := range subjects {
+		if got, _ := strconv.Atoi(si[subject]); got != want || want > s.lim.SubjectIdempotencyQuota {
+			bad("subject %q counts %d idempotency records, holds %d (share %d)", subject, got, want, s.lim.SubjectIdempotencyQuota)
+		}
+	}
+	for subject, n := range si {
+		if subjects[subject] == 0 {
+			bad("subject %q counts %s idempotency records, holds none", subject, n)
 		}
 	}
 	for name := range d.keys {

@@ -29,7 +29,8 @@ func checkRelay(id string, a map[string]string, bad func(string, ...any)) {
 }
 
 // checkTombstones checks every tombstone: scheduled, not past its deadline,
-// not also a live attempt, well formed; at most the attempts ceiling.
+// not also a live attempt, well formed, listed by its tenant; at most the
+// attempts ceiling per tenant.
 func checkTombstones(d *dump, ceiling int, live func(what, key, score string), bad func(string, ...any)) {
 	xexp := d.members("xexp")
 	n := 0
@@ -56,7 +57,25 @@ func checkTombstones(d *dump, ceiling int, live func(what, key, score string), b
 	if n != len(xexp) {
 		bad("%d tombstones, %d scheduled", n, len(xexp))
 	}
-	if n > ceiling {
-		bad("%d tombstones over the attempts ceiling %d", n, ceiling)
+	// Each tenant's set holds exactly its tombstones, at their deadlines,
+	// at most the attempts ceiling of them.
+	listed := 0
+	for name := range d.keys {
+		if !strings.HasPrefix(name, "xt:") {
+			continue
+		}
+		tenant, xt := name[3:], d.members(name)
+		listed += len(xt)
+		if len(xt) > ceiling {
+			bad("tenant %s holds %d tombstones over the attempts ceiling %d", tenant, len(xt), ceiling)
+		}
+		for id, score := range xt {
+			if d.hash("x:" + id)["tenant"] != tenant || score != xexp[id] {
+				bad("tombstone %s listed in tenant %s at %s", id, tenant, score)
+			}
+		}
+	}
+	if listed != n {
+		bad("%d tombstones, %d listed by tenant", n, listed)
 	}
 }

@@ -156,7 +156,7 @@ func (s *Store) limitsArg() string {
 		int64(l.MaxListings), int64(l.MaxPresence), int64(l.MaxAttempts), int64(l.MaxReplay),
 		int64(l.MaxRevocations), int64(l.MaxIdempotency), int64(l.OwnerListingQuota), int64(l.TenantAttemptQuota),
 		int64(l.SubjectAttemptQuota), int64(l.TenantListingQuota), int64(l.TenantIdempotencyQuota),
-		t(engine.TombstoneTTL),
+		t(engine.TombstoneTTL), int64(l.SubjectIdempotencyQuota),
 	}
 	b := make([]string, len(v))
 	for i, n := range v {

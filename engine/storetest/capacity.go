@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,6 +195,8 @@ func runCapacity(t *testing.T, f Factory) {
 		e.create(e.listingCmd("publisher-2"))
 	})
 
+	t.Run("SubjectIdempotencyQuota", func(t *testing.T) { runSubjectIdempotencyQuota(t, f) })
+
 	t.Run("OwnQuotaBeforeTenantQuota", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) {
 			l.OwnerListingQuota, l.TenantListingQuota = 1, 1
@@ -247,4 +251,81 @@ func runCapacity(t *testing.T, f Factory) {
 			e.want("CreateJoinAttempt replay at full pools", r, err, engine.Success)
 		})
 	})
+}
+
+// runSubjectIdempotencyQuota: one principal creating and deleting with a
+// new Idempotency-Key each time keeps a record per creation for the
+// idempotency lifetime; its own share of the records stops it (429
+// subject_idempotency) long before its tenant's share, so every other
+// principal of the tenant still creates and joins. Racing creations of one
+// principal get exactly its share.
+func runSubjectIdempotencyQuota(t *testing.T, f Factory) {
+	const share = 3
+	e := newEnv(t, f, func(l *engine.Limits) {
+		l.MaxIdempotency, l.TenantIdempotencyQuota, l.SubjectIdempotencyQuota = 40, 3*share+2, share
+	})
+	for i := 0; i < 10; i++ {
+		cmd := e.listingCmd("churn-publisher")
+		if i < share {
+			v := e.create(cmd)
+			r, err := e.s.DeleteListing(e.ctx, e.deleteCmd(v))
+			e.want("DeleteListing", r, err, engine.Success)
+			continue
+		}
+		e.unchanged("subject idempotency share", func() {
+			_, r, err := e.s.CreateListing(e.ctx, cmd)
+			e.wantShed("CreateListing", r, err, engine.QuotaSubjectIdempotency)
+		})
+	}
+	// The tenant's other principals are unaffected: a publisher lists, a
+	// client joins, until the client's own share is used.
+	v := e.visible("publisher-2")
+	for i := 0; i < share; i++ {
+		e.attempt(v, "client-1")
+	}
+	e.unchanged("client idempotency share", func() {
+		_, r, err := e.s.CreateJoinAttempt(e.ctx, e.attemptCmd(v, "client-1"))
+		e.wantShed("CreateJoinAttempt", r, err, engine.QuotaSubjectIdempotency)
+	})
+	// The share is the subject's, as its attempt quota is, whichever
+	// tenant it creates in.
+	e.unchanged("the subject's share in another tenant", func() {
+		cmd := e.listingCmd("churn-publisher")
+		cmd.Tenant = otherTenant
+		_, r, err := e.s.CreateListing(e.ctx, cmd)
+		e.wantShed("CreateListing other tenant", r, err, engine.QuotaSubjectIdempotency)
+	})
+
+	// Racing creations of one principal: exactly its share is admitted.
+	cmds := make([]engine.CreateListing, 4*share)
+	for i := range cmds {
+		cmds[i] = e.listingCmd("racer")
+	}
+	var ok, shed atomic.Int64
+	var wg sync.WaitGroup
+	for _, c := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, r, err := e.s.CreateListing(e.ctx, c)
+			switch {
+			case err != nil:
+				t.Errorf("CreateListing: %v", err)
+			case r.OK():
+				ok.Add(1)
+			case r.Pool == engine.QuotaSubjectIdempotency:
+				shed.Add(1)
+			default:
+				t.Errorf("racing CreateListing: %v, want success or %v", r, engine.QuotaSubjectIdempotency)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != share || shed.Load() != int64(len(cmds)-share) {
+		t.Fatalf("racing creations of one principal: %d admitted, %d shed; want %d, %d", ok.Load(), shed.Load(), share, len(cmds)-share)
+	}
+	e.check()
+	// The records expire after their lifetime, and the share with them.
+	e.c.Advance(e.l.IdempotencyTTL)
+	e.create(e.listingCmd("churn-publisher"))
 }

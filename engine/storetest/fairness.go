@@ -28,7 +28,7 @@ func starvationLimits(l *engine.Limits) {
 	l.MaxListings, l.MaxAttempts, l.MaxIdempotency = 40, 40, 80
 	// Each tenant's default share: half of each pool.
 	l.TenantListingQuota, l.TenantAttemptQuota, l.TenantIdempotencyQuota = 20, 20, 40
-	l.OwnerListingQuota, l.SubjectAttemptQuota = 10, 10
+	l.OwnerListingQuota, l.SubjectAttemptQuota, l.SubjectIdempotencyQuota = 10, 10, 10
 }
 
 func runTenantStarvation(t *testing.T, f Factory) {

@@ -58,6 +58,18 @@ type mIdem struct {
 	listing *mListing
 	attempt *mAttempt
 	at      time.Duration
+	by      engine.Subject // the creator: counted in its share
+}
+
+// subjectIdem is how many idempotency records subject s's creations hold.
+func (m *model) subjectIdem(s engine.Subject) int {
+	n := 0
+	for _, r := range m.idem {
+		if r.by == s {
+			n++
+		}
+	}
+	return n
 }
 
 func newModel(e *env) *model {
@@ -156,18 +168,21 @@ func (m *model) ownerListings(o engine.Subject) int {
 // tenant's (the model has one tenant).
 func (m *model) listingQuota(owner engine.Subject) engine.Pool {
 	nl, _, _, _ := m.counts()
-	return m.quotaFull(m.ownerListings(owner), m.e.l.OwnerListingQuota, engine.QuotaOwnerListings,
+	return m.quotaFull(owner, m.ownerListings(owner), m.e.l.OwnerListingQuota, engine.QuotaOwnerListings,
 		nl, m.e.l.TenantListingQuota, engine.QuotaTenantListings)
 }
 
 // quotaFull is the first quota a new record would exceed, in the
 // contract's order: the principal's own (mine records of ownQuota), its
-// tenant's (tenant records of tenantQuota), then the tenant's share of
-// idempotency records; PoolNone when none is.
-func (m *model) quotaFull(mine, ownQuota int, own engine.Pool, tenant, tenantQuota int, tenantPool engine.Pool) engine.Pool {
+// share of idempotency records, its tenant's (tenant records of
+// tenantQuota), then the tenant's share of idempotency records; PoolNone
+// when none is.
+func (m *model) quotaFull(subject engine.Subject, mine, ownQuota int, own engine.Pool, tenant, tenantQuota int, tenantPool engine.Pool) engine.Pool {
 	switch {
 	case mine >= ownQuota:
 		return own
+	case m.subjectIdem(subject) >= m.e.l.SubjectIdempotencyQuota:
+		return engine.QuotaSubjectIdempotency
 	case tenant >= tenantQuota:
 		return tenantPool
 	case len(m.idem) >= m.e.l.TenantIdempotencyQuota:
@@ -185,7 +200,7 @@ func (m *model) attemptQuota(client engine.Subject) engine.Pool {
 			mine++
 		}
 	}
-	return m.quotaFull(mine, m.e.l.SubjectAttemptQuota, engine.QuotaSubjectAttempts,
+	return m.quotaFull(client, mine, m.e.l.SubjectAttemptQuota, engine.QuotaSubjectAttempts,
 		na, m.e.l.TenantAttemptQuota, engine.QuotaTenantAttempts)
 }
 

@@ -49,7 +49,7 @@ func (m *model) opCreateAttempt(in *stream) {
 			m.order++
 			ma := &mAttempt{a: a, l: l, alive: true, at: m.now + m.e.l.AttemptTTL, order: m.order, relay: mRelay{only: cmd.RelayOnly}}
 			m.attempts = append(m.attempts, ma)
-			m.idem[ik] = &mIdem{request: request, attempt: ma, at: m.now + m.e.l.IdempotencyTTL}
+			m.idem[ik] = &mIdem{request: request, attempt: ma, at: m.now + m.e.l.IdempotencyTTL, by: client}
 			return false
 		}
 		return true

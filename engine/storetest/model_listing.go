@@ -50,7 +50,7 @@ func (m *model) opCreateListing(in *stream) {
 			l := &mListing{v: v, alive: true, version: 1, players: sp.CurrentPlayers,
 				leaseAt: m.now + m.e.l.LeaseTTL, createdInOrder: m.order}
 			m.listings = append(m.listings, l)
-			m.idem["L|"+string(owner)+"|"+key] = &mIdem{request: request, listing: l, at: m.now + m.e.l.IdempotencyTTL}
+			m.idem["L|"+string(owner)+"|"+key] = &mIdem{request: request, listing: l, at: m.now + m.e.l.IdempotencyTTL, by: owner}
 			return false
 		}
 		return true

@@ -18,7 +18,7 @@ func opsLimits(l *engine.Limits) {
 	l.MaxReplay, l.MaxRevocations, l.MaxIdempotency = 3, 2, 10
 	l.OwnerListingQuota, l.TenantListingQuota = 3, 5
 	l.TenantAttemptQuota, l.SubjectAttemptQuota = 4, 3
-	l.TenantIdempotencyQuota = 8
+	l.TenantIdempotencyQuota, l.SubjectIdempotencyQuota = 8, 4
 	l.DrainWindow = 5 * time.Second
 }
 

@@ -46,6 +46,8 @@ func tally(t *testing.T, rs []engine.Result, errs []error) map[engine.Outcome]in
 // tickets admit exactly one winner; renew/delete serialise.
 func runRace(t *testing.T, f Factory) {
 	t.Run("TenantStarvation", func(t *testing.T) { runTenantStarvation(t, f) })
+	t.Run("FairShares3", func(t *testing.T) { runFairShares(t, f, 3) })
+	t.Run("FairShares10", func(t *testing.T) { runFairShares(t, f, 10) })
 	t.Run("OwnerQuota", func(t *testing.T) {
 		e := newEnv(t, f, func(l *engine.Limits) { l.OwnerListingQuota = 5 })
 		cmds := make([]engine.CreateListing, racers)

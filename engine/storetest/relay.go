@@ -24,6 +24,7 @@ func runRelay(t *testing.T, f Factory, o options) {
 	t.Run("Outcomes", func(t *testing.T) { runRelayOutcomes(t, f) })
 	t.Run("Tombstones", func(t *testing.T) { runRelayTombstones(t, f) })
 	t.Run("TombstonesBounded", func(t *testing.T) { runRelayTombstonesBounded(t, f) })
+	t.Run("TombstonesPerTenant", func(t *testing.T) { runRelayTombstonesPerTenant(t, f) })
 	t.Run("Input", func(t *testing.T) { runRelayInput(t, f) })
 	t.Run("UnavailableAndCancel", func(t *testing.T) { runRelayUnavailable(t, f) })
 	t.Run("Race", func(t *testing.T) { runRelayRace(t, f) })

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,6 +144,88 @@ func runRelayTombstonesBounded(t *testing.T, f Factory) {
 	// The pool is whole: a full set of new attempts fits.
 	for i := 0; i < ceiling; i++ {
 		e.attempt(v, "client-2")
+	}
+}
+
+// runRelayTombstonesPerTenant: one tenant's churn evicts only its own
+// tombstones. The victim's ended attempts keep their status for
+// TombstoneTTL while another tenant ends three times the ceiling, both
+// tenants racing from their own goroutines.
+func runRelayTombstonesPerTenant(t *testing.T, f Factory) {
+	const ceiling = 4
+	e := newEnv(t, f, func(l *engine.Limits) { l.MaxAttempts = ceiling }, wholePools)
+	oc := e.listingCmd("victim-publisher")
+	oc.Tenant = otherTenant
+	victim := e.create(oc)
+	e.presence(victim, 1, otherPub(1))
+	kept := []engine.AttemptView{e.attempt(victim, "victim-client"), e.attempt(victim, "victim-client")}
+	e.c.Advance(e.l.AttemptTTL) // both end: the victim holds two tombstones
+	churn := e.visible("churn-publisher")
+	// Every command is built before the race (the env is not goroutine-safe).
+	var cmds []engine.CreateAttempt
+	for i := 0; i < 3*ceiling; i++ {
+		cmds = append(cmds, e.attemptCmd(churn, engine.Subject(fmt.Sprintf("churn-client-%d", i))))
+	}
+	var ended []engine.AttemptView
+	for round := 0; round < 3; round++ {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, c := range cmds[round*ceiling : (round+1)*ceiling] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a, r, err := e.s.CreateJoinAttempt(e.ctx, c)
+				if err != nil || !r.OK() {
+					t.Errorf("churn CreateJoinAttempt: %v %v", r, err)
+					return
+				}
+				mu.Lock()
+				ended = append(ended, a)
+				mu.Unlock()
+			}()
+		}
+		wg.Add(1)
+		go func() { // the victim reads its statuses meanwhile
+			defer wg.Done()
+			for _, a := range kept {
+				if _, r, err := e.s.AttemptStatus(e.ctx, engine.GetAttempt{Tenant: a.Tenant, Subject: a.Client, Attempt: a.ID}); err != nil || !r.OK() {
+					t.Errorf("victim status during churn: %v %v", r, err)
+				}
+			}
+		}()
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		e.c.Advance(e.l.AttemptTTL)
+		nv, r, err := e.s.RenewLease(e.ctx, e.renewCmd(churn))
+		e.want("RenewLease", r, err, engine.Success)
+		churn = nv
+		e.presence(churn, uint64(round+2), pub(40000))
+	}
+	e.check()
+	// The churning tenant holds its own ceiling of tombstones, the victim
+	// every one of its own.
+	gone := 0
+	for _, a := range ended {
+		if _, r := e.status(a, a.Client); r.Outcome == engine.NotFound {
+			gone++
+		}
+	}
+	if gone != len(ended)-ceiling {
+		t.Fatalf("churning tenant: %d of %d statuses gone, want %d", gone, len(ended), len(ended)-ceiling)
+	}
+	for _, a := range kept {
+		e.wantStatus(a, "victim-publisher", engine.AttemptExpired, engine.ReasonAwaitingOffer)
+	}
+	// Until their own lifetime: TombstoneTTL after they ended.
+	e.c.Advance(engine.TombstoneTTL - 3*e.l.AttemptTTL - time.Nanosecond)
+	for _, a := range kept {
+		e.wantStatus(a, "victim-publisher", engine.AttemptExpired, engine.ReasonAwaitingOffer)
+	}
+	e.c.Advance(time.Nanosecond)
+	for _, a := range kept {
+		e.wantGone(a, "victim-publisher")
 	}
 }
 

@@ -5,7 +5,8 @@
 -- when the listing's spec has RelayOnlyJoins). Order: unavailable,
 -- draining, revoked, idempotency, not found (missing, other tenant,
 -- protocol mismatch, presence not fresh), pools (attempts, idempotency),
--- quotas (subject attempts, tenant attempts, tenant idempotency records).
+-- quotas (subject attempts, subject idempotency records, tenant attempts,
+-- tenant idempotency records).
 redis.register_function('rdv_create_attempt', function(keys, a)
   local at = ARG.create_attempt
   local ronly = a[at.relay_only]
@@ -24,7 +25,8 @@ redis.register_function('rdv_create_attempt', function(keys, a)
   if call('ZCARD', P .. 'aexp') >= LIM.MAX_A then return {CAPACITY, P_ATTEMPTS} end
   if call('ZCARD', P .. 'iexp') >= LIM.MAX_I then return {CAPACITY, P_IDEM} end
   if call('SCARD', P .. 'ca:' .. client) >= LIM.SUBJECT_AQ then return {CAPACITY, Q_SUBJECT_ATTEMPTS} end
-  local q = tenantQuota(tenant, 'a', LIM.TENANT_AQ, Q_TENANT_ATTEMPTS)
+  if subjectIdem(client) >= LIM.SUBJECT_IQ then return {CAPACITY, Q_SUBJECT_IDEM} end
+  local q = tenantQuota(tenant, 'a', LIM.TENANT_AQ, Q_TENANT_ATTEMPTS, 'aexp', LIM.MAX_A)
   if q then return {CAPACITY, q} end
   if call('EXISTS', P .. 'a:' .. aid) == 1 or call('HEXISTS', P .. 'ah', handle) == 1 then return {RETRY, 0} end
   local seq = call('HINCRBY', P .. 'meta', 'seq', 1)
@@ -40,6 +42,6 @@ redis.register_function('rdv_create_attempt', function(keys, a)
   call('SADD', P .. 'ca:' .. client, aid)
   tenantAdd(tenant, 'a', 1)
   call('HINCRBY', P .. 'meta', 'inflight', 1)
-  addIdem(ik, aid, fp, tenant)
+  addIdem(ik, aid, fp, tenant, client)
   return {OK, 0, 0, attemptView(aid)}
 end)

@@ -3,8 +3,8 @@
 -- key, presence record field (listing ID and presence key fingerprint,
 -- binary), spec, doc, players, max players, protocol, public (1/0), region.
 -- Order: unavailable, draining, revoked, idempotency (conflict, replay,
--- expired), pools (listings, idempotency), quotas (owner listings, tenant
--- listings, tenant idempotency records). The listing keeps its idempotency
+-- expired), pools (listings, idempotency), quotas (owner listings, owner
+-- idempotency records, tenant listings, tenant idempotency records). The listing keeps its idempotency
 -- key: a renewal extends the record (rdv_renew_lease).
 redis.register_function('rdv_create_listing', function(keys, a)
   begin(keys, a)
@@ -18,7 +18,8 @@ redis.register_function('rdv_create_listing', function(keys, a)
   if call('ZCARD', P .. 'lexp') >= LIM.MAX_L then return {CAPACITY, P_LISTINGS} end
   if call('ZCARD', P .. 'iexp') >= LIM.MAX_I then return {CAPACITY, P_IDEM} end
   if call('SCARD', P .. 'ol:' .. owner) >= LIM.OWNER_Q then return {CAPACITY, Q_OWNER} end
-  local q = tenantQuota(tenant, 'l', LIM.TENANT_LQ, Q_TENANT_LISTINGS)
+  if subjectIdem(owner) >= LIM.SUBJECT_IQ then return {CAPACITY, Q_SUBJECT_IDEM} end
+  local q = tenantQuota(tenant, 'l', LIM.TENANT_LQ, Q_TENANT_LISTINGS, 'lexp', LIM.MAX_L)
   if q then return {CAPACITY, q} end
   if call('EXISTS', P .. 'l:' .. id) == 1 or call('HEXISTS', P .. 'ph', pres) == 1 then return {RETRY, 0} end
   local dl = I(NOW + LIM.LEASE_TTL)
@@ -31,6 +32,6 @@ redis.register_function('rdv_create_listing', function(keys, a)
   call('HSET', P .. 'ph', pres, id)
   call('SADD', P .. 'ol:' .. owner, id)
   tenantAdd(tenant, 'l', 1)
-  addIdem(ik, id, fp, tenant)
+  addIdem(ik, id, fp, tenant, owner)
   return {OK, 0, 0, listingView(id)}
 end)

@@ -36,12 +36,13 @@ local P, NOW = '', 0
 -- engine.TombstoneTTL.
 local LIM = {}
 local LIMITS = {'LEASE_TTL', 'PRES_TTL', 'ATT_TTL', 'REPLAY_TTL', 'IDEM_TTL', 'DRAIN', 'MAX_L', 'MAX_P', 'MAX_A',
-  'MAX_R', 'MAX_V', 'MAX_I', 'OWNER_Q', 'TENANT_AQ', 'SUBJECT_AQ', 'TENANT_LQ', 'TENANT_IQ', 'TOMB_TTL'}
+  'MAX_R', 'MAX_V', 'MAX_I', 'OWNER_Q', 'TENANT_AQ', 'SUBJECT_AQ', 'TENANT_LQ', 'TENANT_IQ', 'TOMB_TTL',
+  'SUBJECT_IQ'}
 
 -- engine.Outcome and engine.Pool values.
 local OK, NOT_FOUND, EXPIRED, REVOKED, CONFLICT, CAPACITY, DRAINING, REPLAY_REJECTED, UNAVAILABLE = 0, 1, 2, 3, 4, 5, 6, 7, 8
 local P_LISTINGS, P_PRESENCE, P_ATTEMPTS, P_REPLAY, P_REVOCATIONS, P_IDEM = 1, 2, 3, 4, 5, 6
-local Q_OWNER, Q_TENANT_ATTEMPTS, Q_SUBJECT_ATTEMPTS, Q_TENANT_LISTINGS, Q_TENANT_IDEM = 7, 8, 9, 10, 11
+local Q_OWNER, Q_TENANT_ATTEMPTS, Q_SUBJECT_ATTEMPTS, Q_TENANT_LISTINGS, Q_TENANT_IDEM, Q_SUBJECT_IDEM = 7, 8, 9, 10, 11, 12
 -- Answers that are not outcomes: the Go side regenerates IDs (a collision),
 -- or reports current_players above the listing's max_players.
 local RETRY, BAD_PLAYERS = -1, -2

@@ -12,12 +12,23 @@ local function tenantCount(tenant, field)
   return tonumber(call('HGET', P .. 't:' .. tenant, field) or '0')
 end
 
+-- fairShare is engine.FairShare: whether a tenant holding held of a
+-- pool's used records (ceiling max, the tenant's quota limit) may take one
+-- more: below its quota, and, while other tenants hold records of the
+-- pool, fewer than the pool has free.
+local function fairShare(held, used, max, limit)
+  return held < limit and (held == used or held < max - used)
+end
+
 -- tenantQuota answers the quota a new record of a tenant would exceed: its
--- quota of the kind being created (field, limit, pool), else its share of
--- the idempotency pool, else nil.
-local function tenantQuota(tenant, field, limit, pool)
-  if tenantCount(tenant, field) >= limit then return pool end
-  if tenantCount(tenant, 'i') >= LIM.TENANT_IQ then return Q_TENANT_IDEM end
+-- share of the kind being created (field, limit, the pool's deadline set z
+-- and ceiling max, quota q), else its share of the idempotency pool, else
+-- nil.
+local function tenantQuota(tenant, field, limit, q, z, max)
+  if not fairShare(tenantCount(tenant, field), call('ZCARD', P .. z), max, limit) then return q end
+  if not fairShare(tenantCount(tenant, 'i'), call('ZCARD', P .. 'iexp'), LIM.MAX_I, LIM.TENANT_IQ) then
+    return Q_TENANT_IDEM
+  end
   return nil
 end
 

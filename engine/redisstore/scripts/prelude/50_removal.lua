@@ -4,8 +4,10 @@
 --
 -- A tombstone is the hash "x:<attempt id>" (listing, tenant, client, owner,
 -- the attempt's deadline dl, end (END_*), progress, hout, cout), its
--- deadline in "xexp": TombstoneTTL after the attempt ended. At most the
--- attempts ceiling of them: the earliest due goes first when full.
+-- deadline in "xexp" and in its tenant's "xt:<tenant>": TombstoneTTL after
+-- the attempt ended. A tenant holds at most the attempts ceiling of them:
+-- its own earliest due goes first when it is full, never another tenant's
+-- (docs/contracts/semantics.md#lifetimes).
 
 -- progressOf renders engine.AttemptProgress as eight '0'/'1' flags from the
 -- attempt fields f[i..i+7]: ronly, off, host, peer, hrel, crel, consumed,
@@ -23,6 +25,8 @@ local function progressOf(f, i)
 end
 
 local function removeTomb(aid)
+  local tenant = call('HGET', P .. 'x:' .. aid, 'tenant')
+  if tenant then call('ZREM', P .. 'xt:' .. tenant, aid) end
   call('DEL', P .. 'x:' .. aid)
   call('ZREM', P .. 'xexp', aid)
 end
@@ -37,12 +41,14 @@ local function tombstone(aid, cause)
   if cause == END_EXPIRED then at = tonumber(f[4])
   elseif cause == END_LEASE_EXPIRED and l[2] then at = tonumber(l[2])
   elseif cause == END_DRAINED and META.draining then at = META.drain_dl end
-  if call('ZCARD', P .. 'xexp') >= LIM.MAX_A then
-    removeTomb(call('ZRANGE', P .. 'xexp', 0, 0)[1])
+  local xt = P .. 'xt:' .. f[2]
+  if call('ZCARD', xt) >= LIM.MAX_A then
+    removeTomb(call('ZRANGE', xt, 0, 0)[1])
   end
   call('HSET', P .. 'x:' .. aid, 'listing', f[1], 'tenant', f[2], 'client', f[3], 'owner', l[1] or '', 'dl', f[4],
     'end', I(cause), 'progress', progressOf(f, 7), 'hout', f[5] or '', 'cout', f[6] or '')
   call('ZADD', P .. 'xexp', I(at + LIM.TOMB_TTL), aid)
+  call('ZADD', xt, I(at + LIM.TOMB_TTL), aid)
 end
 
 -- removeAttempt removes an attempt, leaving its tombstone (ended by cause,
