@@ -62,7 +62,12 @@ static int allocated(side *a, side *b) { return a->t.state == RDV_TURN_ALLOCATED
 static int bound(side *a, side *b) { return a->t.peers[0].bound && b->t.peers[0].bound; }
 static int b_got(side *a, side *b) { (void)a; return strcmp(b->got, "hello via relay") == 0; }
 static int a_got(side *a, side *b) { (void)b; return strcmp(a->got, "and back") == 0; }
-static int refreshed(side *a, side *b) { (void)b; return a->t.req_method == 0; }
+/* forced_ms is when the test made the allocation's Refresh due; an answered
+ * Refresh moves the next one past it (half the new lifetime later). The
+ * request and its answer can both pass in one pump on loopback, so the
+ * test waits for that move rather than looking for the request in flight. */
+static uint64_t forced_ms;
+static int refreshed(side *a, side *b) { (void)b; return a->t.req_method == 0 && a->t.alloc_refresh_ms > forced_ms; }
 
 int main(int argc, char **argv) {
     static side a, b;
@@ -89,9 +94,8 @@ int main(int argc, char **argv) {
     rdv_plat_send(b.s, out, n, &b.t.server);
     if (!wait_for(&a, &b, a_got, "data b to a")) return 1;
     before = a.t.lifetime_s;
-    a.t.alloc_refresh_ms = now_ms(); /* force the timed Refresh now */
-    pump(&a);
-    if (a.t.req_method == 0) { fprintf(stderr, "no Refresh sent\n"); return 1; }
+    forced_ms = now_ms();
+    a.t.alloc_refresh_ms = forced_ms; /* force the timed Refresh now */
     if (!wait_for(&a, &b, refreshed, "refresh") || a.t.state != RDV_TURN_ALLOCATED || !a.t.lifetime_s) return 1;
     printf("relay ok (lifetime %u s, then %u s)\n", before, a.t.lifetime_s);
     return 0;
