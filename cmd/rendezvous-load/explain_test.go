@@ -120,9 +120,17 @@ func TestPlanFits(t *testing.T) {
 			t.Fatalf("lacks %q:\n%v", want, err)
 		}
 	}
-	lim.Quotas = map[string]int{"owner_listings": 100, "subject_attempts": 10000, "tenant_listings": 25000, "tenant_attempts": 10000, "tenant_idempotency": 35000}
+	lim.Quotas = map[string]int{"owner_listings": 100, "subject_attempts": 10000, "tenant_listings": 25000, "tenant_attempts": 10000, "tenant_idempotency": 35000,
+		"subject_idempotency": 3500}
 	if err := lim.fits(p); err != nil {
 		t.Fatalf("whole-pool quotas refused: %v", err)
+	}
+	// Two clients making 10,000 attempts keep 5,000 records each.
+	few := p
+	few.clients = 2
+	if err := lim.fits(few); err == nil || !strings.Contains(err.Error(), "the subject idempotency quota is 3500 records per principal, and 10000 creates over 2 clients leave 5000 records each") ||
+		!strings.Contains(err.Error(), "--subject-idempotency-quota (RDV_SUBJECT_IDEMPOTENCY_QUOTA)") {
+		t.Fatalf("a per-principal idempotency share too small not named: %v", err)
 	}
 	// An earlier run's idempotency records still fill the pool.
 	lim.Pools["idempotency"] = client.PoolStat{Used: 34000, Ceiling: 35000}
@@ -138,11 +146,24 @@ func TestPlanFits(t *testing.T) {
 func TestFillRefusalsNamed(t *testing.T) {
 	var f fillResult
 	for range 3 {
-		f.refused(CodeQuota)
+		f.refused(CodeQuota, nil)
 	}
-	f.refused(CodeForbidden)
+	f.refused(CodeForbidden, nil)
 	got := f.refusals()
-	for _, want := range []string{"quota_exceeded=3", "--tenant-*-quota", "forbidden=1", "publisher's token"} {
+	for _, want := range []string{"quota_exceeded=3", "--tenant-*-quota", "--subject-idempotency-quota", "forbidden=1", "publisher's token"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("lacks %q: %s", want, got)
+		}
+	}
+	// The quota the server named is counted and its flag given.
+	var named fillResult
+	for _, q := range []string{"subject_idempotency", "subject_idempotency", "tenant_listings"} {
+		named.refused(CodeQuota, &client.APIError{Status: 429, Code: "quota_exceeded", Detail: "quota " + q + " is exhausted"})
+	}
+	got = named.refusals()
+	for _, want := range []string{"quota_exceeded=3",
+		"subject_idempotency=2: raise --subject-idempotency-quota (RDV_SUBJECT_IDEMPOTENCY_QUOTA)",
+		"tenant_listings=1: raise --tenant-listing-quota (RDV_TENANT_LISTING_QUOTA)"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("lacks %q: %s", want, got)
 		}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -25,14 +27,50 @@ type fillResult struct {
 	Seconds  float64 `json:"seconds"`
 	// Codes counts the refusals by code, so a check names them.
 	Codes map[string]int `json:"codes,omitempty"`
+	// Quotas counts the quota_exceeded refusals by the quota the server
+	// named, so the report says which flag to raise.
+	Quotas map[string]int `json:"quotas,omitempty"`
 }
 
-// refused counts a refusal's code.
-func (f *fillResult) refused(c Code) {
+// refused counts a refusal's code, and for quota_exceeded the quota err's
+// answer named.
+func (f *fillResult) refused(c Code, err error) {
 	if f.Codes == nil {
 		f.Codes = map[string]int{}
 	}
 	f.Codes[c.String()]++
+	if q := quotaOf(err); c == CodeQuota && q != "" {
+		if f.Quotas == nil {
+			f.Quotas = map[string]int{}
+		}
+		f.Quotas[q]++
+	}
+}
+
+// quotaOf is the quota a 429 quota_exceeded answer names in its detail
+// ("quota subject_idempotency is exhausted", docs/contracts/http.md#errors),
+// or "".
+func quotaOf(err error) string {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Code != "quota_exceeded" {
+		return ""
+	}
+	q, ok := strings.CutPrefix(ae.Detail, "quota ")
+	if !ok {
+		return ""
+	}
+	q, ok = strings.CutSuffix(q, " is exhausted")
+	if !ok {
+		return ""
+	}
+	return q
+}
+
+// quotaFlags is the server flag that raises each quota.
+var quotaFlags = map[string]string{
+	"owner_listings": "owner-listing-quota", "tenant_listings": "tenant-listing-quota",
+	"subject_attempts": "subject-attempt-quota", "tenant_attempts": "tenant-attempt-quota",
+	"subject_idempotency": "subject-idempotency-quota", "tenant_idempotency": "tenant-idempotency-quota",
 }
 
 // refusals names the refusals, with what to do about a quota or a full
@@ -50,7 +88,7 @@ func (f *fillResult) refusals() string {
 		part := fmt.Sprintf("%s=%d", c, n)
 		switch c {
 		case "quota_exceeded":
-			part += " (a policy quota refused them: the tenant's or owner's listing quota, the tenant's or subject's attempt quota, or the tenant's idempotency quota; see GET /v1/admin/tenant-stats and raise the --tenant-*-quota, --owner-listing-quota or --subject-attempt-quota flag, RDV_* variable, on the server)"
+			part += " (" + f.quotaAdvice() + ")"
 		case "capacity_exceeded":
 			part += " (a pool is at its ceiling: see GET /v1/admin/stats; raise its --max-* flag on the server)"
 		case "unauthorized", "forbidden":
@@ -59,6 +97,29 @@ func (f *fillResult) refusals() string {
 		parts = append(parts, part)
 	}
 	return "refused: " + strings.Join(parts, ", ")
+}
+
+// quotaAdvice names each quota that refused and the flag and variable
+// that raise it; without the server's names, every quota that could have.
+func (f *fillResult) quotaAdvice() string {
+	if len(f.Quotas) == 0 {
+		return "a policy quota refused them: the tenant's or owner's listing quota, the tenant's or subject's attempt quota, or the tenant's or subject's idempotency quota; see GET /v1/admin/tenant-stats and raise the --tenant-*-quota, --owner-listing-quota, --subject-attempt-quota or --subject-idempotency-quota flag, RDV_* variable, on the server"
+	}
+	names := make([]string, 0, len(f.Quotas))
+	for q := range f.Quotas {
+		names = append(names, q)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, q := range names {
+		a := fmt.Sprintf("%s=%d", q, f.Quotas[q])
+		if flag, ok := quotaFlags[q]; ok {
+			l := limit{flag: flag}
+			a += fmt.Sprintf(": raise --%s (%s) on the server", flag, l.env())
+		}
+		out = append(out, a)
+	}
+	return "the server named the quota: " + strings.Join(out, "; ")
 }
 
 // fillListings creates n listings over many keep-alive connections, spread
@@ -74,6 +135,7 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 	t0 := time.Now()
 	slots := make([]*held, n)
 	codes := make([]Code, n)
+	errs := make([]error, n)
 	parallel(ctx, n, r.cfg.Conns, func(i int) {
 		pub := i % np
 		sent := time.Now()
@@ -88,7 +150,7 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 		rec := r.rec.Load()
 		rec.Observe(KindCreate, code, time.Since(sent))
 		rec.ObserveService(KindCreate, code, time.Since(sent))
-		codes[i] = code
+		codes[i], errs[i] = code, err
 		slots[i] = h
 	})
 	res := fillResult{Wanted: n, Seconds: time.Since(t0).Seconds()}
@@ -103,7 +165,7 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 		default:
 			res.Failed++
 		}
-		res.refused(codes[i])
+		res.refused(codes[i], errs[i])
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -226,9 +288,9 @@ func (r *Run) liveIndexes() []int {
 }
 
 // join creates one attempt on live listing li with client token c and, on
-// success with keep set, appends it to r.attempts. It returns the code and
-// the kept attempt's index (-1 when not kept).
-func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
+// success with keep set, appends it to r.attempts. It returns the code,
+// the kept attempt's index (-1 when not kept) and the call's error.
+func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int, error) {
 	h := r.heldAt(li)
 	sent := time.Now()
 	if intended.IsZero() {
@@ -256,7 +318,7 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int) {
 		idx = len(r.attempts) - 1
 		r.attMu.Unlock()
 	}
-	return code, idx
+	return code, idx, err
 }
 
 // attemptCount is len(r.attempts) under its lock.
@@ -276,10 +338,11 @@ func (r *Run) fillAttempts(ctx context.Context, n int) fillResult {
 		return res
 	}
 	codes := make([]Code, n)
+	errs := make([]error, n)
 	parallel(ctx, n, r.cfg.Conns, func(i int) {
-		codes[i], _ = r.join(live[i%len(live)], i%len(r.tok.Clients), time.Time{}, true)
+		codes[i], _, errs[i] = r.join(live[i%len(live)], i%len(r.tok.Clients), time.Time{}, true)
 	})
-	for _, c := range codes {
+	for i, c := range codes {
 		switch c.Class() {
 		case ClassOK:
 			res.Admitted++
@@ -289,7 +352,7 @@ func (r *Run) fillAttempts(ctx context.Context, n int) fillResult {
 		default:
 			res.Failed++
 		}
-		res.refused(c)
+		res.refused(c, errs[i])
 	}
 	res.Seconds = time.Since(t0).Seconds()
 	return res

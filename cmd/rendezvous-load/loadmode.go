@@ -143,7 +143,7 @@ func (r *Run) trafficStreams(live []int, rates *RateSet, churn *soakChurn) []Str
 		}},
 		Stream{Kind: KindJoin, Rate: rates[KindJoin], Workers: workers, Do: func(ctx context.Context, intended time.Time) {
 			n := int(jcur.Add(1))
-			if code, a := r.join(live[rand.IntN(len(live))], n%nc, intended, true); code == CodeOK {
+			if code, a, _ := r.join(live[rand.IntN(len(live))], n%nc, intended, true); code == CodeOK {
 				r.bindAttempt(a, time.Now())
 			}
 		}},

@@ -111,6 +111,18 @@ func (lim *serverLimits) fits(p plan) error {
 		out = append(out, fmt.Sprintf("the subject attempt quota is %d per client, and %d attempts over %d clients need %d each: raise --subject-attempt-quota (RDV_SUBJECT_ATTEMPT_QUOTA) on the server, or give more clients",
 			q, p.attempts, p.clients, (p.attempts+p.clients-1)/p.clients))
 	}
+	perPrincipal := func(n, principals int) int { return (n + principals - 1) / max(principals, 1) * p.idempotencyPerCreate }
+	if q := lim.Quotas["subject_idempotency"]; q > 0 {
+		for _, who := range []struct {
+			name          string
+			n, principals int
+		}{{"publisher", p.listings, p.publishers}, {"client", p.attempts, p.clients}} {
+			if who.principals > 0 && perPrincipal(who.n, who.principals) > q {
+				out = append(out, fmt.Sprintf("the subject idempotency quota is %d records per principal, and %d creates over %d %ss leave %d records each: raise --subject-idempotency-quota (RDV_SUBJECT_IDEMPOTENCY_QUOTA) on the server, or give more %ss",
+					q, who.n, who.principals, who.name, perPrincipal(who.n, who.principals), who.name))
+			}
+		}
+	}
 	if len(out) == 0 {
 		return nil
 	}
