@@ -49,17 +49,6 @@ static void sleep_ms(uint64_t ms) {
     nanosleep(&ts, NULL);
 }
 
-static void handle_text(const uint8_t h[16], char out[37]) {
-    static const char hex[] = "0123456789abcdef";
-    int i, j = 0;
-    for (i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
-        out[j++] = hex[h[i] >> 4];
-        out[j++] = hex[h[i] & 15];
-    }
-    out[j] = 0;
-}
-
 static const char *arg(int argc, char **argv, const char *name, const char *def) {
     int i;
     for (i = 2; i + 1 < argc; i++)
@@ -266,7 +255,7 @@ int main(int argc, char **argv) {
         size_t n;
         rdv_addr from;
         while (rdv_next_event(ctx, &ev) == RDV_OK) {
-            handle_text(ev.handle, h);
+            rdv_handle_format(ev.handle, h);
             text[0] = 0;
             if (ev.addr.family) rdv_addr_format(&ev.addr, text, sizeof text);
             switch (ev.type) {

@@ -90,6 +90,9 @@ RDV_API rdv_error rdv_addr_format(const rdv_addr *a, char *buf, size_t cap);
 
 /* A handle (presence, attempt): the 16 bytes of a lowercase canonical UUID. */
 RDV_API rdv_error rdv_handle_parse(const char *s, uint8_t out[16]);
+/* The canonical text of a handle (36 characters and a NUL), for the calls
+ * that name an attempt an event carried (rdv_relay_start, rdv_relay_decline). */
+RDV_API rdv_error rdv_handle_format(const uint8_t h[16], char out[37]);
 /* A capability as the REST API gives it: 43 characters of base64url. */
 RDV_API rdv_error rdv_capability_parse(const char *s, uint8_t out[32]);
 

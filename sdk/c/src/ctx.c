@@ -210,13 +210,24 @@ static rdv_session *find_session(rdv_ctx *c, const uint8_t handle[16]) {
     return NULL;
 }
 
+/* reusable: an attempt that ended and needs its slot no more: failed, or
+ * connected directly and done answering the peer's probes, with its outcome
+ * report settled. A relayed one keeps its slot: its allocation carries the
+ * game's datagrams. */
+static int reusable(const rdv_ctx *c, const rdv_session *s) {
+    if (s->report.active) return 0;
+    return s->state == S_FREE || s->state == S_FAILED ||
+           (s->state == S_CONNECTED && !s->relaying && c->now_ms > s->linger_until_ms);
+}
+
 static rdv_session *new_session(rdv_ctx *c, uint8_t role, const uint8_t handle[16], const uint8_t key[32]) {
-    int i;
+    int i, pass;
     rdv_session *s = find_session(c, handle);
     if (s) return s;
+    for (pass = 0; pass < 2; pass++) /* a free slot first, then one an ended attempt left */
     for (i = 0; i < RDV_MAX_SESSIONS; i++) {
         s = &c->sessions[i];
-        if (s->state != S_FREE) continue;
+        if (pass == 0 ? s->state != S_FREE : !reusable(c, s)) continue;
         memset(s, 0, sizeof *s);
         s->state = S_BINDING;
         s->role = role;

@@ -6,7 +6,8 @@
  * goes out until the allocation (401, then a signed Allocate), the bind
  * repeats the LAN address with the relayed one, RELAY-INTRODUCE opens the
  * permission, the probes go as Send indications and the peer's ack in a
- * Data indication connects on path 2, reported relayed. */
+ * Data indication connects on path 2, reported relayed. Then the ended
+ * attempts' slots serve new attempts. */
 #include "check.h"
 #include "crypto.h"
 #include "stun.h"
@@ -240,6 +241,16 @@ int main(void) {
     pump(c, now, &s);
     CHECK(event_for(c, RDV_EV_FAILED, 2, &ev) && ev.code == RDV_E_PUNCH_FAILED, "2 failed after the window");
     CHECK(s.reports[2] == 1 && s.report_path[2] == 3, "2 reported failed");
+
+    /* The table: once their reports are settled (retransmissions given up
+     * here), the failed attempts' slots serve new ones; the relayed one
+     * keeps its slot. 5 free slots, 2 reusable, then none. */
+    for (i = 0; i < 6; i++) pump(c, now += 4000, &s);
+    for (i = 0; i < 8; i++) {
+        char more[40];
+        snprintf(more, sizeof more, "0123abcd-4567-49ef-8123-4567890000%02d", i);
+        CHECK(rdv_join_start(c, now, mediator, more, token) == (i < 7 ? RDV_OK : RDV_E_BUSY), "join %d of 8 more", i);
+    }
 
     rdv_close(c);
     if (check_failures) { fprintf(stderr, "test_fallback: %d failures\n", check_failures); return 1; }
