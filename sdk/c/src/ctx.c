@@ -503,7 +503,8 @@ static uint64_t run_timers(rdv_ctx *c) {
     }
     for (i = 0; i < RDV_MAX_SESSIONS; i++) {
         rdv_session *s = &c->sessions[i];
-        if (s->state != S_FREE && s->relaying) {
+        /* A failed attempt's allocation is left to expire: no more refreshes. */
+        if (s->state != S_FREE && s->state != S_FAILED && s->relaying) {
             uint8_t out[RDV_STUN_MAX_DATAGRAM];
             uint64_t tnext;
             size_t k;
