@@ -101,6 +101,11 @@ c-build:
 	@# No allocator and no writable global state anywhere in the library.
 	@if nm -u $(CC_BUILD)/release/librendezvous.a | grep -wE 'malloc|calloc|realloc|free'; then echo "librendezvous allocates"; exit 1; fi
 	@if objdump -t $(CC_BUILD)/release/librendezvous.a | grep -E '\sO\s+\.(data|bss)\s'; then echo "librendezvous has writable global state"; exit 1; fi
+	@# Only the platform layer (src/platform_*.c) calls the operating system: the
+	@# other objects need nothing from outside the library but string functions.
+	@if nm -u $$(ls $(CC_BUILD)/release/CMakeFiles/rdv_objs.dir/src/*.o | grep -v '/platform_') | awk '$$1 == "U" {print $$2}' | \
+		grep -vE '^(rdv_|_GLOBAL_OFFSET_TABLE_$$|__stack_chk_fail$$|__.*_chk$$|(memcmp|memcpy|memmove|memset|snprintf|strchr|strlen|strrchr)$$)'; then \
+		echo "librendezvous calls the system outside its platform layer"; exit 1; fi
 
 # docs/sdk-c.md's game-loop examples compile: the C one against the
 # installed library (pkg-config), the C# one with mcs against the binding.

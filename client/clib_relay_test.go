@@ -3,12 +3,14 @@ package client
 import (
 	"bufio"
 	"context"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rendezvous/rendezvous/internal/e2e"
 )
@@ -22,7 +24,7 @@ import (
 func TestCLibRelayOnlyJoinerGoHost(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildCPeerIn(t, dir)
-	at, server := relayOnlyGoHost(t, dir)
+	at, server := relayOnlyGoHost(t)
 	cmd := exec.Command(bin, "join", "--mediator", at.Mediator, "--handle", at.Handle.String(), "--token", at.Token.token(),
 		"--relay", server, "--relay-user", at.Relay.Username, "--relay-credential", string(at.Relay.Credential), "--seconds", "30")
 	runRelayJoiner(t, cmd, "got echo: hello from c")
@@ -33,6 +35,68 @@ func TestCLibRelayOnlyJoinerGoHost(t *testing.T) {
 // librendezvous.so.
 func TestCSharpRelayOnlyJoinerGoHost(t *testing.T) {
 	dir := t.TempDir()
+	exe := buildCSharpExample(t, dir, "Join.cs")
+	at, server := relayOnlyGoHost(t)
+	cmd := exec.Command("mono", exe, at.Mediator, at.Handle.String(), at.Token.token(), "30",
+		server, at.Relay.Username, string(at.Relay.Credential))
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir)
+	runRelayJoiner(t, cmd, "got echo: hello from c#")
+}
+
+// TestCSharpRelayOnlyHostGoJoiner is the relay with the C# binding on the
+// host's side: sdk/csharp/examples/Host.cs (mcs, mono) keeps its listing's
+// presence, learns from its bind's answer that the Go joiner's attempt is
+// relay-only, fetches the host's relay credential over REST (its own HTTP
+// client, the publisher's token from RDV_TOKEN), allocates on coturn and
+// echoes the Go joiner's datagram through the relay.
+func TestCSharpRelayOnlyHostGoJoiner(t *testing.T) {
+	dir := t.TempDir()
+	exe := buildCSharpExample(t, dir, "Host.cs")
+	ctx, s, hostAPI, clientAPI := relayServerAPIs(t)
+	created, err := hostAPI.CreateListing(ctx, NewIdempotencyKey(), ListingSpec{Region: "eu-central", ProtocolVersion: 7,
+		BuildVersion: "1.2.3", DisplayName: "C# relay host", Visibility: "public", TrustMode: "player_hosted",
+		CurrentPlayers: 1, MaxPlayers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := created.Presence
+	host := exec.Command("mono", exe, p.Mediator, p.Handle.String(), p.Token.token(),
+		strconv.Itoa(int(p.Interval/time.Second)), "40", s.http, created.ListingID.String())
+	host.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir, "RDV_TOKEN="+s.tokens["publisher"])
+	var out e2e.LockedBuffer // written by exec while the test reads
+	host.Stdout, host.Stderr = &out, &out
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		host.Process.Kill()
+		host.Wait()
+		if t.Failed() {
+			t.Logf("C# host output:\n%s", out.String())
+		}
+	})
+	requireLines(t, "the C# host", out.String, `presence .*`) // the listing is joinable once its presence is fresh
+
+	j, err := NewJoiner(JoinerConfig{API: clientAPI, ProtocolVersion: 7, ListenAddr: "127.0.0.1:0", RelayOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	_, path, err := j.JoinAndPunch(ctx, created.ListingID, PunchConfig{})
+	if err != nil || !path.Relayed {
+		t.Fatalf("Go joiner: %v (relayed %v)", err, path.Relayed)
+	}
+	if got, _, err := e2e.Ping(ctx, j.Socket(), path.Peer, "ping from go"); err != nil || got != "echo: ping from go" {
+		t.Fatalf("got %q (%v), want the C# host's echo through the relay", got, err)
+	}
+	requireLines(t, "the C# host", out.String, `relay-only \S+`, `relay \S+ via 127\.0\.0\.1:\d+`, `connected \S+ 127\.0\.0\.1:\d+ path=2`)
+}
+
+// buildCSharpExample builds librendezvous.so, the binding and one of
+// sdk/csharp/examples into dir and returns the example's .exe; mono runs
+// it with LD_LIBRARY_PATH=dir.
+func buildCSharpExample(t *testing.T, dir, example string) string {
+	t.Helper()
 	for _, tool := range []string{"cc", "mcs", "mono"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed (.ci/run installs it): %v", tool, err)
@@ -40,21 +104,40 @@ func TestCSharpRelayOnlyJoinerGoHost(t *testing.T) {
 	}
 	sdk := filepath.Join("..", "sdk")
 	srcs, _ := filepath.Glob(filepath.Join(sdk, "c", "src", "*.c"))
+	exe := filepath.Join(dir, strings.TrimSuffix(example, ".cs")+".exe")
 	for _, c := range [][]string{
 		append([]string{"cc", "-std=c99", "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-DRDV_SHARED_BUILD",
 			"-I" + filepath.Join(sdk, "c", "include"), "-o", filepath.Join(dir, "librendezvous.so")}, srcs...),
 		{"mcs", "-target:library", "-out:" + filepath.Join(dir, "Rendezvous.dll"), filepath.Join(sdk, "csharp", "Rendezvous.cs")},
-		{"mcs", "-r:" + filepath.Join(dir, "Rendezvous.dll"), "-out:" + filepath.Join(dir, "Join.exe"), filepath.Join(sdk, "csharp", "examples", "Join.cs")},
+		{"mcs", "-r:" + filepath.Join(dir, "Rendezvous.dll"), "-out:" + exe, filepath.Join(sdk, "csharp", "examples", example)},
 	} {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", c[0], err, out)
 		}
 	}
-	at, server := relayOnlyGoHost(t, dir)
-	cmd := exec.Command("mono", filepath.Join(dir, "Join.exe"), at.Mediator, at.Handle.String(), at.Token.token(), "30",
-		server, at.Relay.Username, string(at.Relay.Credential))
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir)
-	runRelayJoiner(t, cmd, "got echo: hello from c#")
+	return exe
+}
+
+// requireLines waits (hangGuard at most: a peer may still be printing)
+// until printed has a line matching each of lines (regular expressions of
+// a whole line), in that order.
+func requireLines(t *testing.T, who string, printed func() string, lines ...string) {
+	t.Helper()
+	missing := func(out string) string {
+		for _, l := range lines {
+			loc := regexp.MustCompile(`(?m)^` + l + `$`).FindStringIndex(out)
+			if loc == nil {
+				return l
+			}
+			out = out[loc[1]:]
+		}
+		return ""
+	}
+	for deadline := time.Now().Add(hangGuard); missing(printed()) != ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s printed no line %q (after the ones before it):\n%s", who, missing(printed()), printed())
+		}
+	}
 }
 
 // buildCPeerIn compiles the C example peer into dir under ASan and UBSan.
@@ -76,27 +159,32 @@ func buildCPeerIn(t *testing.T, dir string) string {
 	return bin
 }
 
+// relayServerAPIs starts coturn and the server granting its credentials
+// and returns a context bounded by hangGuard, the server, and the
+// publisher's and the client's APIs on it.
+func relayServerAPIs(t *testing.T) (context.Context, *testServer, *API, *API) {
+	t.Helper()
+	s, _ := startRelayServer(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	t.Cleanup(cancel)
+	var apis [2]*API
+	for i, who := range []string{"publisher", "client"} {
+		a, err := NewAPI(s.http, s.tokens[who], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apis[i] = a
+	}
+	return ctx, s, apis[0], apis[1]
+}
+
 // relayOnlyGoHost starts coturn, the server granting its credentials, and a
 // Go host whose listing requires relay-only joins, which punches and echoes
 // (its path must be relayed); it returns the client's join answer and the
 // relay's "ip:port".
-func relayOnlyGoHost(t *testing.T, dir string) (*Attempt, string) {
+func relayOnlyGoHost(t *testing.T) (*Attempt, string) {
 	t.Helper()
-	const secret = "clib-relay-secret"
-	turn := startCoturn(t, nil, netip.MustParseAddr("127.0.0.1"), freeUDPPort(t), secret)
-	secretFile := filepath.Join(dir, "turn-secret")
-	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := startServer(t, nil, "--turn-uri", "turn:"+turn.addr.String()+"?transport=udp", "--turn-secret-file", secretFile,
-		"--relay-allow-peers", "127.0.0.0/8") // the test relay is on loopback
-
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	t.Cleanup(cancel)
-	hostAPI, err := NewAPI(s.http, s.tokens["publisher"], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, hostAPI, clientAPI := relayServerAPIs(t)
 	pub, err := Publish(ctx, PublisherConfig{API: hostAPI, ListenAddr: "127.0.0.1:0", Spec: ListingSpec{
 		Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3", DisplayName: "relay-only host",
 		Visibility: "public", TrustMode: "player_hosted", CurrentPlayers: 1, MaxPlayers: 4, RelayOnlyJoins: true}})
@@ -119,10 +207,6 @@ func relayOnlyGoHost(t *testing.T, dir string) (*Attempt, string) {
 		e2e.Echo(ctx, pub.Socket())
 	}()
 
-	clientAPI, err := NewAPI(s.http, s.tokens["client"], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	at, err := clientAPI.CreateJoinAttemptWith(ctx, NewIdempotencyKey(), pub.ListingID(), AttemptRequest{ProtocolVersion: 7})
 	if err != nil {
 		t.Fatal(err)

@@ -48,19 +48,75 @@ func TestNATCLibHostGoJoiner(t *testing.T) {
 // echo on the direct path.
 func TestNATCLibHostCJoiner(t *testing.T) {
 	l, srv, dir, bin, id, hostOut := startNATCHost(t, 'K', false)
-	out := curlIn(t, l, "join", dir, srv.tokens["client"], "nat-clib-cc-1", `{"protocol_version":7}`,
-		"http://10.99.0.1:8080/v1/listings/"+id+"/join-attempts")
-	var at struct{ Handle, Token, Mediator string }
-	if err := json.Unmarshal(out, &at); err != nil || at.Mediator == "" {
-		t.Fatalf("join answer: %v", err)
-	}
-	jout, err := exec.Command("ip", "netns", "exec", l.NS("join"), bin, "join", "--listen", "0.0.0.0:0",
-		"--mediator", at.Mediator, "--handle", at.Handle, "--token", at.Token, "--seconds", "20").CombinedOutput()
+	jout, err := cJoinInLab(t, l, srv, bin, dir, id, "nat-clib-cc-1", `{"protocol_version":7}`)
 	if err != nil || !regexp.MustCompile(`(?m)^connected \S+ 10\.99\.1\.2:\d+ path=1`).Match(jout) ||
 		!strings.Contains(string(jout), "got echo: hello from c") || strings.Contains(string(jout), "Sanitizer") {
 		t.Fatalf("C joiner: %v\n%s\nC host:\n%s", err, jout, hostOut.String())
 	}
 	requireDirectOnly(t, l)
+}
+
+// TestNATCLibGoHostCJoiner is the other way round from
+// TestNATCLibHostGoJoiner: the Go rendezvous-peer host behind nat1, the C
+// example joiner behind nat2 (chatting in rendezvous-peer's line protocol),
+// both NATs endpoint-independent: they punch and chat directly, and the
+// server sees none of it.
+func TestNATCLibGoHostCJoiner(t *testing.T) {
+	requireNetns(t)
+	l := newLab(t, 'G', false, false)
+	srv := startServer(t, l.Exec("pub"), "--http-addr", "10.99.0.1:8080", "--udp-addr", "10.99.0.1:3478")
+	dir := t.TempDir()
+	bin := buildCPeerIn(t, dir)
+	host := startPeer(t, l.Exec("host"), srv.tokens["publisher"], "host", "--server", "http://10.99.0.1:8080",
+		"--name", "Go host for C", "--echo")
+	id := host.waitLine(t, publishedRe)
+	jout, err := cJoinInLab(t, l, srv, bin, dir, id, "nat-clib-gc-1", `{"protocol_version":7}`, "--chat")
+	if err != nil || !regexp.MustCompile(`(?m)^connected \S+ 10\.99\.1\.2:\d+ path=1`).Match(jout) ||
+		!strings.Contains(string(jout), "got echo: hello from c") || strings.Contains(string(jout), "Sanitizer") {
+		t.Fatalf("C joiner: %v\n%s\nGo host:\n%s", err, jout, host.stdout.String())
+	}
+	host.waitLine(t, regexp.MustCompile(`^joiner 10\.99\.2\.2:\d+ says: hello from c$`))
+	requireDirectOnly(t, l)
+}
+
+// cJoinInLab creates a join attempt of listing id from the joiner's
+// namespace over REST (curl, idempotency key key, request body body) and
+// runs the C example joiner behind nat2 with the answer's fields (the relay
+// credential too for a relay-only attempt) and extra flags until it exits.
+// It gets --api and the client's token (RDV_TOKEN), so it fetches its relay
+// credential itself if its direct punch fails. It returns the joiner's
+// output and how it exited.
+func cJoinInLab(t *testing.T, l *lab, srv *testServer, bin, dir, id, key, body string, extra ...string) ([]byte, error) {
+	t.Helper()
+	const api = "http://10.99.0.1:8080"
+	out := curlIn(t, l, "join", dir, srv.tokens["client"], key, body, api+"/v1/listings/"+id+"/join-attempts")
+	var at struct {
+		AttemptID string `json:"attempt_id"`
+		Handle    string `json:"handle"`
+		Token     string `json:"token"`
+		Mediator  string `json:"mediator"`
+		RelayOnly bool   `json:"relay_only"`
+		Relay     *struct {
+			URLs       []string `json:"urls"`
+			Username   string   `json:"username"`
+			Credential string   `json:"credential"`
+		} `json:"relay"`
+	}
+	if err := json.Unmarshal(out, &at); err != nil || at.Mediator == "" || at.RelayOnly != (at.Relay != nil) {
+		t.Fatalf("join answer: %v (relay-only %v, relay %v)", err, at.RelayOnly, at.Relay != nil)
+	}
+	args := append([]string{"join", "--listen", "0.0.0.0:0", "--mediator", at.Mediator, "--handle", at.Handle,
+		"--token", at.Token, "--api", api, "--attempt", at.AttemptID, "--seconds", "20"}, extra...)
+	if r := at.Relay; r != nil {
+		if len(r.URLs) != 1 {
+			t.Fatalf("relay URLs %v, want one", r.URLs)
+		}
+		relay := strings.TrimSuffix(strings.TrimPrefix(r.URLs[0], "turn:"), "?transport=udp")
+		args = append(args, "--relay", relay, "--relay-user", r.Username, "--relay-credential", r.Credential)
+	}
+	cmd := l.Command("join", append([]string{bin}, args...)...)
+	cmd.Env = append(os.Environ(), "RDV_TOKEN="+srv.tokens["client"]) // not a flag: flags show in ps
+	return cmd.CombinedOutput()
 }
 
 // startNATCHost starts a lab (tag names its namespaces) with the server in
@@ -111,6 +167,8 @@ func curlIn(t *testing.T, l *lab, ns, dir, token, key, body, url string) []byte 
 // startCHostInLab publishes a listing from the host namespace and runs the
 // C example host behind nat1 (chat: rendezvous-peer's line protocol) until
 // its first presence refresh; it returns the listing ID and its output.
+// The host gets --api and the publisher's token (RDV_TOKEN), so it fetches
+// its relay credential for a relay-only attempt or after a failed punch.
 func startCHostInLab(t *testing.T, l *lab, srv *testServer, bin, dir string, chat bool) (string, *e2e.LockedBuffer) {
 	t.Helper()
 	body := `{"region":"eu-central","protocol_version":7,"build_version":"1.2.3","display_name":"C host behind NAT",` +
@@ -127,12 +185,14 @@ func startCHostInLab(t *testing.T, l *lab, srv *testServer, bin, dir string, cha
 	if err := json.Unmarshal(out, &pub); err != nil || pub.Presence.Mediator == "" {
 		t.Fatalf("create listing answer: %v", err)
 	}
-	args := []string{"netns", "exec", l.NS("host"), bin, "host", "--listen", "0.0.0.0:0", "--mediator", pub.Presence.Mediator,
-		"--handle", pub.Presence.Handle, "--token", pub.Presence.Token, "--interval", "5", "--seconds", "30"}
+	args := []string{bin, "host", "--listen", "0.0.0.0:0", "--mediator", pub.Presence.Mediator,
+		"--handle", pub.Presence.Handle, "--token", pub.Presence.Token, "--interval", "5", "--seconds", "30",
+		"--api", "http://10.99.0.1:8080", "--listing", pub.ListingID}
 	if chat {
 		args = append(args, "--chat")
 	}
-	host := exec.Command("ip", args...)
+	host := l.Command("host", args...)
+	host.Env = append(os.Environ(), "RDV_TOKEN="+srv.tokens["publisher"])
 	hostOut, hostErr := &e2e.LockedBuffer{}, &e2e.LockedBuffer{} // written by exec while the test reads
 	host.Stdout, host.Stderr = hostOut, hostErr
 	if err := host.Start(); err != nil {

@@ -196,21 +196,11 @@ func goJoinAndPunch(ctx context.Context, t *testing.T, p *proc, listing string) 
 // other side for the failure when ctx ends first.
 func pingUntilAnswered(ctx context.Context, t *testing.T, s *client.Socket, peer netip.AddrPort, who string) (string, netip.AddrPort) {
 	t.Helper()
-	buf := make([]byte, 1500)
-	for {
-		if _, err := s.WriteTo([]byte("ping from go"), peer); err != nil {
-			t.Fatal(err)
-		}
-		wait, stop := context.WithTimeout(ctx, 250*time.Millisecond)
-		n, from, err := s.ReadFrom(wait, buf)
-		stop()
-		if err == nil {
-			return string(buf[:n]), from
-		}
-		if ctx.Err() != nil {
-			t.Fatal(who + " never echoed")
-		}
+	got, from, err := e2e.Ping(ctx, s, peer, "ping from go")
+	if err != nil {
+		t.Fatalf("%s never echoed: %v", who, err)
 	}
+	return got, from
 }
 
 // TestCLibHostGoJoiner: a C host keeps its presence, is offered the Go

@@ -23,6 +23,7 @@ namespace Rendezvous
     public enum EventType : uint
     {
         None = 0, Presence = 1, Rejected = 2, Attempt = 3, Introduced = 4, Connected = 5, Failed = 6, Reported = 7, RelayOnly = 8,
+        RelayFallback = 9, // the direct punch failed: RelayStart with this side's credential, or RelayDecline
     }
 
     /// <summary>An IPv4 or IPv6 endpoint (rdv_addr, 20 bytes).</summary>
@@ -85,6 +86,7 @@ namespace Rendezvous
         [DllImport(Lib)] internal static extern Error rdv_host_start(IntPtr ctx, ulong now, string mediator, string handle, string token, uint interval);
         [DllImport(Lib)] internal static extern Error rdv_join_start(IntPtr ctx, ulong now, string mediator, string handle, string token);
         [DllImport(Lib)] internal static extern Error rdv_relay_start(IntPtr ctx, ulong now, string handle, string server, string user, string credential);
+        [DllImport(Lib)] internal static extern Error rdv_relay_decline(IntPtr ctx, ulong now, string handle);
         [DllImport(Lib)] internal static extern ulong rdv_update(IntPtr ctx, ulong now);
         [DllImport(Lib)] internal static extern Error rdv_next_event(IntPtr ctx, out Event ev);
         [DllImport(Lib)] internal static extern Error rdv_send(IntPtr ctx, byte[] data, UIntPtr n, ref Endpoint to);
@@ -136,11 +138,19 @@ namespace Rendezvous
             Check(Native.rdv_join_start(ctx, nowMs, mediator, attemptHandle, attemptToken), "join start");
         }
 
-        /// <summary>Relay-only: allocate on the TURN relay ("ip:port" of the credential's
-        /// URI) with the attempt's relay credential and punch through it.</summary>
+        /// <summary>Relay-only, or the fallback after EventType.RelayFallback: allocate on
+        /// the TURN relay ("ip:port" of the credential's URI) with the attempt's relay
+        /// credential and punch through it.</summary>
         public void RelayStart(ulong nowMs, string attemptHandle, string turnServer, string username, string credential)
         {
             Check(Native.rdv_relay_start(ctx, nowMs, attemptHandle, turnServer, username, credential), "relay start");
+        }
+
+        /// <summary>No relay for the attempt (the server has none, or refused): after
+        /// EventType.RelayFallback or RelayOnly the attempt fails now.</summary>
+        public void RelayDecline(ulong nowMs, string attemptHandle)
+        {
+            Check(Native.rdv_relay_decline(ctx, nowMs, attemptHandle), "relay decline");
         }
 
         /// <summary>Runs timers and I/O; returns when (ms) to call again.</summary>

@@ -93,6 +93,7 @@ int main(void) {
     printf("introduce_bytes %zu\n", intro_len);
     printf("context_bytes %zu\n", rdv_memory_size(NULL));
     printf("attempt_state_bytes %zu\n", sizeof(rdv_session));
+    printf("attempt_turn_bytes %zu\n", sizeof(rdv_turn));
     printf("context_bytes_without_queues %zu\n", rdv_memory_size(NULL) - 2 * sizeof(rdv_queue));
     return 0;
 }

@@ -4,8 +4,19 @@
  * this program does everything over UDP and prints one line per event.
  *
  *   rdv_peer host --mediator IP:PORT --handle H --token T --interval S [--listen A] [--seconds N] [--chat]
+ *                 [--api URL --listing ID]
  *   rdv_peer join --mediator IP:PORT --handle H --token T [--listen A] [--seconds N]
  *                 [--relay IP:PORT --relay-user U --relay-credential C]   (a relay-only join)
+ *                 [--api URL --attempt ID]
+ *
+ * With --api (and the principal's bearer token in the environment variable
+ * RDV_TOKEN, never on the command line) the program fetches its relay
+ * credential when the library asks for one: the host's for a relay-only
+ * attempt (RDV_EV_RELAY_ONLY), either side's after a failed direct punch
+ * (RDV_EV_RELAY_FALLBACK). Without it, or when the server has no relay, it
+ * declines and the attempt fails. The HTTP client below is the example's
+ * (plain HTTP/1.0, POSIX sockets, blocking for one short call); the library
+ * itself does no HTTP.
  *
  * The host echoes every game datagram ("echo: " + payload); with --chat it
  * speaks rendezvous-peer's chat instead ("MSG <id> <text>" acknowledged
@@ -16,10 +27,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rendezvous.h"
 
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t now_ms(void) {
     struct timespec ts;
@@ -32,17 +47,6 @@ static void sleep_ms(uint64_t ms) {
     ts.tv_sec = (time_t)(ms / 1000);
     ts.tv_nsec = (long)(ms % 1000) * 1000000L;
     nanosleep(&ts, NULL);
-}
-
-static void handle_text(const uint8_t h[16], char out[37]) {
-    static const char hex[] = "0123456789abcdef";
-    int i, j = 0;
-    for (i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
-        out[j++] = hex[h[i] >> 4];
-        out[j++] = hex[h[i] & 15];
-    }
-    out[j] = 0;
 }
 
 static const char *arg(int argc, char **argv, const char *name, const char *def) {
@@ -118,6 +122,91 @@ static void chat_retransmit(rdv_ctx *ctx, uint64_t now) {
     }
 }
 
+/* http_get GETs path from api ("http://host:port") with the RDV_TOKEN
+ * bearer token into body (NUL-terminated) and returns the HTTP status, or
+ * -1 when no answer came (5 s at most). */
+static int http_get(const char *api, const char *path, char *body, size_t cap) {
+    static char resp[8192];
+    char host[256], req[1024], *port, *slash, *start;
+    const char *token = getenv("RDV_TOKEN");
+    struct addrinfo hints, *ai = NULL;
+    struct timeval tv = {5, 0};
+    size_t got = 0;
+    ssize_t k;
+    int fd, status = -1;
+    if (strncmp(api, "http://", 7) != 0 || strlen(api + 7) >= sizeof host || !token) return -1;
+    strcpy(host, api + 7);
+    if ((slash = strchr(host, '/')) != NULL) *slash = 0;
+    if ((port = strrchr(host, ':')) == NULL) return -1;
+    *port++ = 0;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, port, &hints, &ai) != 0) return -1;
+    fd = socket(ai->ai_family, SOCK_STREAM, 0);
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    }
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+        /* HTTP/1.0: the answer ends at close, never chunked */
+        int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s:%s\r\nAuthorization: Bearer %s\r\n\r\n",
+                         path, host, port, token);
+        if (n > 0 && (size_t)n < sizeof req && send(fd, req, (size_t)n, 0) == n) {
+            while (got < sizeof resp - 1 && (k = recv(fd, resp + got, sizeof resp - 1 - got, 0)) > 0) got += (size_t)k;
+            resp[got] = 0;
+            if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1) status = -1;
+            start = strstr(resp, "\r\n\r\n");
+            snprintf(body, cap, "%s", start ? start + 4 : "");
+        }
+    }
+    if (fd >= 0) close(fd);
+    freeaddrinfo(ai);
+    return status;
+}
+
+/* json_string copies the string value of "name" (up to a quote, or to one
+ * of the characters in stop) after prefix, which follows the opening quote. */
+static int json_string(const char *body, const char *name, const char *prefix, const char *stop, char *out, size_t cap) {
+    char key[64];
+    const char *p;
+    size_t n = 0;
+    snprintf(key, sizeof key, "\"%s\":", name);
+    if ((p = strstr(body, key)) == NULL) return 0;
+    p += strlen(key);
+    while (*p == ' ' || *p == '[') p++;
+    if (*p++ != '"' || strncmp(p, prefix, strlen(prefix)) != 0) return 0;
+    p += strlen(prefix);
+    while (p[n] && p[n] != '"' && !strchr(stop, p[n]) && n + 1 < cap) n++;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return n > 0;
+}
+
+/* relay_for answers the library's ask for attempt h's relay credential:
+ * fetched over REST and handed to rdv_relay_start, or declined. */
+static void relay_for(rdv_ctx *ctx, int hosting, int argc, char **argv, const char *h) {
+    static char body[8192];
+    char path[256], server[128], user[160], cred[160];
+    const char *api = arg(argc, argv, "--api", NULL);
+    int status = -1;
+    if (api && hosting && arg(argc, argv, "--listing", NULL))
+        snprintf(path, sizeof path, "/v1/listings/%s/join-attempts/%s/relay", arg(argc, argv, "--listing", ""), h);
+    else if (api && !hosting && arg(argc, argv, "--attempt", NULL))
+        snprintf(path, sizeof path, "/v1/join-attempts/%s/relay", arg(argc, argv, "--attempt", ""));
+    else
+        api = NULL;
+    if (api) status = http_get(api, path, body, sizeof body);
+    if (status == 200 && json_string(body, "urls", "turn:", "?", server, sizeof server) &&
+        json_string(body, "username", "", "", user, sizeof user) &&
+        json_string(body, "credential", "", "", cred, sizeof cred) &&
+        rdv_relay_start(ctx, now_ms(), h, server, user, cred) == RDV_OK) {
+        printf("relay %s via %s\n", h, server); /* never the credential */
+        return;
+    }
+    printf("relay-declined %s %d\n", h, status); /* 409 relay_unavailable, 404, or no --api */
+    rdv_relay_decline(ctx, now_ms(), h);
+}
+
 /* The context's memory: one static block, sized once (aligned for it). */
 static union { uint64_t align; uint8_t b[1 << 17]; } arena;
 
@@ -166,7 +255,7 @@ int main(int argc, char **argv) {
         size_t n;
         rdv_addr from;
         while (rdv_next_event(ctx, &ev) == RDV_OK) {
-            handle_text(ev.handle, h);
+            rdv_handle_format(ev.handle, h);
             text[0] = 0;
             if (ev.addr.family) rdv_addr_format(&ev.addr, text, sizeof text);
             switch (ev.type) {
@@ -181,7 +270,14 @@ int main(int argc, char **argv) {
                 break;
             case RDV_EV_FAILED: printf("failed %s %s\n", h, rdv_error_name((rdv_error)ev.code)); break;
             case RDV_EV_REPORTED: printf("reported %s\n", h); break;
-            case RDV_EV_RELAY_ONLY: printf("relay-only %s\n", h); break;
+            case RDV_EV_RELAY_ONLY:
+                printf("relay-only %s\n", h);
+                relay_for(ctx, hosting, argc, argv, h);
+                break;
+            case RDV_EV_RELAY_FALLBACK:
+                printf("relay-fallback %s\n", h);
+                relay_for(ctx, hosting, argc, argv, h);
+                break;
             }
             fflush(stdout);
         }

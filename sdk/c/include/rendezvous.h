@@ -90,6 +90,9 @@ RDV_API rdv_error rdv_addr_format(const rdv_addr *a, char *buf, size_t cap);
 
 /* A handle (presence, attempt): the 16 bytes of a lowercase canonical UUID. */
 RDV_API rdv_error rdv_handle_parse(const char *s, uint8_t out[16]);
+/* The canonical text of a handle (36 characters and a NUL), for the calls
+ * that name an attempt an event carried (rdv_relay_start, rdv_relay_decline). */
+RDV_API rdv_error rdv_handle_format(const uint8_t h[16], char out[37]);
 /* A capability as the REST API gives it: 43 characters of base64url. */
 RDV_API rdv_error rdv_capability_parse(const char *s, uint8_t out[32]);
 
@@ -124,7 +127,9 @@ enum {
     RDV_EV_CONNECTED = 5,    /* the punch confirmed addr; path 1 direct; millis since the attempt began */
     RDV_EV_FAILED = 6,       /* the attempt gave up; code: the rdv_error */
     RDV_EV_REPORTED = 7,     /* the mediator acknowledged the outcome report */
-    RDV_EV_RELAY_ONLY = 8    /* host: handle is relay-only; fetch its relay credential, call rdv_relay_start */
+    RDV_EV_RELAY_ONLY = 8,   /* host: handle is relay-only; fetch its relay credential, call rdv_relay_start */
+    RDV_EV_RELAY_FALLBACK = 9 /* the direct punch failed (code RDV_E_PUNCH_FAILED); fetch this side's relay
+                               * credential and call rdv_relay_start, or rdv_relay_decline, within the punch timeout */
 };
 
 /* 56 bytes, no padding. */
@@ -174,9 +179,18 @@ RDV_API rdv_error rdv_join_start(rdv_ctx *ctx, uint64_t now_ms, const char *medi
  * with the relay credential (username, credential) for attempt handle,
  * bind with the relayed address, and punch through the relay once
  * RELAY-INTRODUCE names the peer's. For a relay-only attempt (the join
- * answer's relay_only, or RDV_EV_RELAY_ONLY on the host). */
+ * answer's relay_only, or RDV_EV_RELAY_ONLY on the host) and for the
+ * fallback after a failed direct punch (RDV_EV_RELAY_FALLBACK): then the
+ * allocation, the relayed bind and RELAY-INTRODUCE must come within one
+ * punch timeout of the event, as the Go SDK bounds them. */
 RDV_API rdv_error rdv_relay_start(rdv_ctx *ctx, uint64_t now_ms, const char *attempt_handle, const char *turn_server,
                                   const char *username, const char *credential);
+/* No relay for attempt handle (the server answered 409 relay_unavailable,
+ * 404, or the game uses none): after RDV_EV_RELAY_FALLBACK the attempt fails
+ * now with RDV_E_PUNCH_FAILED (reported as failed), after RDV_EV_RELAY_ONLY
+ * with RDV_E_REJECTED. Without either call the fallback gives up by itself
+ * one punch timeout after its event. */
+RDV_API rdv_error rdv_relay_decline(rdv_ctx *ctx, uint64_t now_ms, const char *attempt_handle);
 
 /* Runs timers and (owned socket) reads and sends. Returns the time (ms, the
  * caller's clock) by which it wants to be called again. */

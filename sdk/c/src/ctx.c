@@ -139,7 +139,9 @@ static void send_bind(rdv_ctx *c, rdv_session *s) {
     rdv_stun_builder b;
     rdv_sb_init(&b, c->scratch, sizeof c->scratch, RDV_BINDING_REQUEST, s->bind.txid);
     rdv_sb_username(&b, (char)s->role, s->handle);
-    if (local_usable(&c->local)) rdv_sb_xor_addr(&b, RDV_ATTR_LOCAL_ADDRESS, &c->local);
+    /* A fallback's bind repeats the LAN address: the mediator takes only the
+     * identical endpoint again. */
+    if (!s->no_local && local_usable(&c->local)) rdv_sb_xor_addr(&b, RDV_ATTR_LOCAL_ADDRESS, &c->local);
     if (s->relaying && s->turn.state == RDV_TURN_ALLOCATED) rdv_sb_xor_addr(&b, RDV_ATTR_RELAYED_ADDRESS, &s->turn.relayed);
     rdv_sb_integrity_sha256(&b, s->key, 32);
     rdv_sb_fingerprint(&b);
@@ -208,13 +210,24 @@ static rdv_session *find_session(rdv_ctx *c, const uint8_t handle[16]) {
     return NULL;
 }
 
+/* reusable: an attempt that ended and needs its slot no more: failed, or
+ * connected directly and done answering the peer's probes, with its outcome
+ * report settled. A relayed one keeps its slot: its allocation carries the
+ * game's datagrams. */
+static int reusable(const rdv_ctx *c, const rdv_session *s) {
+    if (s->report.active) return 0;
+    return s->state == S_FREE || s->state == S_FAILED ||
+           (s->state == S_CONNECTED && !s->relaying && c->now_ms > s->linger_until_ms);
+}
+
 static rdv_session *new_session(rdv_ctx *c, uint8_t role, const uint8_t handle[16], const uint8_t key[32]) {
-    int i;
+    int i, pass;
     rdv_session *s = find_session(c, handle);
     if (s) return s;
+    for (pass = 0; pass < 2; pass++) /* a free slot first, then one an ended attempt left */
     for (i = 0; i < RDV_MAX_SESSIONS; i++) {
         s = &c->sessions[i];
-        if (s->state != S_FREE) continue;
+        if (pass == 0 ? s->state != S_FREE : !reusable(c, s)) continue;
         memset(s, 0, sizeof *s);
         s->state = S_BINDING;
         s->role = role;
@@ -262,7 +275,7 @@ static void add_cand(rdv_session *s, const rdv_addr *a) {
 static void introduced(rdv_ctx *c, rdv_session *s, const rdv_stun_msg *m) {
     rdv_addr peer, local;
     if (rdv_stun_xor_addr(m, RDV_ATTR_XOR_PEER_ADDRESS, &peer) != RDV_OK) return;
-    if (s->state != S_BINDING) return; /* a re-sent INTRODUCE: nothing new */
+    if (s->state != S_BINDING || s->relaying) return; /* a re-sent INTRODUCE: nothing new */
     s->introduced = 1;
     s->bind.active = 0;
     add_cand(s, &peer);
@@ -435,11 +448,17 @@ rdv_error rdv_feed(rdv_ctx *c, uint64_t now_ms, const void *data, size_t n, cons
             const uint8_t *d;
             size_t dn;
             rdv_addr peer;
+            uint8_t was;
             if (s->state == S_FREE || !s->relaying || !addr_eq(from, &s->turn.server)) continue;
+            was = s->turn.state;
             if (rdv_turn_feed(&s->turn, c->now_ms, b, n, &d, &dn, &peer)) {
                 /* the peer's datagram through the relay: a probe, or the game's */
                 if (dn == RDV_PROBE_SIZE && memcmp(d, probe_magic, 4) == 0) on_probe(c, d, &peer);
                 else if (!queue_push(&c->app, d, dn, &peer)) c->stats.app_dropped++;
+            }
+            if (was != RDV_TURN_ALLOCATED && s->turn.state == RDV_TURN_ALLOCATED && s->state == S_BINDING) {
+                s->bind.next_ms = c->now_ms; /* bind on the next update, now with the relayed address */
+                s->bind.rto_ms = BIND_RTO_MS / 2;
             }
             return RDV_OK;
         }
@@ -484,29 +503,38 @@ static uint64_t run_timers(rdv_ctx *c) {
     }
     for (i = 0; i < RDV_MAX_SESSIONS; i++) {
         rdv_session *s = &c->sessions[i];
-        if (s->state != S_FREE && s->relaying) {
-            uint8_t was = s->turn.state, out[RDV_STUN_MAX_DATAGRAM];
+        /* A failed attempt's allocation is left to expire: no more refreshes. */
+        if (s->state != S_FREE && s->state != S_FAILED && s->relaying) {
+            uint8_t out[RDV_STUN_MAX_DATAGRAM];
             uint64_t tnext;
             size_t k;
             while ((k = rdv_turn_poll(&s->turn, now, out, sizeof out, &tnext)) > 0) transmit(c, out, k, &s->turn.server);
             if (s->turn.state == RDV_TURN_FAILED && s->state == S_BINDING) finish(c, s, 3, s->turn.error);
-            if (was != RDV_TURN_ALLOCATED && s->turn.state == RDV_TURN_ALLOCATED && s->state == S_BINDING)
-                s->bind.next_ms = now; /* bind again, now with the relayed address */
             next = earliest(next, tnext);
         }
         if (s->state == S_BINDING) {
+            /* A relaying side binds only with its relayed address: a bind
+             * without one would only have INTRODUCE sent again. */
+            int waiting = s->relaying && s->turn.state != RDV_TURN_ALLOCATED;
             if (now >= s->bind_deadline_ms) {
-                finish(c, s, 3, RDV_E_TIMEOUT);
-            } else if (now >= s->bind.next_ms) {
+                finish(c, s, 3, s->relaying && s->introduced ? RDV_E_PUNCH_FAILED : RDV_E_TIMEOUT);
+            } else if (!waiting && now >= s->bind.next_ms) {
                 s->bind.tries++;
                 s->bind.rto_ms = s->bind.rto_ms * 2 > BIND_RTO_MAX_MS ? BIND_RTO_MAX_MS : s->bind.rto_ms * 2;
                 s->bind.next_ms = now + s->bind.rto_ms;
                 send_bind(c, s);
             }
-            if (s->state == S_BINDING) next = earliest(next, earliest(s->bind.next_ms, s->bind_deadline_ms));
+            if (s->state == S_BINDING)
+                next = earliest(next, waiting ? s->bind_deadline_ms : earliest(s->bind.next_ms, s->bind_deadline_ms));
         }
         if (s->state == S_PUNCHING) {
-            if (now >= s->punch_deadline_ms) {
+            if (now >= s->punch_deadline_ms && !s->relaying) {
+                /* As the Go SDK does: the relay next, within one more punch
+                 * timeout. The game fetches this side's relay credential. */
+                s->state = S_FALLBACK;
+                s->fallback_until_ms = now + c->punch_timeout_ms;
+                push_event(c, RDV_EV_RELAY_FALLBACK, RDV_E_PUNCH_FAILED, s->handle, NULL);
+            } else if (now >= s->punch_deadline_ms) {
                 finish(c, s, 3, RDV_E_PUNCH_FAILED);
             } else {
                 if (now >= s->next_probe_ms) {
@@ -516,6 +544,10 @@ static uint64_t run_timers(rdv_ctx *c) {
                 }
                 next = earliest(next, earliest(s->next_probe_ms, s->punch_deadline_ms));
             }
+        }
+        if (s->state == S_FALLBACK) {
+            if (now >= s->fallback_until_ms) finish(c, s, 3, RDV_E_PUNCH_FAILED); /* no credential came */
+            else next = earliest(next, s->fallback_until_ms);
         }
         if (s->report.active && now >= s->report.next_ms) {
             if (s->report.tries >= REPORT_TRIES) {
@@ -622,11 +654,36 @@ rdv_error rdv_relay_start(rdv_ctx *c, uint64_t now_ms, const char *handle, const
     if (!c || c->magic != CTX_MAGIC) return RDV_E_INVALID_ARGUMENT;
     if (now_ms > c->now_ms) c->now_ms = now_ms;
     if ((e = rdv_handle_parse(handle, h)) != RDV_OK) return e;
-    if (!(s = find_session(c, h)) || s->state != S_BINDING || s->relaying) return RDV_E_STATE;
+    if (!(s = find_session(c, h)) || (s->state != S_BINDING && s->state != S_FALLBACK) || s->relaying)
+        return RDV_E_STATE;
     random_bytes(c, seed, sizeof seed);
     if ((e = rdv_turn_init(&s->turn, server, user, credential, seed)) != RDV_OK) return e;
     s->relaying = 1;
-    s->bind_deadline_ms = c->now_ms + BIND_GIVE_UP_MS;
+    if (s->state == S_FALLBACK) {
+        /* Allocation, the relayed bind and RELAY-INTRODUCE within the
+         * window the failed punch opened, as the Go SDK bounds them. */
+        s->state = S_BINDING;
+        s->bind_deadline_ms = s->fallback_until_ms;
+        start_request(c, &s->bind, BIND_RTO_MS / 2);
+        s->bind.tries = 0;
+    } else {
+        s->no_local = s->bind.tries == 0; /* relay-only before any bind: the LAN address stays unsent */
+        s->bind_deadline_ms = c->now_ms + BIND_GIVE_UP_MS;
+    }
+    return RDV_OK;
+}
+
+rdv_error rdv_relay_decline(rdv_ctx *c, uint64_t now_ms, const char *handle) {
+    uint8_t h[16];
+    rdv_session *s;
+    rdv_error e;
+    if (!c || c->magic != CTX_MAGIC) return RDV_E_INVALID_ARGUMENT;
+    if (now_ms > c->now_ms) c->now_ms = now_ms;
+    if ((e = rdv_handle_parse(handle, h)) != RDV_OK) return e;
+    if (!(s = find_session(c, h)) || s->relaying) return RDV_E_STATE;
+    if (s->state == S_FALLBACK) finish(c, s, 3, RDV_E_PUNCH_FAILED);
+    else if (s->state == S_BINDING && s->relay_announced) finish(c, s, 3, RDV_E_REJECTED);
+    else return RDV_E_STATE;
     return RDV_OK;
 }
 

@@ -33,7 +33,9 @@ typedef struct {
     uint32_t rto_ms;
 } rdv_request;
 
-enum { S_FREE = 0, S_BINDING, S_PUNCHING, S_CONNECTED, S_FAILED };
+/* S_FALLBACK: the direct punch failed; the game has until fallback_until_ms
+ * to hand over the relay credential (rdv_relay_start). */
+enum { S_FREE = 0, S_BINDING, S_PUNCHING, S_CONNECTED, S_FAILED, S_FALLBACK };
 
 typedef struct {
     uint8_t state;
@@ -54,6 +56,8 @@ typedef struct {
     uint32_t millis;
     /* the relay (rdv_relay_start) */
     uint8_t relaying, relay_announced;
+    uint8_t no_local;          /* relay-only from the first bind: the LAN address is never sent */
+    uint64_t fallback_until_ms; /* S_FALLBACK: the relay fallback's whole window ends here */
     rdv_addr relay_peer; /* the peer's relayed address, from RELAY-INTRODUCE */
     rdv_turn turn;
 } rdv_session;

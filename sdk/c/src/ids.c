@@ -29,6 +29,19 @@ rdv_error rdv_handle_parse(const char *s, uint8_t out[16]) {
     return RDV_OK;
 }
 
+rdv_error rdv_handle_format(const uint8_t h[16], char out[37]) {
+    static const char hex[] = "0123456789abcdef";
+    int i, j = 0;
+    if (!h || !out) return RDV_E_INVALID_ARGUMENT;
+    for (i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[j++] = '-';
+        out[j++] = hex[h[i] >> 4];
+        out[j++] = hex[h[i] & 15];
+    }
+    out[j] = 0;
+    return RDV_OK;
+}
+
 static int b64url(char c) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;

@@ -58,13 +58,15 @@ rdv_error rdv_turn_add_peer(rdv_turn *t, const rdv_addr *peer) {
     return RDV_E_BUSY;
 }
 
-static void new_tx(rdv_turn *t) {
+/* new_tx draws a transaction ID. A Send indication draws its own, so the
+ * outstanding request's ID stays the one its answer must carry. */
+static void new_tx(rdv_turn *t, uint8_t tx[12]) {
     uint8_t ctr[8], block[32];
     int i;
     for (i = 0; i < 8; i++) ctr[i] = (uint8_t)(t->counter >> (56 - 8 * i));
     t->counter++;
     rdv_hmac_sha256(t->seed, 32, ctr, 8, block);
-    memcpy(t->req_tx, block, 12);
+    memcpy(tx, block, 12);
 }
 
 /* start a request: a new transaction, sent on this poll */
@@ -127,7 +129,7 @@ size_t rdv_turn_poll(rdv_turn *t, uint64_t now, uint8_t *out, size_t cap, uint64
     int i;
     schedule(t, now);
     if (t->req_method && (t->req_send_now || now >= t->req_next_ms)) {
-        if (t->req_send_now) new_tx(t);
+        if (t->req_send_now) new_tx(t, t->req_tx);
         if (!t->req_send_now && t->req_tries >= TURN_TRIES) {
             t->state = RDV_TURN_FAILED;
             t->error = RDV_E_TIMEOUT;
@@ -279,8 +281,7 @@ size_t rdv_turn_wrap(rdv_turn *t, const rdv_addr *peer, const void *payload, siz
             return 4 + n;
         }
         if (!p->permitted) return 0;
-        new_tx(t);
-        memcpy(tx, t->req_tx, 12);
+        new_tx(t, tx);
         rdv_sb_init(&b, out, cap, msg_type(M_SEND, 0x0010), tx);
         rdv_sb_xor_addr(&b, RDV_ATTR_XOR_PEER_ADDRESS, peer);
         rdv_sb_bytes(&b, RDV_ATTR_DATA, payload, n);

@@ -45,6 +45,11 @@ static void test_ids(void) {
     int i;
     CHECK(rdv_handle_parse("0123abcd-4567-89ef-0123-456789abcdef", h) == RDV_OK && h[0] == 0x01 && h[15] == 0xef,
           "handle");
+    {
+        char text[37];
+        CHECK(rdv_handle_format(h, text) == RDV_OK && strcmp(text, "0123abcd-4567-89ef-0123-456789abcdef") == 0,
+              "handle round trip: %s", text);
+    }
     CHECK(rdv_handle_parse("0123ABCD-4567-89ef-0123-456789abcdef", h) == RDV_E_BAD_HANDLE, "upper case");
     CHECK(rdv_handle_parse("0123abcd-4567-89ef-0123-456789abcde", h) == RDV_E_BAD_HANDLE, "short");
     CHECK(rdv_handle_parse("0123abcd+4567-89ef-0123-456789abcdef", h) == RDV_E_BAD_HANDLE, "separator");

@@ -2,7 +2,8 @@
  * (rdv_feed / rdv_poll_transmit) and this test playing the mediator and
  * the peer: presence refresh and its retransmission, an OFFER, the host's
  * bind, INTRODUCE (a forged one is dropped), the punch, the outcome report,
- * the game's own datagrams, and the fixed tables' limits. */
+ * the game's own datagrams, the fixed tables' limits, and a relay-only
+ * OFFER the host declines. */
 #include "check.h"
 #include "stun.h"
 
@@ -175,6 +176,46 @@ int main(void) {
     rdv_get_stats(c, &st);
     CHECK(st.app_dropped == 4, "app drops %u", st.app_dropped);
     CHECK(rdv_send(c, "x", 1, &peer_pub) == RDV_OK && next_out(c, &to) == 1, "game send");
+
+    /* An OFFER for a relay-only attempt: the bind's answer says so
+     * (RDV_EV_RELAY_ONLY); a host with no relay declines and it fails. */
+    {
+        static const uint8_t att2[16] = {0xbb, 1, 2, 3, 4, 5, 0x46, 7, 0x88, 9, 10, 11, 12, 13, 14, 15};
+        static const char *att2_text = "bb010203-0405-4607-8809-0a0b0c0d0e0f";
+        uint8_t key2[32], bind_tx[12];
+        rdv_host_attempt_key(pcap, att2, key2);
+        memset(tx, 9, sizeof tx);
+        rdv_sb_init(&b, buf, sizeof buf, RDV_OFFER_INDICATION, tx);
+        rdv_sb_username(&b, 'p', ph);
+        rdv_sb_bytes(&b, RDV_ATTR_ATTEMPT, att2, 16);
+        rdv_sb_integrity_sha256(&b, pcap, 32);
+        rdv_sb_fingerprint(&b);
+        rdv_feed(c, now, buf, b.len, &med);
+        CHECK(next_event(c, RDV_EV_ATTEMPT, &ev) && memcmp(ev.handle, att2, 16) == 0, "offered");
+        CHECK(rdv_relay_decline(c, now, att2_text) == RDV_E_STATE, "no decline before the mediator says relay-only");
+        rdv_update(c, now);
+        memset(bind_tx, 0, sizeof bind_tx);
+        while ((n = next_out(c, &to)) > 0)
+            if (rdv_stun_parse(pkt, n, &m) == RDV_OK && rdv_stun_check_sha256(&m, key2, 32) == RDV_OK) memcpy(bind_tx, m.txid, 12);
+        rdv_sb_init(&b, buf, sizeof buf, RDV_BINDING_SUCCESS, bind_tx);
+        rdv_sb_xor_addr(&b, RDV_ATTR_XOR_MAPPED_ADDRESS, &mapped);
+        rdv_sb_bytes(&b, RDV_ATTR_RELAY_ONLY, "", 0);
+        rdv_sb_integrity_sha256(&b, key2, 32);
+        rdv_sb_fingerprint(&b);
+        rdv_feed(c, now, buf, b.len, &med);
+        CHECK(next_event(c, RDV_EV_RELAY_ONLY, &ev) && memcmp(ev.handle, att2, 16) == 0, "relay-only");
+        CHECK(rdv_relay_decline(c, now, att2_text) == RDV_OK, "declined");
+        CHECK(next_event(c, RDV_EV_FAILED, &ev) && ev.code == RDV_E_REJECTED && memcmp(ev.handle, att2, 16) == 0,
+              "a declined relay-only attempt fails");
+        rdv_update(c, now + 1);
+        while ((n = next_out(c, &to)) > 0) {
+            uint8_t path;
+            uint32_t ms;
+            CHECK(!(rdv_stun_parse(pkt, n, &m) == RDV_OK && rdv_stun_outcome(&m, &path, &ms) == RDV_OK &&
+                    rdv_stun_check_sha256(&m, key2, 32) == RDV_OK),
+                  "no outcome report: nothing was punched");
+        }
+    }
 
     rdv_close(c);
     if (check_failures) { fprintf(stderr, "test_ctx: %d failures\n", check_failures); return 1; }
