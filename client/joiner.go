@@ -25,6 +25,10 @@ type JoinerConfig struct {
 	// RelayOnly makes every join relay-only: neither side learns the
 	// other's public or LAN address, and Punch connects through the relay.
 	RelayOnly bool
+	// OnEvent, if set, is told of each join attempt created
+	// (EventAttemptCreated, naming the mediator that mediates it). It is
+	// called from Join's goroutine before the bind and must return quickly.
+	OnEvent func(Event)
 }
 
 // Joiner browses listings and joins one: it creates a join attempt (with an
@@ -86,7 +90,14 @@ func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, err
 	if err != nil {
 		return Introduction{}, err
 	}
-	s, err := j.socketFor(at.Mediator)
+	med, err := resolveMediator(at.Mediator)
+	if err != nil {
+		return Introduction{}, err
+	}
+	if j.cfg.OnEvent != nil {
+		j.cfg.OnEvent(Event{Kind: EventAttemptCreated, Listing: listing, Attempt: at.AttemptID, Mediator: med})
+	}
+	s, err := j.socketFor(med)
 	if err != nil {
 		return Introduction{}, err
 	}
@@ -139,11 +150,7 @@ func (j *Joiner) JoinAndPunch(ctx context.Context, listing ListingID, cfg PunchC
 	return in, p, err
 }
 
-func (j *Joiner) socketFor(mediator string) (*Socket, error) {
-	med, err := resolveMediator(mediator)
-	if err != nil {
-		return nil, err
-	}
+func (j *Joiner) socketFor(med netip.AddrPort) (*Socket, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.sock == nil {
