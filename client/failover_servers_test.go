@@ -86,7 +86,7 @@ func (fp *failoverPair) movedWithin(t *testing.T, ctx context.Context, id string
 // requests move to B (reported once), its renewals go on there, its
 // presence reaches B within 3 s of A's lease expiry under the same listing
 // ID (EventMediatorMoved names B), and a joiner whose API also lists A
-// first joins it through B and punches.
+// first, which joined through A before, joins it through B and punches.
 func TestPublisherFollowsTheDeployment(t *testing.T) {
 	fp := newFailoverPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
@@ -122,6 +122,23 @@ func TestPublisherFollowsTheDeployment(t *testing.T) {
 	if api.Server() != fp.a.http {
 		t.Fatalf("the Publisher's requests go to %s before the kill, want A %s", api.Server(), fp.a.http)
 	}
+	// A joiner given both instances, A first, joins through A before the
+	// kill and through B after: its socket follows the attempt's mediator.
+	japi, err := NewAPI(fp.urls, fp.tokens["client"], checkedClient(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts := make(chan Event, 2)
+	j, err := NewJoiner(JoinerConfig{API: japi, ProtocolVersion: goodSpec().ProtocolVersion, ListenAddr: "127.0.0.1:0",
+		OnEvent: func(ev Event) { attempts <- ev }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	joinBoth(t, ctx, pub, j, id, "through A")
+	if ev := <-attempts; ev.Kind != EventAttemptCreated || ev.Mediator != fp.a.mediator || ev.Listing != id || ev.Attempt.IsZero() {
+		t.Fatalf("attempt event %+v, want one naming A's mediator %v", ev, fp.a.mediator)
+	}
 	version := pub.LeaseVersion()
 
 	expiry := fp.kill(t, ctx)
@@ -144,18 +161,25 @@ func TestPublisherFollowsTheDeployment(t *testing.T) {
 	}
 	mu.Unlock()
 
-	// A joiner given both instances, A first, joins through B and punches.
-	japi, err := NewAPI(fp.urls, fp.tokens["client"], checkedClient(t))
-	if err != nil {
-		t.Fatal(err)
+	// The joiner joins again, through B, and punches.
+	joinBoth(t, ctx, pub, j, id, "through B")
+	if ev := <-attempts; ev.Kind != EventAttemptCreated || ev.Mediator != fp.b.mediator || ev.Listing != id || ev.Attempt.IsZero() {
+		t.Fatalf("attempt event %+v, want one naming B's mediator %v", ev, fp.b.mediator)
 	}
-	attempts := make(chan Event, 1)
-	j, err := NewJoiner(JoinerConfig{API: japi, ProtocolVersion: goodSpec().ProtocolVersion, ListenAddr: "127.0.0.1:0",
-		OnEvent: func(ev Event) { attempts <- ev }})
-	if err != nil {
-		t.Fatal(err)
+	if japi.Server() != fp.b.http {
+		t.Fatalf("the joiner's requests go to %s, want B", japi.Server())
 	}
-	defer j.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bad) > 0 {
+		t.Fatalf("unexpected events: %q", bad)
+	}
+}
+
+// joinBoth joins listing id with j and punches from both sides; the path
+// carries msg.
+func joinBoth(t *testing.T, ctx context.Context, pub *Publisher, j *Joiner, id ListingID, msg string) {
+	t.Helper()
 	hostPath := make(chan error, 1)
 	go func() {
 		in, err := pub.Accept(ctx)
@@ -166,7 +190,7 @@ func TestPublisherFollowsTheDeployment(t *testing.T) {
 	}()
 	_, path, err := j.JoinAndPunch(ctx, id, PunchConfig{})
 	if err != nil {
-		t.Fatalf("join and punch through B: %v", err)
+		t.Fatalf("join and punch: %v", err)
 	}
 	if err := <-hostPath; err != nil {
 		t.Fatalf("the host's punch: %v", err)
@@ -174,18 +198,7 @@ func TestPublisherFollowsTheDeployment(t *testing.T) {
 	if path.Relayed || !path.Peer.IsValid() {
 		t.Fatalf("path %+v, want a direct one", path)
 	}
-	if ev := <-attempts; ev.Kind != EventAttemptCreated || ev.Mediator != fp.b.mediator || ev.Listing != id || ev.Attempt.IsZero() {
-		t.Fatalf("attempt event %+v, want one naming B's mediator %v", ev, fp.b.mediator)
-	}
-	if japi.Server() != fp.b.http {
-		t.Fatalf("the joiner's requests go to %s, want B", japi.Server())
-	}
-	exchange(t, ctx, j.Socket(), pub.Socket(), path.Peer, "after the failover")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(bad) > 0 {
-		t.Fatalf("unexpected events: %q", bad)
-	}
+	exchange(t, ctx, j.Socket(), pub.Socket(), path.Peer, msg)
 }
 
 // publishOn publishes through api until rendezvous hashing routes the

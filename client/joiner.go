@@ -34,8 +34,10 @@ type JoinerConfig struct {
 // Joiner browses listings and joins one: it creates a join attempt (with an
 // idempotency key reused on retry), binds its socket with the client
 // capability and waits for INTRODUCE, retransmitting with backoff. A Joiner
-// uses one socket, bound to the first mediator it joins through. Safe for
-// concurrent use; Join calls for different listings may overlap.
+// uses one socket, which talks to the mediator of its latest join attempt
+// (with several instances, attempts of different listings may name
+// different ones). Safe for concurrent use; Join calls for different
+// listings may overlap while their attempts name the same mediator.
 type Joiner struct {
 	api     *API
 	cfg     JoinerConfig
@@ -158,7 +160,14 @@ func (j *Joiner) socketFor(med netip.AddrPort) (*Socket, error) {
 		return j.sock, nil
 	}
 	if j.sock.Mediator() != med {
-		return nil, &ProtocolError{Op: "create join attempt", Reason: "attempt names a different mediator than this joiner's socket uses"}
+		// Any instance serves any attempt's datagrams, but a side's
+		// introduction leaves from the instance its first bind reached:
+		// the socket may follow the new attempt's mediator only while no
+		// bind waits for an introduction from the current one.
+		if j.sock.binding() {
+			return nil, &ProtocolError{Op: "create join attempt", Reason: "attempt names a different mediator than the one another join of this joiner is binding through"}
+		}
+		j.sock.setMediator(med)
 	}
 	select {
 	case <-j.sock.Done():

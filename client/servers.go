@@ -48,19 +48,27 @@ func (a *API) Servers() []string { return append([]string(nil), a.names...) }
 // instance cannot serve (503 service_unavailable: cut off from the store;
 // 503 draining: it is shutting down). Outcomes of the shared state (a full
 // pool, a quota, a conflict) would be the same on any instance: no move.
+//
+// The caller's deadline running out while waiting on an instance moves too:
+// it may hang (stopped, or its machine unreachable). A cancellation says
+// nothing about the instance.
 func leaves(err error) bool {
+	unanswered, code := failure(err)
+	return unanswered || code == "service_unavailable" || code == "draining" || errors.Is(err, context.DeadlineExceeded)
+}
+
+// failure classifies an HTTP call's error: no answer at all (unanswered),
+// else the answer's problem code ("" for any other error).
+func failure(err error) (unanswered bool, code string) {
 	var te *transportError
 	var ae *APIError
 	switch {
 	case errors.As(err, &te):
-		return true
+		return true, ""
 	case errors.As(err, &ae):
-		return ae.Code == "service_unavailable" || ae.Code == "draining"
+		return false, ae.Code
 	}
-	// The caller's deadline ran out waiting on this instance: it may hang
-	// (stopped, or its machine unreachable), so the next request goes to
-	// another. A cancellation says nothing about the instance.
-	return errors.Is(err, context.DeadlineExceeded)
+	return false, ""
 }
 
 // moveOn makes the instance after i the one requests go to, unless a
