@@ -89,7 +89,7 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 func describeEvent(ev client.Event) string {
 	switch ev.Kind {
 	case client.EventUnreachable:
-		return "the server does not answer (" + ev.Err.Error() + "); still trying"
+		return fmt.Sprintf("the server does not answer (mediator %v: %v); still trying", ev.Mediator, ev.Err)
 	case client.EventLeaseLost:
 		return fmt.Sprintf("listing %s lost (%v); publishing again in %v", ev.Listing, ev.Err, ev.RetryIn.Round(time.Millisecond))
 	case client.EventDraining:

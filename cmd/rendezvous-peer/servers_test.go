@@ -5,9 +5,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rendezvous/rendezvous/client"
 )
 
 // TestServerListMovesOn: RDV_SERVER naming two instances, the first of
@@ -42,5 +45,30 @@ func TestServerListMovesOn(t *testing.T) {
 	}
 	if strings.Contains(out.String()+errOut.String(), env["RDV_TOKEN"]) {
 		t.Fatal("the token was printed")
+	}
+}
+
+// TestEventsNameTheMediator: the host's lines for a move, a silent
+// mediator and a listing published again name the mediator concerned.
+func TestEventsNameTheMediator(t *testing.T) {
+	id, err := client.ParseListingID("0190a6c8-0000-4000-8000-000000000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	med := netip.MustParseAddrPort("10.0.0.2:3478")
+	for _, c := range []struct {
+		ev   client.Event
+		want string
+	}{
+		{client.Event{Kind: client.EventMediatorMoved, Listing: id, Mediator: med},
+			"listing " + id.String() + ": presence now goes to mediator 10.0.0.2:3478 "},
+		{client.Event{Kind: client.EventUnreachable, Listing: id, Mediator: med, Err: client.ErrMediatorTimeout},
+			"the server does not answer (mediator 10.0.0.2:3478: rendezvous: mediator did not answer); still trying"},
+		{client.Event{Kind: client.EventRepublished, Listing: id, Mediator: med},
+			"published again as listing " + id.String() + "\nlisting " + id.String() + " is mediated by 10.0.0.2:3478"},
+	} {
+		if got := describeEvent(c.ev); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v: %q, want %q", c.ev.Kind, got, c.want)
+		}
 	}
 }
