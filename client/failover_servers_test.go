@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -35,10 +36,10 @@ type failoverPair struct {
 	bID    string
 }
 
-func newFailoverPair(t *testing.T) *failoverPair {
+func newFailoverPair(t *testing.T, extra ...string) *failoverPair {
 	t.Helper()
 	principals, tokens := haTenants(t)
-	_, rc, st, servers := redisInstances(t, 2, "--principals", principals)
+	_, rc, st, servers := redisInstances(t, 2, append([]string{"--principals", principals}, extra...)...)
 	for _, s := range servers {
 		s.tokens = tokens
 	}
@@ -344,5 +345,92 @@ func TestPeerFollowsTheDeployment(t *testing.T) {
 		if strings.Contains(all, fp.tokens["publisher"]) || strings.Contains(all, fp.tokens["client"]) {
 			t.Fatal("rendezvous-peer printed a token")
 		}
+	}
+}
+
+// TestJoinerLeavesADrainingInstance: SIGTERM to instance A, which holds
+// a Publisher's HTTP and mediator (an attempt in flight keeps it draining
+// instead of exiting). A draining instance still renews leases, naming
+// another mediator: the Publisher moves its presence to B and keeps its
+// listing. A joiner given A first has its attempt refused by A (503
+// draining), moves to B, joins there and punches, all before A has exited.
+func TestJoinerLeavesADrainingInstance(t *testing.T) {
+	fp := newFailoverPair(t, "--lease-ttl", "2s") // renewals every second
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
+	defer cancel()
+	api, err := NewAPI(fp.urls, fp.tokens["publisher"], checkedClient(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := make(chan Event, 4)
+	var mu sync.Mutex
+	var bad []string
+	pub := publishOn(t, ctx, fp.a, api, func(ev Event) {
+		if ev.Kind == EventMediatorMoved {
+			moved <- ev
+			return
+		}
+		mu.Lock()
+		bad = append(bad, ev.String())
+		mu.Unlock()
+	})
+	id := pub.ListingID()
+	bAPI, err := NewAPI(fp.b.http, fp.tokens["client"], checkedClient(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bAPI.CreateJoinAttempt(ctx, NewIdempotencyKey(), id, goodSpec().ProtocolVersion); err != nil {
+		t.Fatalf("join: %v", err)
+	}
+	if err := fp.a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-moved:
+		if ev.Mediator != fp.b.mediator || ev.Listing != id {
+			t.Fatalf("moved %v, want listing %s to B's %v", ev, id, fp.b.mediator)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the Publisher never left its draining mediator")
+	}
+	for deadline := time.Now().Add(hangGuard); presenceInstance(ctx, fp.st, id.String()) != fp.bID; {
+		if time.Now().After(deadline) {
+			t.Fatal("the Publisher's presence never reached B")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	japi, err := NewAPI(fp.urls, fp.tokens["client"], checkedClient(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	causes := make(chan error, 4)
+	japi.OnServerChange = func(from, to string, cause error) { causes <- cause }
+	j, err := NewJoiner(JoinerConfig{API: japi, ProtocolVersion: goodSpec().ProtocolVersion, ListenAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	joinBoth(t, ctx, pub, j, id, "past the drain")
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, ErrDraining) {
+			t.Fatalf("the joiner's requests left A on %v, want its draining answer", cause)
+		}
+	default:
+		t.Fatal("the joiner's requests never left the draining instance")
+	}
+	select {
+	case <-fp.a.exited:
+		t.Fatal("the draining instance exited before the joiner joined: nothing shows the moves came from the drain")
+	default:
+	}
+	if japi.Server() != fp.b.http || pub.ListingID() != id {
+		t.Fatalf("the joiner's requests go to %s, listing %s (was %s)", japi.Server(), pub.ListingID(), id)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bad) > 0 {
+		t.Fatalf("unexpected events: %q", bad)
 	}
 }
