@@ -36,9 +36,12 @@ const (
 	// one went unanswered or it began draining; presence goes there, the
 	// listing is unchanged.
 	EventMediatorMoved
+	// EventAttemptCreated (a Joiner's): the join attempt (Attempt) for
+	// Listing exists and Mediator mediates it; the Joiner binds there next.
+	EventAttemptCreated
 )
 
-var eventNames = [...]string{"", "unreachable", "lease lost", "draining", "republish failed", "republished", "stopped", "mediator moved"}
+var eventNames = [...]string{"", "unreachable", "lease lost", "draining", "republish failed", "republished", "stopped", "mediator moved", "attempt created"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k != 0 {
@@ -48,15 +51,21 @@ func (k EventKind) String() string {
 }
 
 // Event is one change in a Publisher's life, given to
-// PublisherConfig.OnEvent.
+// PublisherConfig.OnEvent, or a Joiner's step, given to JoinerConfig.OnEvent.
 type Event struct {
 	Kind EventKind
 	// Listing is the listing concerned: the lost one, or for
 	// EventRepublished the new one.
 	Listing ListingID
-	// Err is the cause (nil for EventRepublished and EventMediatorMoved).
+	// Attempt is the join attempt (EventAttemptCreated).
+	Attempt AttemptID
+	// Err is the cause (nil for EventRepublished, EventMediatorMoved and
+	// EventAttemptCreated).
 	Err error
-	// Mediator is the new mediator (EventMediatorMoved).
+	// Mediator is the server instance's mediator address that mediates
+	// the listing when the event happens (for EventMediatorMoved the new
+	// one, for EventRepublished the new listing's) or the attempt
+	// (EventAttemptCreated).
 	Mediator netip.AddrPort
 	// RetryIn is the wait before the next republish try
 	// (EventRepublishFailed, EventLeaseLost, EventDraining).
@@ -64,7 +73,14 @@ type Event struct {
 }
 
 func (e Event) String() string {
-	s := e.Kind.String() + " (listing " + e.Listing.String() + ")"
+	s := e.Kind.String() + " (listing " + e.Listing.String()
+	if !e.Attempt.IsZero() {
+		s += ", attempt " + e.Attempt.String()
+	}
+	if e.Mediator.IsValid() {
+		s += ", mediator " + e.Mediator.String()
+	}
+	s += ")"
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -74,15 +90,19 @@ func (e Event) String() string {
 	return s
 }
 
-// emit hands ev to OnEvent (calls are serialised) and logs it.
+// emit hands ev, with the mediator now in use, to OnEvent (calls are
+// serialised) and logs it.
 func (p *Publisher) emit(ev Event) {
+	if !ev.Mediator.IsValid() {
+		ev.Mediator = p.sock.Mediator()
+	}
 	switch ev.Kind {
 	case EventRepublished:
-		p.log.Info("listing published again", "listing", ev.Listing.String())
+		p.log.Info("listing published again", "listing", ev.Listing.String(), "mediator", ev.Mediator.String())
 	case EventStopped:
 		// fatal logged it
 	default:
-		attrs := []any{"event", ev.Kind.String(), "listing", ev.Listing.String()}
+		attrs := []any{"event", ev.Kind.String(), "listing", ev.Listing.String(), "mediator", ev.Mediator.String()}
 		if ev.Err != nil {
 			attrs = append(attrs, "err", ev.Err.Error())
 		}

@@ -7,17 +7,20 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
-// API is the HTTP side of the contract (docs/contracts/http.md#routes) for one principal.
-// It is safe for concurrent use. The bearer token is kept unexported and is
-// never formatted into errors or logs.
+// API is the HTTP side of the contract (docs/contracts/http.md#routes) for one principal,
+// on one server or on the instances of one deployment. It is safe for
+// concurrent use; set its fields before the first call. The bearer token is
+// kept unexported and is never formatted into errors or logs.
 type API struct {
-	base  string
+	bases []string     // the instances' base URLs, in the order tried
+	names []string     // bases with credentials redacted, to show
+	cur   atomic.Int32 // the instance requests go to while it serves
 	token string
 	hc    *http.Client
 	// Retry shapes retries of calls the contract makes safe to repeat
@@ -27,16 +30,28 @@ type API struct {
 	// MaxRetryAfter is the longest Retry-After the SDK waits out by itself;
 	// longer ones are returned to the caller as the typed error.
 	MaxRetryAfter time.Duration
+	// OnServerChange, if set, is told each time requests move to another
+	// instance (several base URLs only): from and to are base URLs
+	// (credentials redacted), cause is what the instance left answered.
+	// It is called from the goroutine of the request that failed and must
+	// return quickly.
+	OnServerChange func(from, to string, cause error)
 }
 
 const maxAnswerBytes = 1 << 20
 
 // NewAPI returns an API for the server at baseURL (e.g. "http://127.0.0.1:8080")
 // authenticating with token. hc may be nil (a client with a 10 s timeout).
+//
+// baseURL may name several instances of one deployment separated by commas
+// ("http://a:8080,http://b:8080"): requests go to the first while it
+// serves; after no answer (refused, reset, timed out), a 503
+// service_unavailable or a 503 draining they go to the next in the list,
+// the failed request retried there after a jittered wait (see Retry).
 func NewAPI(baseURL, token string, hc *http.Client) (*API, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &ConfigError{Field: "server URL", Reason: "want http(s)://host:port"}
+	bases, names, err := parseServers(baseURL)
+	if err != nil {
+		return nil, err
 	}
 	if token == "" || strings.ContainsAny(token, " \r\n\t") {
 		return nil, &ConfigError{Field: "token", Reason: "must be a non-empty bearer token"}
@@ -45,7 +60,7 @@ func NewAPI(baseURL, token string, hc *http.Client) (*API, error) {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
 	return &API{
-		base: strings.TrimRight(baseURL, "/"), token: token, hc: hc,
+		bases: bases, names: names, token: token, hc: hc,
 		Retry:         Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second, Attempts: 5},
 		MaxRetryAfter: 2 * time.Second,
 	}, nil
@@ -66,8 +81,8 @@ type call struct {
 
 // do sends c, retrying per a.Retry where that is safe. Every call the SDK
 // makes is safe to repeat by the contract: creations carry an Idempotency-Key,
-// renewals are compare-and-swap, deletes and reads are idempotent. Draining
-// and client errors are never retried.
+// renewals are compare-and-swap, deletes and reads are idempotent. Client
+// errors are never retried; draining only on another instance.
 func (a *API) do(ctx context.Context, c *call) error {
 	var payload []byte
 	if c.body != nil {
@@ -77,12 +92,28 @@ func (a *API) do(ctx context.Context, c *call) error {
 		}
 	}
 	bo := a.Retry
+	n := len(a.bases)
+	if bo.Attempts > 0 && n > 1 {
+		bo.Attempts = max(bo.Attempts, n) // every instance gets a try
+	}
+	moves := 0
 	for {
-		err := a.once(ctx, c, payload)
+		i := a.cur.Load()
+		err := a.once(ctx, c, a.bases[i], payload)
 		if err == nil {
 			return nil
 		}
 		wait, retry := a.retryable(err)
+		if n > 1 && leaves(err) {
+			a.moveOn(i, err)
+			// The next instance gets a try whatever this one answered (once
+			// each per call: when all drain, draining is the answer), after
+			// the backoff alone: a Retry-After spoke for the one left.
+			if moves < n-1 && ctx.Err() == nil {
+				moves++
+				wait, retry = 0, true
+			}
+		}
 		if !retry {
 			return err
 		}
@@ -125,12 +156,12 @@ type transportError struct {
 func (e *transportError) Error() string { return "rendezvous: " + e.op + ": " + e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
 
-func (a *API) once(ctx context.Context, c *call, payload []byte) error {
+func (a *API) once(ctx context.Context, c *call, base string, payload []byte) error {
 	var body io.Reader
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(ctx, c.method, a.base+c.path, body)
+	req, err := http.NewRequestWithContext(ctx, c.method, base+c.path, body)
 	if err != nil {
 		return &ProtocolError{Op: c.op, Reason: "cannot build request: " + err.Error()}
 	}

@@ -25,13 +25,19 @@ type JoinerConfig struct {
 	// RelayOnly makes every join relay-only: neither side learns the
 	// other's public or LAN address, and Punch connects through the relay.
 	RelayOnly bool
+	// OnEvent, if set, is told of each join attempt created
+	// (EventAttemptCreated, naming the mediator that mediates it). It is
+	// called from Join's goroutine before the bind and must return quickly.
+	OnEvent func(Event)
 }
 
 // Joiner browses listings and joins one: it creates a join attempt (with an
 // idempotency key reused on retry), binds its socket with the client
 // capability and waits for INTRODUCE, retransmitting with backoff. A Joiner
-// uses one socket, bound to the first mediator it joins through. Safe for
-// concurrent use; Join calls for different listings may overlap.
+// uses one socket, which talks to the mediator of its latest join attempt
+// (with several instances, attempts of different listings may name
+// different ones). Safe for concurrent use; Join calls for different
+// listings may overlap while their attempts name the same mediator.
 type Joiner struct {
 	api     *API
 	cfg     JoinerConfig
@@ -86,7 +92,14 @@ func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, err
 	if err != nil {
 		return Introduction{}, err
 	}
-	s, err := j.socketFor(at.Mediator)
+	med, err := resolveMediator(at.Mediator)
+	if err != nil {
+		return Introduction{}, err
+	}
+	if j.cfg.OnEvent != nil {
+		j.cfg.OnEvent(Event{Kind: EventAttemptCreated, Listing: listing, Attempt: at.AttemptID, Mediator: med})
+	}
+	s, err := j.socketFor(med)
 	if err != nil {
 		return Introduction{}, err
 	}
@@ -139,11 +152,7 @@ func (j *Joiner) JoinAndPunch(ctx context.Context, listing ListingID, cfg PunchC
 	return in, p, err
 }
 
-func (j *Joiner) socketFor(mediator string) (*Socket, error) {
-	med, err := resolveMediator(mediator)
-	if err != nil {
-		return nil, err
-	}
+func (j *Joiner) socketFor(med netip.AddrPort) (*Socket, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.sock == nil {
@@ -151,7 +160,14 @@ func (j *Joiner) socketFor(mediator string) (*Socket, error) {
 		return j.sock, nil
 	}
 	if j.sock.Mediator() != med {
-		return nil, &ProtocolError{Op: "create join attempt", Reason: "attempt names a different mediator than this joiner's socket uses"}
+		// Any instance serves any attempt's datagrams, but a side's
+		// introduction leaves from the instance its first bind reached:
+		// the socket may follow the new attempt's mediator only while no
+		// bind waits for an introduction from the current one.
+		if j.sock.binding() {
+			return nil, &ProtocolError{Op: "create join attempt", Reason: "attempt names a different mediator than the one another join of this joiner is binding through"}
+		}
+		j.sock.setMediator(med)
 	}
 	select {
 	case <-j.sock.Done():

@@ -45,12 +45,14 @@ func TestSetPlayersOutOfRangeKeepsListing(t *testing.T) {
 		if err != nil || l.CurrentPlayers != spec.CurrentPlayers {
 			t.Fatalf("listing %+v, %v; want current_players %d", l, err, spec.CurrentPlayers)
 		}
-		// A valid value is applied by the next renewal.
+		// A valid value is applied by the next renewal to start: the second
+		// to end from here at the latest (one may be under way with the
+		// count it read before).
 		if err := pub.SetPlayers(spec.MaxPlayers); err != nil {
 			t.Fatal(err)
 		}
 		v1 := pub.LeaseVersion()
-		for pub.LeaseVersion() < v1+1 {
+		for pub.LeaseVersion() < v1+2 {
 			if err := sleep(ctx, 100*time.Millisecond); err != nil {
 				t.Fatalf("no renewal: %v (publisher: %v)", err, pub.Err())
 			}

@@ -250,6 +250,13 @@ func (s *Socket) registerIntro(h engine.Handle, kind byte, key engine.Capability
 	return slot
 }
 
+// binding reports whether a bind waits for its introduction.
+func (s *Socket) binding() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.intros) > 0
+}
+
 func (s *Socket) unregisterIntro(h engine.Handle) {
 	s.mu.Lock()
 	delete(s.intros, h)

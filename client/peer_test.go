@@ -28,11 +28,22 @@ type peerProc struct {
 
 func startPeer(t *testing.T, prefix []string, token string, args ...string) *peerProc {
 	t.Helper()
+	return startPeerWith(t, prefix, nil, token, args...)
+}
+
+// startPeerEnv is startPeer with extra environment variables ("K=V").
+func startPeerEnv(t *testing.T, env []string, token string, args ...string) *peerProc {
+	t.Helper()
+	return startPeerWith(t, nil, env, token, args...)
+}
+
+func startPeerWith(t *testing.T, prefix, env []string, token string, args ...string) *peerProc {
+	t.Helper()
 	bin := filepath.Join(buildBinaries(t), "rendezvous-peer")
 	p := &peerProc{lines: make(chan string, 256), exited: make(chan struct{})}
 	argv := append(append(append([]string{}, prefix...), bin), args...)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
-	p.cmd.Env = append(os.Environ(), "RDV_TOKEN="+token) // not a flag: flags show in ps
+	p.cmd.Env = append(append(os.Environ(), env...), "RDV_TOKEN="+token) // not a flag: flags show in ps
 	p.cmd.Stdin = strings.NewReader("")
 	outR, outW := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = outW, &p.stderr

@@ -203,6 +203,12 @@ func (p *Publisher) ListingID() ListingID {
 	return p.created.ListingID
 }
 
+// Mediator is the mediator address (of the server instance) that mediates
+// the current listing: where its presence goes. It changes when the
+// listing's mediator moves (EventMediatorMoved) or a listing published
+// again is routed elsewhere.
+func (p *Publisher) Mediator() netip.AddrPort { return p.sock.Mediator() }
+
 // Socket is the publisher's socket: read application datagrams from it and
 // punch on it.
 func (p *Publisher) Socket() *Socket { return p.sock }

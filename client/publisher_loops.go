@@ -134,15 +134,8 @@ func (p *Publisher) leaseTTL() time.Duration {
 // transient reports a failure worth retrying while the lease runs: no answer
 // at all, or a server shedding load.
 func transient(err error) bool {
-	var te *transportError
-	var ae *APIError
-	switch {
-	case errors.As(err, &te):
-		return true
-	case errors.As(err, &ae):
-		return ae.Code == "service_unavailable" || ae.Code == "capacity_exceeded"
-	}
-	return false
+	unanswered, code := failure(err)
+	return unanswered || code == "service_unavailable" || code == "capacity_exceeded"
 }
 
 func (p *Publisher) renewIn() time.Duration {

@@ -23,7 +23,7 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.server, "server", "http://127.0.0.1:8080", "the server's HTTP base URL")
+	fs.StringVar(&c.server, "server", "http://127.0.0.1:8080", "the server's HTTP base URL, or the base URLs of several instances of one deployment separated by commas: requests go to the first that serves, and move to the next when it does not answer or answers 503")
 	fs.StringVar(&c.token, "token", "", "bearer token (prefer RDV_TOKEN: flags show in the process list)")
 	fs.UintVar(&c.protocol, "protocol", 7, "game protocol version")
 	fs.StringVar(&c.region, "region", "", "region (host: advertised, default eu-central; join: browse filter)")
@@ -58,8 +58,17 @@ func (c *common) parseArgs(cmd string, fs *flag.FlagSet, args []string, getenv f
 	return exitOK, true
 }
 
-func (c *common) api() (*client.API, error) {
-	return client.NewAPI(c.server, c.token, nil)
+// api is the SDK's API on --server; each move of its requests to another
+// instance is printed on out.
+func (c *common) api(out io.Writer) (*client.API, error) {
+	api, err := client.NewAPI(c.server, c.token, nil)
+	if err != nil {
+		return nil, err
+	}
+	api.OnServerChange = func(from, to string, cause error) {
+		fmt.Fprintf(out, "server %s cannot serve (%v); requests now go to %s\n", from, cause, to)
+	}
+	return api, nil
 }
 
 // parse parses args, then fills every flag not given from RDV_<FLAG>.

@@ -27,7 +27,10 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, "rendezvous-peer host: --name is required")
 		return exitUsage
 	}
-	api, err := c.api()
+	// Event lines come from the Publisher's and the API's goroutines: out
+	// keeps them whole next to the session's lines.
+	out := &syncWriter{w: stdout}
+	api, err := c.api(out)
 	if err != nil {
 		return exitCode(stderr, "host", err)
 	}
@@ -41,9 +44,6 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	spec := client.ListingSpec{Region: region, ProtocolVersion: uint32(c.protocol), BuildVersion: "1.0.0",
 		DisplayName: *name, Visibility: vis, TrustMode: "player_hosted", CurrentPlayers: 1, MaxPlayers: *maxPlayers}
-	// Event lines come from the Publisher's goroutines: out keeps them
-	// whole next to the session's lines.
-	out := &syncWriter{w: stdout}
 	onEvent := func(ev client.Event) { fmt.Fprintf(out, "%s\n", describeEvent(ev)) }
 	pub, err := client.Publish(ctx, client.PublisherConfig{API: api, Spec: spec, ListenAddr: c.listen, OnEvent: onEvent})
 	if err != nil {
@@ -58,6 +58,7 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 	}()
 	sess := newSession(pub.Socket(), out, *echo)
 	sess.printf("published listing %s (%q); public endpoint %v\n", pub.ListingID(), *name, pub.Public())
+	sess.printf("listing %s is mediated by %v (HTTP through %s)\n", pub.ListingID(), pub.Mediator(), api.Server())
 	sess.printf("waiting for joiners (Ctrl-C to close the listing)\n")
 	go sess.loop(ctx)
 	go hostStdin(ctx, sess, stdin)
@@ -88,7 +89,7 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 func describeEvent(ev client.Event) string {
 	switch ev.Kind {
 	case client.EventUnreachable:
-		return "the server does not answer (" + ev.Err.Error() + "); still trying"
+		return fmt.Sprintf("the server does not answer (mediator %v: %v); still trying", ev.Mediator, ev.Err)
 	case client.EventLeaseLost:
 		return fmt.Sprintf("listing %s lost (%v); publishing again in %v", ev.Listing, ev.Err, ev.RetryIn.Round(time.Millisecond))
 	case client.EventDraining:
@@ -98,7 +99,7 @@ func describeEvent(ev client.Event) string {
 	case client.EventMediatorMoved:
 		return fmt.Sprintf("listing %s: presence now goes to mediator %v (the previous one stopped answering or drains)", ev.Listing, ev.Mediator)
 	case client.EventRepublished:
-		return fmt.Sprintf("published again as listing %s", ev.Listing)
+		return fmt.Sprintf("published again as listing %s\nlisting %s is mediated by %v", ev.Listing, ev.Listing, ev.Mediator)
 	case client.EventStopped:
 		return fmt.Sprintf("listing %s stopped: %v", ev.Listing, ev.Err)
 	}

@@ -29,11 +29,20 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, "rendezvous-peer join: give exactly one of --listing ID or --first")
 		return exitUsage
 	}
-	api, err := c.api()
+	// The API's moves come from its requests' goroutines.
+	out := &syncWriter{w: stdout}
+	stdout = out
+	api, err := c.api(out)
 	if err != nil {
 		return exitCode(stderr, "join", err)
 	}
-	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: uint32(c.protocol), ListenAddr: c.listen, RelayOnly: *relayOnly})
+	onEvent := func(ev client.Event) {
+		if ev.Kind == client.EventAttemptCreated {
+			fmt.Fprintf(out, "attempt %s is mediated by %v\n", ev.Attempt, ev.Mediator)
+		}
+	}
+	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: uint32(c.protocol), ListenAddr: c.listen,
+		RelayOnly: *relayOnly, OnEvent: onEvent})
 	if err != nil {
 		return exitCode(stderr, "join", err)
 	}

@@ -8,6 +8,13 @@
 //	rendezvous-peer host --server http://127.0.0.1:8080 --name "My game"
 //	rendezvous-peer join --server http://127.0.0.1:8080 --first --say hello
 //
+// --server (or RDV_SERVER) may list the instances of one deployment,
+// separated by commas: requests go to the first that serves and move to the
+// next when it does not answer or answers 503, and the listing stays the
+// same. Each side prints the mediator (a server instance's UDP address) of
+// its listing or attempt, every move of its presence to another mediator
+// and every move of its requests to another instance.
+//
 // The bearer token comes from --token or RDV_TOKEN (prefer the variable: a
 // flag is visible in the process list). Tokens are never printed.
 package main
@@ -72,6 +79,9 @@ const usage = `usage:
 Run "rendezvous-peer host -h" or "rendezvous-peer join -h" for the flags,
 "rendezvous-peer --version" for the version.
 Every flag also reads RDV_<FLAG> (upper case, - as _); the flag wins.
+--server takes one base URL or several instances of one deployment,
+separated by commas (--server http://a:8080,http://b:8080): requests go to
+the first that serves and move on when it fails.
 `
 
 // exitCode maps an SDK error to the command's exit status and prints it.
