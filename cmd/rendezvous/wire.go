@@ -50,6 +50,9 @@ type server struct {
 	devTokens map[string]string
 	// stopHangup ends the SIGHUP watch (principals reload) that start began.
 	stopHangup func()
+	// stopPrincipalsSync ends the poll of the deployment's principals
+	// reload mark (a no-op without one).
+	stopPrincipalsSync func()
 	// closeStore releases the store's connection (a no-op for memory).
 	closeStore func()
 	// instance is the store's registry with --store redis; nil otherwise.
@@ -128,6 +131,14 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		return nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot register the instance: %w", err)}
 	}
 
+	// With several instances a reload asked of one reaches every other.
+	var psync *principalsSync
+	var announce func()
+	if s.instance != nil && c.Principals != "" {
+		psync = newPrincipalsSync(s.instance, log.With("component", "principals"))
+		announce = psync.announce
+	}
+
 	relay, err := c.Turn.issuer()
 	if err != nil {
 		s.closeMediator()
@@ -144,6 +155,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		Metrics:                   httpSet,
 		WritePrometheus:           expo.write,
 		PrincipalsFile:            c.Principals, // re-read on SIGHUP and by the reload route
+		PrincipalsReloaded:        announce,
 		Relay:                     relay,
 		RelayCredentialsPerMinute: c.Turn.PerMinute,
 	})
@@ -187,6 +199,11 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	s.http.Concurrency = 2 * s.conns.MaxConns
 	go func() { s.serveErr <- s.http.Serve(s.ln) }()
 	s.stopHangup = reloadOnHangup(api, log)
+	s.stopPrincipalsSync = func() {}
+	if psync != nil {
+		go psync.run(api)
+		s.stopPrincipalsSync = psync.close
+	}
 	return s, nil
 }
 
@@ -194,6 +211,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 // mediator. Called once.
 func (s *server) close() {
 	s.stopHangup()
+	s.stopPrincipalsSync()
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
 	s.shutdown(ctx, s.http, s.ln, "HTTP")
