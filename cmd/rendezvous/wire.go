@@ -57,6 +57,9 @@ type server struct {
 	closeStore func()
 	// instance is the store's registry with --store redis; nil otherwise.
 	instance *redisstore.Store
+	// stopWatch ends the log of followed promotions (redis_log.go); nil
+	// without Sentinel.
+	stopWatch func()
 }
 
 // start builds and binds everything but does not yet serve UDP (run calls
@@ -128,8 +131,10 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	}
 	if err := s.joinDeployment(); err != nil {
 		s.closeMediator()
-		return nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot register the instance: %w", err)}
+		_, setting := redisClientOption(c)
+		return nil, &settingError{setting, c.sourceOf(setting), fmt.Errorf("cannot register the instance: %w", err)}
 	}
+	s.watchPrimary(c)
 
 	// With several instances a reload asked of one reaches every other.
 	var psync *principalsSync
@@ -234,6 +239,9 @@ func (s *server) shutdown(ctx context.Context, srv *fasthttp.Server, ln net.List
 
 // closeMediator closes the UDP sockets, then the store the mediator used.
 func (s *server) closeMediator() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	s.leaveDeployment()
 	if err := s.med.Close(); err != nil {
 		s.log.Warn("closing the UDP sockets failed", "err", err)

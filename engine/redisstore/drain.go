@@ -21,7 +21,7 @@ func (s *Store) MarkUnavailable() {
 // (BeginDrain, Revoked, RevokedInTenant) when Redis does not answer: the
 // caller must treat it as ServiceUnavailable, never as "not revoked" or
 // "drain started".
-var ErrUnavailable = errors.New("redisstore: Redis did not answer (service unavailable)")
+var ErrUnavailable = errors.New("redisstore: Redis refused the call or did not answer (service unavailable)")
 
 // BeginDrain starts the drain window (idempotent).
 func (s *Store) BeginDrain(ctx context.Context) error {
