@@ -5,14 +5,11 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // labGuard bounds the whole lab: the failover alone waits out the
@@ -65,11 +62,7 @@ func TestDeploymentLab(t *testing.T) {
 	}
 	script := labScript(t)
 	repo := t.TempDir()
-	build := exec.Command(e2e.GoTool(), "build", "-o", filepath.Join(repo, "bin")+"/", "./cmd/rendezvous", "./cmd/rendezvous-peer")
-	build.Dir = e2e.ModuleRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	buildBin(t, repo)
 	tmp := t.TempDir() // mktemp -d makes $lab here
 
 	ctx, cancel := context.WithTimeout(context.Background(), labGuard)
