@@ -15,10 +15,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -67,6 +70,7 @@ func TestAlertRules(t *testing.T) {
 	}
 	runTool(t, "prometheus", nil, promtool, "test", "rules", "rendezvous-alerts.test.yml")
 	runTool(t, "prometheus", nil, promtool, "check", "config", "prometheus.yml")
+	checkScrapesDeployments(t)
 
 	// Every alert has a firing case in the unit tests.
 	rules, err := os.ReadFile(filepath.Join("prometheus", "rendezvous-alerts.yml"))
@@ -136,20 +140,49 @@ func TestDashboardIsGrafanaJSON(t *testing.T) {
 	}
 }
 
-// TestSystemdUnit: systemd-analyze accepts the unit without a warning, the
-// stop timeout outlasts the longest drain, and the sandbox holds.
-func TestSystemdUnit(t *testing.T) {
-	unit, err := os.ReadFile(filepath.Join("systemd", "rendezvous.service"))
+// unitDirectives reads a unit file's (or drop-in's) directives.
+func unitDirectives(t *testing.T, path string) (text []byte, directives map[string][]string) {
+	t.Helper()
+	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	directives := map[string][]string{}
-	sc := bufio.NewScanner(bytes.NewReader(unit))
+	directives = map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(text))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
 			directives[k] = append(directives[k], v)
 		}
+	}
+	return text, directives
+}
+
+// credentialed checks that directives load credential name from /etc/rendezvous
+// and point the setting env at it.
+func credentialed(t *testing.T, what string, directives map[string][]string, name, env string) {
+	t.Helper()
+	if !slices.Contains(directives["LoadCredential"], name+":/etc/rendezvous/"+name) {
+		t.Errorf("%s: no LoadCredential=%s:/etc/rendezvous/%s in %q", what, name, name, directives["LoadCredential"])
+	}
+	if !slices.Contains(directives["Environment"], env+"=%d/"+name) {
+		t.Errorf("%s: no Environment=%s=%%d/%s in %q", what, env, name, directives["Environment"])
+	}
+}
+
+// TestSystemdUnit: systemd-analyze accepts the unit and its drop-ins (the
+// Redis deployment's, the relay's) without a warning, the secrets are
+// credentials, the stop timeout outlasts the longest drain, and the
+// sandbox holds.
+func TestSystemdUnit(t *testing.T) {
+	unit, directives := unitDirectives(t, filepath.Join("systemd", "rendezvous.service"))
+	credentialed(t, "rendezvous.service", directives, "capability.key", "RDV_CAPABILITY_KEY_FILE")
+	_, redis := unitDirectives(t, filepath.Join("systemd", "rendezvous.service.d", "redis.conf"))
+	credentialed(t, "redis.conf", redis, "redis-password", "RDV_REDIS_PASSWORD_FILE")
+	_, relay := unitDirectives(t, filepath.Join("systemd", "rendezvous.service.d", "relay.conf"))
+	credentialed(t, "relay.conf", relay, "turn.secret", "RDV_TURN_SECRET_FILE")
+	if got := directives["ExecReload"]; len(got) != 1 || !strings.Contains(got[0], "-HUP $MAINPID") {
+		t.Errorf("ExecReload=%q, want SIGHUP to the server (principals reload)", got)
 	}
 	for k, want := range map[string]string{
 		"DynamicUser": "yes", "ProtectSystem": "strict", "NoNewPrivileges": "yes", "PrivateTmp": "yes",
@@ -182,11 +215,37 @@ func TestSystemdUnit(t *testing.T) {
 	if err := os.WriteFile(path, bytes.ReplaceAll(unit, []byte("/usr/local/bin/rendezvous"), []byte(bin)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, errOut := runTool(t, dir, nil, analyze, "verify", path); strings.TrimSpace(out+errOut) != "" {
-		t.Fatalf("systemd-analyze verify complains:\n%s%s", out, errOut)
+	dropins := filepath.Join(dir, "rendezvous.service.d")
+	if err := os.Mkdir(dropins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"redis.conf", "relay.conf"} {
+		b, err := os.ReadFile(filepath.Join("systemd", "rendezvous.service.d", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dropins, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// With the directory on the unit path, systemd reads the drop-ins next
+	// to the unit: shown by one that holds an unknown key.
+	unitPath := []string{"SYSTEMD_UNIT_PATH=" + dir + ":"}
+	probe := filepath.Join(dropins, "zz-probe.conf")
+	if err := os.WriteFile(probe, []byte("[Service]\nNoSuchKey=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut := runTool(t, dir, unitPath, analyze, "verify", path); !strings.Contains(out+errOut, "NoSuchKey") {
+		t.Fatalf("systemd-analyze verify did not read the drop-ins:\n%s%s", out, errOut)
+	}
+	if err := os.Remove(probe); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut := runTool(t, dir, unitPath, analyze, "verify", path); strings.TrimSpace(out+errOut) != "" {
+		t.Fatalf("systemd-analyze verify complains about the unit or its drop-ins:\n%s%s", out, errOut)
 	}
 	// The offline security score: 0 (fully sandboxed) .. 10 (exposed).
-	out, _ := runTool(t, dir, nil, analyze, "security", "--offline=true", path)
+	out, _ := runTool(t, dir, unitPath, analyze, "security", "--offline=true", path)
 	m := regexp.MustCompile(`Overall exposure level for rendezvous\.service: ([0-9.]+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no exposure level in systemd-analyze security:\n%s", out)
@@ -276,5 +335,43 @@ func TestContainerImage(t *testing.T) {
 	b("umount", ctr)
 	if got := b("run", "--isolation", "chroot", ctr, "--", "/rendezvous", "--version"); got != want {
 		t.Errorf("buildah run /rendezvous --version = %q, want %q", got, want)
+	}
+}
+
+// checkScrapesDeployments: the example configuration scrapes several
+// instances of one deployment (and a memory-store one), each group with
+// the deployment label the rules count deployment-wide gauges by.
+func checkScrapesDeployments(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("prometheus", "prometheus.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		ScrapeConfigs []struct {
+			JobName       string `yaml:"job_name"`
+			StaticConfigs []struct {
+				Targets []string          `yaml:"targets"`
+				Labels  map[string]string `yaml:"labels"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, sc := range cfg.ScrapeConfigs {
+		if sc.JobName != "rendezvous" {
+			continue
+		}
+		for _, g := range sc.StaticConfigs {
+			if g.Labels["deployment"] == "" {
+				t.Errorf("targets %v carry no deployment label", g.Targets)
+			}
+			most = max(most, len(g.Targets))
+		}
+	}
+	if most < 2 {
+		t.Errorf("prometheus.yml scrapes no deployment of several instances")
 	}
 }

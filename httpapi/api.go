@@ -48,6 +48,11 @@ type Config struct {
 	// ReloadPrincipals. Empty (a --dev start): reloading is refused with
 	// ErrNotReloadable.
 	PrincipalsFile string
+	// PrincipalsReloaded, when set, is called after a reload asked of this
+	// instance (SIGHUP, the reload route) succeeded, before the route
+	// answers: with several instances it tells the others to reload their
+	// own files (FollowPrincipalsReload, which does not call it again).
+	PrincipalsReloaded func()
 }
 
 // API is the HTTP front of one store. It is safe for concurrent use by any
@@ -60,6 +65,8 @@ type API struct {
 	keys      *engine.Keyring
 	limits    engine.Limits
 	ps        livePrincipals
+	announce  func() // Config.PrincipalsReloaded
+	digest    principalsDigest
 	offerer   Offerer
 	relay     *turncred.Issuer
 	relayCap  relayCap // relay_cap.go
@@ -97,6 +104,7 @@ func New(cfg Config) (*API, error) {
 		offerer: cfg.Offerer, relay: cfg.Relay, mediator: cfg.MediatorAddr, log: cfg.Logger,
 		relayCap:        relayCap{limit: cmp.Or(cfg.RelayCredentialsPerMinute, DefaultRelayCredentialsPerMinute)},
 		writeProm:       cfg.WritePrometheus,
+		announce:        cfg.PrincipalsReloaded,
 		regions:         newRegionInterner(maxRegionsPerTenant),
 		leaseTTL:        seconds(cfg.Limits.LeaseTTL),
 		presenceTTL:     seconds(cfg.Limits.PresenceTTL),
@@ -120,5 +128,6 @@ func New(cfg Config) (*API, error) {
 	a.items, _ = cfg.Store.(engine.ItemBrowser)
 	a.router, _ = cfg.Store.(MediatorRouter)
 	a.metrics = newHTTPMetrics(set, cfg.Store, cfg.Limits)
+	set.RegisterMetricsWriter(a.writePrincipalsInfo)
 	return a, nil
 }

@@ -32,6 +32,8 @@ var metricHelp = map[string]string{
 	metricPoolUsed: "Entries held in each bounded store pool.",
 	metricPoolCeil: "Configured ceiling of each bounded store pool.",
 	metricQuota:    "Configured policy quotas.",
+	metricPrincipals: "Always 1; the label is a prefix of the SHA-256 of the principals this instance serves " +
+		"(subjects, tenants, roles, token hashes): instances of one deployment should all show the same.",
 
 	metricConnsOpen:    "HTTP connections open now (counted by the bounding listener).",
 	metricConnsRefused: "HTTP connections closed on accept, by reason: max_conns or max_conns_per_ip.",

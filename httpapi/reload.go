@@ -41,8 +41,22 @@ func (l *livePrincipals) Lookup(s engine.Subject) (*Principal, bool) {
 // the error (which names the entry and field, never a token or hash) is
 // logged and returned, and the previous set stays in force. by names who
 // asked, for the log ("SIGHUP", "operator <subject>"). It returns the
-// number of principals now loaded. Safe for concurrent use.
+// number of principals now loaded. After a success it calls
+// Config.PrincipalsReloaded (the other instances of a deployment reload
+// too) before it returns. Safe for concurrent use.
 func (a *API) ReloadPrincipals(by string) (int, error) {
+	n, err := a.reload(by)
+	if err == nil && a.announce != nil {
+		a.announce()
+	}
+	return n, err
+}
+
+// FollowPrincipalsReload is ReloadPrincipals asked by another instance of
+// the deployment: this instance re-reads its own file, and tells nobody.
+func (a *API) FollowPrincipalsReload(by string) (int, error) { return a.reload(by) }
+
+func (a *API) reload(by string) (int, error) {
 	l := &a.ps
 	if l.file == "" {
 		return 0, ErrNotReloadable
@@ -69,7 +83,7 @@ func (a *API) ReloadPrincipals(by string) (int, error) {
 	}
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "principals reloaded",
 		slog.String("by", by), slog.String("file", l.file), slog.Int("loaded", ps.Len()),
-		slog.Int("added", added), slog.Int("removed", removed))
+		slog.Int("added", added), slog.Int("removed", removed), slog.String("sha256_prefix", ps.Digest()))
 	return ps.Len(), nil
 }
 

@@ -336,7 +336,8 @@ func TestPromqlNames(t *testing.T) {
 
 // TestDeployAndDocsNameRealMetrics: every metric the alert rules and the
 // dashboard query, and every series docs/operations.md names, is in the
-// real binary's exposition, so none of them can drift from the code.
+// real binary's exposition, so none of them can drift from the code; and
+// the dashboard shows every series docs/operations.md names.
 func TestDeployAndDocsNameRealMetrics(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
 		p := startProc(t, storeArgs...)
@@ -375,9 +376,13 @@ func TestDeployAndDocsNameRealMetrics(t *testing.T) {
 		if err := json.Unmarshal(b, &dash); err != nil {
 			t.Fatalf("%s: %v", dashFile, err)
 		}
+		onDashboard := map[string]bool{}
 		for _, panel := range dash.Panels {
 			for _, q := range panel.Targets {
 				exprs = append(exprs, q.Expr)
+				for _, name := range promqlNames(q.Expr) {
+					onDashboard[name] = true
+				}
 			}
 		}
 		checked := 0
@@ -401,8 +406,15 @@ func TestDeployAndDocsNameRealMetrics(t *testing.T) {
 		// Label lists such as {version,go_version,store} name no metric.
 		labels := regexp.MustCompile(`\{[^}\n]*\}`)
 		for _, name := range docMetric.FindAllString(labels.ReplaceAllString(string(doc), " "), -1) {
-			if _, omitted := omittedFamilies[name]; !omitted && !known(name) {
+			if _, omitted := omittedFamilies[name]; omitted {
+				continue
+			}
+			if !known(name) {
 				t.Errorf("docs/operations.md names %s, which the server does not export", name)
+			}
+			// A histogram is shown through its _bucket (or _sum, _count).
+			if !onDashboard[name] && !onDashboard[name+"_bucket"] && !onDashboard[name+"_sum"] && !onDashboard[name+"_count"] {
+				t.Errorf("docs/operations.md names %s, which the dashboard does not show", name)
 			}
 		}
 	})

@@ -62,7 +62,8 @@ func TestE2ERedisSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	if _, err := top.WaitForPromotion(ctx, primary, 60*time.Second); err != nil {
+	promotedAddr, err := top.WaitForPromotion(ctx, primary, 60*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
 	promoted := time.Since(killed)
@@ -86,6 +87,7 @@ func TestE2ERedisSentinelFailover(t *testing.T) {
 	if strings.Contains(p.stderr.String(), top.Options.Password) {
 		t.Fatalf("the server's log holds the Redis password")
 	}
+	checkSentinelLogs(t, p, top.SentinelAddrs(), redistest.MasterName, primary, promotedAddr)
 }
 
 // TestE2ERedisSentinelUnreachable: with no sentinel answering, the server

@@ -98,9 +98,10 @@ func (s *server) logSettings(c *config) {
 		"http_max_conns", s.conns.MaxConns, "http_max_conns_per_ip", s.conns.MaxConnsPerIP,
 		"principals", principals, "capability_key", key, "store", c.Store)
 	if c.Store == storeRedis {
-		s.log.Info("redis store", "redis_addr", c.RedisAddr, "redis_name", c.RedisName, "redis_db", c.RedisDB,
+		attrs := append(redisTarget(c, s.instance), "redis_name", c.RedisName, "redis_db", c.RedisDB,
 			"redis_auth", c.RedisPasswordFile != "", "instance_lease", c.InstanceLease.String(), "epoch", s.instance.Epoch(),
 			"library", redisstore.LibraryVersion())
+		s.log.Info("redis store", attrs...)
 	}
 	if c.RedisPasswordShared {
 		s.log.Warn("the Redis password file is readable by group or others; make it 0600", "file", c.RedisPasswordFile)

@@ -37,7 +37,7 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 	}
 	s, err := redisstore.New(context.Background(), redisstore.Config{
 		Client: client, Name: c.RedisName, Limits: c.Limits, Keyring: keys,
-		InstanceLease: c.InstanceLease, Logger: slog.Default().With("component", "registry"),
+		InstanceLease: c.InstanceLease, Logger: slog.Default().With("component", "redisstore"),
 	})
 	if err != nil {
 		client.Close()

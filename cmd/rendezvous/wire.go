@@ -50,10 +50,16 @@ type server struct {
 	devTokens map[string]string
 	// stopHangup ends the SIGHUP watch (principals reload) that start began.
 	stopHangup func()
+	// stopPrincipalsSync ends the poll of the deployment's principals
+	// reload mark (a no-op without one).
+	stopPrincipalsSync func()
 	// closeStore releases the store's connection (a no-op for memory).
 	closeStore func()
 	// instance is the store's registry with --store redis; nil otherwise.
 	instance *redisstore.Store
+	// stopWatch ends the log of followed promotions (redis_log.go); nil
+	// without Sentinel.
+	stopWatch func()
 }
 
 // start builds and binds everything but does not yet serve UDP (run calls
@@ -125,7 +131,17 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	}
 	if err := s.joinDeployment(); err != nil {
 		s.closeMediator()
-		return nil, &settingError{"redis-addr", c.sourceOf("redis-addr"), fmt.Errorf("cannot register the instance: %w", err)}
+		_, setting := redisClientOption(c)
+		return nil, &settingError{setting, c.sourceOf(setting), fmt.Errorf("cannot register the instance: %w", err)}
+	}
+	s.watchPrimary(c)
+
+	// With several instances a reload asked of one reaches every other.
+	var psync *principalsSync
+	var announce func()
+	if s.instance != nil && c.Principals != "" {
+		psync = newPrincipalsSync(s.instance, log.With("component", "principals"))
+		announce = psync.announce
 	}
 
 	relay, err := c.Turn.issuer()
@@ -144,6 +160,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		Metrics:                   httpSet,
 		WritePrometheus:           expo.write,
 		PrincipalsFile:            c.Principals, // re-read on SIGHUP and by the reload route
+		PrincipalsReloaded:        announce,
 		Relay:                     relay,
 		RelayCredentialsPerMinute: c.Turn.PerMinute,
 	})
@@ -187,6 +204,11 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	s.http.Concurrency = 2 * s.conns.MaxConns
 	go func() { s.serveErr <- s.http.Serve(s.ln) }()
 	s.stopHangup = reloadOnHangup(api, log)
+	s.stopPrincipalsSync = func() {}
+	if psync != nil {
+		go psync.run(api)
+		s.stopPrincipalsSync = psync.close
+	}
 	return s, nil
 }
 
@@ -194,6 +216,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 // mediator. Called once.
 func (s *server) close() {
 	s.stopHangup()
+	s.stopPrincipalsSync()
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
 	s.shutdown(ctx, s.http, s.ln, "HTTP")
@@ -216,6 +239,9 @@ func (s *server) shutdown(ctx context.Context, srv *fasthttp.Server, ln net.List
 
 // closeMediator closes the UDP sockets, then the store the mediator used.
 func (s *server) closeMediator() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	s.leaveDeployment()
 	if err := s.med.Close(); err != nil {
 		s.log.Warn("closing the UDP sockets failed", "err", err)

@@ -51,6 +51,7 @@ func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.
 	}
 	if rerr != nil {
 		s.fenced(f, rerr)
+		s.noteFailure(rerr)
 	}
 	return m, rerr == nil, nil
 }

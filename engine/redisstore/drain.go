@@ -18,10 +18,11 @@ func (s *Store) MarkUnavailable() {
 }
 
 // ErrUnavailable is the error of the methods that answer no Result
-// (BeginDrain, Revoked, RevokedInTenant) when Redis does not answer: the
+// (BeginDrain, Revoked, RevokedInTenant) when Redis refuses the call or
+// does not answer (the store's log line names which, refusals.go): the
 // caller must treat it as ServiceUnavailable, never as "not revoked" or
 // "drain started".
-var ErrUnavailable = errors.New("redisstore: Redis did not answer (service unavailable)")
+var ErrUnavailable = errors.New("redisstore: Redis refused the call or did not answer (service unavailable)")
 
 // BeginDrain starts the drain window (idempotent).
 func (s *Store) BeginDrain(ctx context.Context) error {
