@@ -92,6 +92,7 @@ type Store struct {
 	recheck   atomic.Bool // a call failed: check the library's version first (call)
 	refs      callRefs
 	reg       registration
+	mirror    browseMirror // BrowseItems' local index (browse_mirror.go)
 }
 
 var (
