@@ -119,10 +119,25 @@ func (s *Store) browseFresh(ctx context.Context) (engine.Result, error) {
 func (s *Store) catchUp(ctx context.Context, haveHead bool, head syncHead, items []rueidis.RedisMessage) (engine.Result, error) {
 	m := &s.mirror
 	m.mu.RLock()
-	done, gen, ready := haveHead && m.current(&head), m.gen, m.ready
+	done, gen, ready, from := haveHead && m.current(&head), m.gen, m.ready, m.ver
 	m.mu.RUnlock()
 	if done {
 		return engine.Result{}, nil
+	}
+	if !haveHead && ready {
+		// Another goroutine built the index while this one waited: bring
+		// it forward rather than build another.
+		h, it, r, err := s.browseSync(ctx, from)
+		if err != nil || r.Outcome != engine.Success {
+			return r, err
+		}
+		head, items, haveHead = h, it, true
+		m.mu.RLock()
+		done = m.current(&head)
+		m.mu.RUnlock()
+		if done {
+			return engine.Result{}, nil
+		}
 	}
 	if !haveHead || !ready || head.upto < 0 || head.gen != gen {
 		return s.rebuild(ctx)
