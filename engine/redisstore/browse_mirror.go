@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/redis/rueidis"
@@ -50,8 +51,8 @@ const (
 
 // syncHead is the head of an rdv_browse_sync or rdv_browse_snapshot
 // answer: the log's current version and generation and, for a sync, the
-// version its items bring an index to (-1: rebuild), for a snapshot
-// whether more pages follow.
+// version its items bring an index to (-1: rebuild; the version asked
+// from when it read none), for a snapshot whether more pages follow.
 type syncHead struct {
 	ver  uint64
 	gen  string
@@ -79,24 +80,28 @@ func (s *Store) browseCall(ctx context.Context, fn, a, b string) (syncHead, []ru
 	return syncHead{ver: uint64(num(rest[0])), gen: str(rest[1]), upto: num(rest[2])}, rest[3:], r, nil
 }
 
-func (s *Store) browseSync(ctx context.Context, from uint64) (syncHead, []rueidis.RedisMessage, engine.Result, error) {
-	return s.browseCall(ctx, "rdv_browse_sync", formatUint(from), formatUint(syncMax))
+func (s *Store) browseSync(ctx context.Context, from uint64, max int) (syncHead, []rueidis.RedisMessage, engine.Result, error) {
+	return s.browseCall(ctx, "rdv_browse_sync", formatUint(from), strconv.Itoa(max))
 }
 
-// browseFresh makes the index serve at least what Redis holds now: one
-// call, and when the index lacks changes, their application (or a
-// rebuild). On success the caller may page under m.mu.RLock.
+// browseFresh makes the index serve at least what Redis holds now. The
+// page's one call reads the log's version only (rdv_browse_sync with no
+// entries): when the index holds it, the page is served at once. Else the
+// goroutine waits for m.apply, and the first to take it reads every entry
+// the index lacks, with a call made after each waiter's version was read,
+// so the waiters behind it find the index current without a call of their
+// own: under churn, many concurrent pages share one read of the changes.
+// On success the caller may page under m.mu.RLock.
 func (s *Store) browseFresh(ctx context.Context) (engine.Result, error) {
 	m := &s.mirror
 	m.mu.RLock()
 	from, ready := m.ver, m.ready
 	m.mu.RUnlock()
 	var head syncHead
-	var items []rueidis.RedisMessage
 	if ready {
 		var r engine.Result
 		var err error
-		head, items, r, err = s.browseSync(ctx, from)
+		head, _, r, err = s.browseSync(ctx, from, 0)
 		if err != nil || r.Outcome != engine.Success {
 			return r, err
 		}
@@ -109,14 +114,15 @@ func (s *Store) browseFresh(ctx context.Context) (engine.Result, error) {
 	}
 	m.apply.Lock()
 	defer m.apply.Unlock()
-	return s.catchUp(ctx, ready, head, items)
+	return s.catchUp(ctx, ready, head)
 }
 
-// catchUp brings the index to head's version or later (under m.apply):
-// it applies head's items and reads what they did not reach, or rebuilds.
-// Without a head (an instance's first page) it rebuilds. A rebuild's calls
-// all follow head's, so the index it makes is at least as new.
-func (s *Store) catchUp(ctx context.Context, haveHead bool, head syncHead, items []rueidis.RedisMessage) (engine.Result, error) {
+// catchUp brings the index to head's version or later (under m.apply),
+// reading the entries it lacks, or rebuilds. Without a head (an
+// instance's first page) it rebuilds, unless another goroutine built the
+// index meanwhile. Every call it makes follows head's, so what it brings
+// the index to is at least as new.
+func (s *Store) catchUp(ctx context.Context, haveHead bool, head syncHead) (engine.Result, error) {
 	m := &s.mirror
 	m.mu.RLock()
 	done, gen, ready, from := haveHead && m.current(&head), m.gen, m.ready, m.ver
@@ -124,34 +130,19 @@ func (s *Store) catchUp(ctx context.Context, haveHead bool, head syncHead, items
 	if done {
 		return engine.Result{}, nil
 	}
-	if !haveHead && ready {
-		// Another goroutine built the index while this one waited: bring
-		// it forward rather than build another.
-		h, it, r, err := s.browseSync(ctx, from)
-		if err != nil || r.Outcome != engine.Success {
-			return r, err
-		}
-		head, items, haveHead = h, it, true
-		m.mu.RLock()
-		done = m.current(&head)
-		m.mu.RUnlock()
-		if done {
-			return engine.Result{}, nil
-		}
-	}
-	if !haveHead || !ready || head.upto < 0 || head.gen != gen {
+	if !ready || (haveHead && head.gen != gen) {
 		return s.rebuild(ctx)
 	}
 	// Items of successive calls, applied in order, leave each listing as
 	// the last call that named it saw it: the state at the last call's
 	// version. Applied one call at a time, readers could see a mix of two
 	// versions, so they are applied at once.
-	batches := [][]rueidis.RedisMessage{items}
-	for calls := 1; uint64(head.upto) < head.ver; calls++ {
+	var batches [][]rueidis.RedisMessage
+	for calls := 0; ; calls++ {
 		if calls >= catchUpCalls {
 			return unreachable, nil
 		}
-		next, more, r, err := s.browseSync(ctx, uint64(head.upto))
+		next, items, r, err := s.browseSync(ctx, from, syncMax)
 		if err != nil || r.Outcome != engine.Success {
 			return r, err
 		}
@@ -159,7 +150,11 @@ func (s *Store) catchUp(ctx context.Context, haveHead bool, head syncHead, items
 			return s.rebuild(ctx)
 		}
 		head = next
-		batches = append(batches, more)
+		batches = append(batches, items)
+		from = uint64(next.upto)
+		if from >= next.ver {
+			break
+		}
 	}
 	m.mu.Lock()
 	ok := true
@@ -221,7 +216,7 @@ func (s *Store) rebuild(ctx context.Context) (engine.Result, error) {
 			if calls >= catchUpCalls {
 				return unreachable, nil
 			}
-			h, items, r, err := s.browseSync(ctx, from)
+			h, items, r, err := s.browseSync(ctx, from, syncMax)
 			if err != nil || r.Outcome != engine.Success {
 				return r, err
 			}

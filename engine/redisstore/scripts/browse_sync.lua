@@ -1,6 +1,7 @@
--- BrowseItems' one call per page (browse_mirror.go). Arguments
--- (ARG.browse_sync): the version the instance's local index holds, the
--- most log entries to read. Answers {OK, 0, version, generation, upto,
+-- BrowseItems' one call per page (browse_mirror.go), and the reads that
+-- bring an instance's local index forward. Arguments (ARG.browse_sync):
+-- the version the instance's local index holds, the most log entries to
+-- read (0: none, the page's call, which only needs the version). Answers {OK, 0, version, generation, upto,
 -- items...}: the log's current version, meta's gen (a promotion changes
 -- it: the instance rebuilds), and the version the items
 -- bring the index to (the current one unless more than max entries are
@@ -20,6 +21,10 @@ redis.register_function('rdv_browse_sync', function(keys, a)
   end
   if from < base or from > ver then
     head[5] = '-1'
+    return head
+  end
+  if max == 0 then -- the version alone
+    head[5] = I(from)
     return head
   end
   local upto = math.min(ver, from + max)

@@ -13,20 +13,26 @@ local function browseItem(id)
   return {id, f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10] or '0'}
 end
 
--- browseBegin is a browse read's start: what is due goes, as before any
--- transition (cleanup of the pools presence and listings live in), so an
--- expiry lands in the log before the version is read. It does not write
--- the clock unless cleanup changed what browse shows: a read that found
--- nothing due writes nothing, so it costs no replication. Answers the
--- head of the answer, {OK, 0, version, generation}, and the log's base
--- and length; nil when the deployment is unavailable.
+-- browseBegin is a browse read's start: when a presence or a lease is
+-- due (or a drain's window ended), cleanup runs as before any transition,
+-- so an expiry lands in the log before the version is read; it then moves
+-- the clock, as a writing transition does. When nothing is due, which two
+-- range reads tell, the call writes nothing and so costs no replication.
+-- Call entries and attempts are left to the next transition: browse shows
+-- neither, and an attempt due with its listing's lease is removed by that
+-- cleanup in the same order as by this one. Answers the head of the
+-- answer, {OK, 0, version, generation}, and the log's base and length;
+-- nil when the deployment is unavailable.
 local function browseBegin(keys, a)
   setup(keys, a, false)
   if unavailable() then return nil end
-  local before = call('LLEN', P .. 'bl')
-  cleanup(true)
-  local m = call('HMGET', P .. 'meta', 'blbase', 'gen', 'clock')
+  local now = I(NOW)
+  if (META.draining and NOW >= META.drain_dl) or #call('ZRANGEBYSCORE', P .. 'pexp', '-inf', now, 'LIMIT', 0, 1) > 0
+      or #call('ZRANGEBYSCORE', P .. 'lexp', '-inf', now, 'LIMIT', 0, 1) > 0 then
+    cleanup(true)
+    if NOW > tonumber(call('HGET', P .. 'meta', 'clock') or '0') then call('HSET', P .. 'meta', 'clock', now) end
+  end
+  local m = call('HMGET', P .. 'meta', 'blbase', 'gen')
   local base, len = tonumber(m[1] or '0'), call('LLEN', P .. 'bl')
-  if len ~= before and NOW > tonumber(m[3] or '0') then call('HSET', P .. 'meta', 'clock', I(NOW)) end
   return {OK, 0, I(base + len), m[2] or '0'}, base, len
 end
