@@ -36,6 +36,11 @@ type browseMirror struct {
 	// apply lets one goroutine at a time bring the index forward; the
 	// others wait for it and then find the index current enough.
 	apply sync.Mutex
+	// The pages' version reads, grouped: flying is the call in flight,
+	// next the one the pages arriving meanwhile share, sent when flying
+	// returns (flight.go).
+	fmu          sync.Mutex
+	flying, next *versionFlight
 }
 
 const (
@@ -86,7 +91,8 @@ func (s *Store) browseSync(ctx context.Context, from uint64, max int) (syncHead,
 
 // browseFresh makes the index serve at least what Redis holds now. The
 // page's one call reads the log's version only (rdv_browse_sync with no
-// entries): when the index holds it, the page is served at once. Else the
+// entries; concurrent pages share one, browseVersion): when the index
+// holds it, the page is served at once. Else the
 // goroutine waits for m.apply, and the first to take it reads every entry
 // the index lacks, with a call made after each waiter's version was read,
 // so the waiters behind it find the index current without a call of their
@@ -95,13 +101,13 @@ func (s *Store) browseSync(ctx context.Context, from uint64, max int) (syncHead,
 func (s *Store) browseFresh(ctx context.Context) (engine.Result, error) {
 	m := &s.mirror
 	m.mu.RLock()
-	from, ready := m.ver, m.ready
+	ready := m.ready
 	m.mu.RUnlock()
 	var head syncHead
 	if ready {
 		var r engine.Result
 		var err error
-		head, _, r, err = s.browseSync(ctx, from, 0)
+		head, r, err = s.browseVersion(ctx)
 		if err != nil || r.Outcome != engine.Success {
 			return r, err
 		}
