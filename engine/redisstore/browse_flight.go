@@ -3,11 +3,12 @@ package redisstore
 import (
 	"context"
 
+	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// versionFlight is one version read (rdv_browse_sync with no entries)
-// shared by the pages that wait for it.
+// versionFlight is one read of the log (rdv_browse_sync from the index's
+// version) shared by the pages that wait for it.
 type versionFlight struct {
 	done chan struct{}
 	head syncHead
@@ -46,7 +47,8 @@ func (s *Store) browseVersion(ctx context.Context) (syncHead, engine.Result, err
 	}
 }
 
-// fly makes flight f's read, answers its waiters and sends the next
+// fly makes flight f's read, applies the changes it brought, answers its
+// waiters and sends the next
 // flight, if pages gathered for one meanwhile, from a goroutine of its own
 // (this one's page is answered).
 func (s *Store) fly(ctx context.Context, f *versionFlight) {
@@ -54,7 +56,27 @@ func (s *Store) fly(ctx context.Context, f *versionFlight) {
 	m.mu.RLock()
 	from := m.ver
 	m.mu.RUnlock()
-	f.head, _, f.r, f.err = s.browseSync(context.WithoutCancel(ctx), from, 0)
+	var items []rueidis.RedisMessage
+	f.head, items, f.r, f.err = s.browseSync(context.WithoutCancel(ctx), from, syncMax)
+	if f.err == nil && f.r.Outcome == engine.Success && f.head.upto >= 0 && uint64(f.head.upto) == f.head.ver {
+		// The read brought every change since from: apply them before the
+		// waiters look and before the next read, which then starts from
+		// here. (Reads that came short, or a new generation, leave the
+		// index to catchUp.)
+		m.mu.Lock()
+		if m.ready && m.gen == f.head.gen && m.ver >= from && m.ver < f.head.ver {
+			ok := true
+			for _, it := range items {
+				ok = m.idx.apply(it) && ok
+			}
+			if ok {
+				m.ver = f.head.ver
+			} else {
+				m.ready = false // an item it could not read: rebuild
+			}
+		}
+		m.mu.Unlock()
+	}
 	close(f.done)
 	m.fmu.Lock()
 	next := m.next

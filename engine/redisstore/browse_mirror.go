@@ -90,13 +90,14 @@ func (s *Store) browseSync(ctx context.Context, from uint64, max int) (syncHead,
 }
 
 // browseFresh makes the index serve at least what Redis holds now. The
-// page's one call reads the log's version only (rdv_browse_sync with no
-// entries; concurrent pages share one, browseVersion): when the index
-// holds it, the page is served at once. Else the
-// goroutine waits for m.apply, and the first to take it reads every entry
-// the index lacks, with a call made after each waiter's version was read,
-// so the waiters behind it find the index current without a call of their
-// own: under churn, many concurrent pages share one read of the changes.
+// page's one call (shared by the pages arriving while another is in
+// flight, browseVersion) reads the log's version and the entries the index
+// lacks, and applies them: the index then holds that version, and the page
+// is served. When the read could not bring it there (more entries than
+// one read takes, a trimmed log, a new generation), the page waits for
+// m.apply, and the first to take it reads the rest or rebuilds, with calls
+// made after every waiter's read, so the waiters behind it find the index
+// current without a call of their own.
 // On success the caller may page under m.mu.RLock.
 func (s *Store) browseFresh(ctx context.Context) (engine.Result, error) {
 	m := &s.mirror

@@ -1,7 +1,7 @@
--- BrowseItems' one call per page (browse_mirror.go), and the reads that
--- bring an instance's local index forward. Arguments (ARG.browse_sync):
--- the version the instance's local index holds, the most log entries to
--- read (0: none, the page's call, which only needs the version). Answers {OK, 0, version, generation, upto,
+-- BrowseItems' one call per page (shared by concurrent pages,
+-- browse_flight.go), which also brings the instance's local index
+-- forward. Arguments (ARG.browse_sync): the version the instance's local
+-- index holds, the most log entries to read (0: the version alone). Answers {OK, 0, version, generation, upto,
 -- items...}: the log's current version, meta's gen (a promotion changes
 -- it: the instance rebuilds), and the version the items
 -- bring the index to (the current one unless more than max entries are
