@@ -16,21 +16,26 @@ type versionFlight struct {
 	err  error
 }
 
+// flightsMax is how many reads the pages of one instance have in flight
+// at once: a page arriving while fewer fly sends its own (no wait behind
+// another's round trip); past it, pages gather for the next.
+const flightsMax = 4
+
 // browseVersion answers the log's version and generation as Redis holds
 // them at some instant after the call of browseVersion began, in at most
-// one call of its own. Pages arriving while a read is in flight cannot use
-// it (it may have been answered before they arrived), so they share the
-// next one, sent as soon as the one in flight returns: however many pages
-// arrive at once, one read is in flight and one gathers pages, and the
-// Redis CPU per page falls with the concurrency, never below one read per
-// round trip.
+// one call of its own, having applied the changes that read brought. While
+// flightsMax reads are in flight, arriving pages cannot use them (they may
+// have been answered before the pages arrived), so they share the next
+// read, sent as soon as one in flight returns: however many pages arrive
+// at once, the reads in flight stay few, and the Redis CPU per page falls
+// with the concurrency.
 func (s *Store) browseVersion(ctx context.Context) (syncHead, engine.Result, error) {
 	m := &s.mirror
 	m.fmu.Lock()
-	if m.flying == nil {
-		f := &versionFlight{done: make(chan struct{})}
-		m.flying = f
+	if m.flying < flightsMax {
+		m.flying++
 		m.fmu.Unlock()
+		f := &versionFlight{done: make(chan struct{})}
 		s.fly(ctx, f)
 		return f.head, f.r, f.err
 	}
@@ -80,7 +85,10 @@ func (s *Store) fly(ctx context.Context, f *versionFlight) {
 	close(f.done)
 	m.fmu.Lock()
 	next := m.next
-	m.flying, m.next = next, nil
+	if next == nil {
+		m.flying--
+	}
+	m.next = nil
 	m.fmu.Unlock()
 	if next != nil {
 		go s.fly(context.WithoutCancel(ctx), next)

@@ -36,11 +36,12 @@ type browseMirror struct {
 	// apply lets one goroutine at a time bring the index forward; the
 	// others wait for it and then find the index current enough.
 	apply sync.Mutex
-	// The pages' version reads, grouped: flying is the call in flight,
-	// next the one the pages arriving meanwhile share, sent when flying
-	// returns (flight.go).
-	fmu          sync.Mutex
-	flying, next *versionFlight
+	// The pages' reads (browse_flight.go): flying is how many are in
+	// flight, next the one the pages arriving meanwhile share, sent when
+	// one in flight returns.
+	fmu    sync.Mutex
+	flying int
+	next   *versionFlight
 }
 
 const (
@@ -56,8 +57,8 @@ const (
 
 // syncHead is the head of an rdv_browse_sync or rdv_browse_snapshot
 // answer: the log's current version and generation and, for a sync, the
-// version its items bring an index to (-1: rebuild; the version asked
-// from when it read none), for a snapshot whether more pages follow.
+// version its items bring an index to (-1: rebuild), for a snapshot
+// whether more pages follow.
 type syncHead struct {
 	ver  uint64
 	gen  string

@@ -1,14 +1,14 @@
 -- BrowseItems' one call per page (shared by concurrent pages,
 -- browse_flight.go), which also brings the instance's local index
 -- forward. Arguments (ARG.browse_sync): the version the instance's local
--- index holds, the most log entries to read (0: the version alone). Answers {OK, 0, version, generation, upto,
--- items...}: the log's current version, meta's gen (a promotion changes
--- it: the instance rebuilds), and the version the items
+-- index holds, the most log entries to read. Answers {OK, 0, version,
+-- generation, upto, items...}: the log's current version, meta's gen (a
+-- promotion changes it: the instance rebuilds), and the version the items
 -- bring the index to (the current one unless more than max entries are
 -- due; -1 when the instance must rebuild: its version is older than the
 -- oldest kept entry, or newer than the log). Each listing the entries
--- name appears once, as it is now (browseItem), so the index applies
--- them in any order.
+-- name appears once, as it is now (browseItem), so the index applies them
+-- in any order.
 redis.register_function('rdv_browse_sync', function(keys, a)
   local head, base, len = browseBegin(keys, a)
   if not head then return {UNAVAILABLE, 0} end
@@ -21,10 +21,6 @@ redis.register_function('rdv_browse_sync', function(keys, a)
   end
   if from < base or from > ver then
     head[5] = '-1'
-    return head
-  end
-  if max == 0 then -- the version alone
-    head[5] = I(from)
     return head
   end
   local upto = math.min(ver, from + max)
