@@ -5,11 +5,10 @@
 # Each configuration gets fresh servers, a fill of 25,000 listings held with
 # live presence and renewed leases by the load tester (--mode load, which
 # keeps refreshing and renewing while wrk runs, as an operator's hosts
-# would), then one wrk per instance at once. For Redis it reads INFO
-# commandstats (FCALL calls and usec) over a window of the load tester
-# alone and then over the wrk window, so the Redis CPU per page is the wrk
-# window's FCALL time less the load tester's over the same length, divided
-# by the pages. Raw results: $OUT/browse-<store>-n<N>-r<R>/.
+# would), then one wrk per instance at once, twice: while the load tester
+# runs, and with it stopped, when INFO commandstats (FCALL usec) over the
+# window is the pages' own Redis CPU. Raw results:
+# $OUT/browse-<store>-n<N>-r<R>/.
 #
 # Needs: OUT, RUNS, REDIS_ADDR (start_redis), $OUT/bin, $OUT/principals.json,
 # $OUT/tokens.json, $OUT/capability.key, and meta/fail/show/loadavg of run.sh.
@@ -77,21 +76,16 @@ browse_one() {
 			echo "store=$store"
 			echo "instances=$n"
 			echo "loadavg_start=$(loadavg)"
-			[ "$store" = redis ] && echo "quiet_start=$(date +%s.%N) $(fcall_stats)"
-			sleep 5
-			[ "$store" = redis ] && echo "quiet_end=$(date +%s.%N) $(fcall_stats)"
-			echo "wrk_start=$(date +%s.%N) $( [ "$store" = redis ] && fcall_stats)"
 		} >"$dir/summary.txt"
-		local wrks=()
-		for i in $(seq 1 "$n"); do
-			"${BROWSE_WRK[@]}" -H "Authorization: Bearer $token" "http://${https[i - 1]}$BROWSE_PATH" >"$dir/wrk-$i.txt" 2>&1 &
-			wrks+=($!)
-		done
-		wait "${wrks[@]}" || ok=0
-		{
-			echo "wrk_end=$(date +%s.%N) $( [ "$store" = redis ] && fcall_stats)"
-			echo "loadavg_end=$(loadavg)"
-		} >>"$dir/summary.txt"
+		browse_wrk "$dir" live "$token" "${https[@]}" || ok=0
+		# Then with the load tester stopped (SIGSTOP; the listings stay live
+		# well within the presence TTL): no other call reaches Redis, so its
+		# FCALL time over the window is the pages' own.
+		kill -STOP "$loadpid"
+		sleep 1
+		browse_wrk "$dir" paused "$token" "${https[@]}" || ok=0
+		kill -CONT "$loadpid"
+		echo "loadavg_end=$(loadavg)" >>"$dir/summary.txt"
 		if [ "$r" = 1 ]; then
 			meta shared-state "  browse, $store, $n instance(s):" "    $(show "${SERVER_CMD[@]}")" "    $(show "${load[@]}")" \
 				"    $(show "${BROWSE_WRK[@]}") -H 'Authorization: Bearer <client token>' http://<instance>$BROWSE_PATH (one per instance, at once)"
@@ -105,6 +99,21 @@ browse_one() {
 		redis-cli -h "${REDIS_ADDR%:*}" -p "${REDIS_ADDR#*:}" flushall >/dev/null
 	fi
 	[ "$ok" = 1 ]
+}
+
+# browse_wrk DIR WINDOW TOKEN HTTP...: one wrk per instance at once, into
+# DIR/wrk-WINDOW-<i>.txt, with the FCALL readings around them in
+# DIR/summary.txt (WINDOW_start/WINDOW_end=<time> <calls> <usec>).
+browse_wrk() {
+	local dir=$1 window=$2 token=$3 i wrks=()
+	shift 3
+	echo "${window}_start=$(date +%s.%N) $(fcall_stats)" >>"$dir/summary.txt"
+	for i in $(seq 1 $#); do
+		"${BROWSE_WRK[@]}" -H "Authorization: Bearer $token" "http://${!i}$BROWSE_PATH" >"$dir/wrk-$window-$i.txt" 2>&1 &
+		wrks+=($!)
+	done
+	wait "${wrks[@]}" || return 1
+	echo "${window}_end=$(date +%s.%N) $(fcall_stats)" >>"$dir/summary.txt"
 }
 
 # browse_stop PID...: SIGTERM the servers browse_one started and wait.

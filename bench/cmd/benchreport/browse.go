@@ -25,11 +25,34 @@ const (
 type browseRun struct {
 	run, instances int
 	store          string
-	rates          []float64 // pages/s per instance
-	pages          float64   // pages served in the wrk window, all instances
-	non2xx         int
-	cpuPerPage     float64 // Redis CPU per page, µs (redis only; < 0 unknown)
-	load           string
+	// live: wrk while the load tester runs; paused: with it stopped.
+	live, paused browseWindow
+	cpuPerPage   float64 // Redis CPU per page over the paused window, µs (redis only; < 0 unknown)
+	load         string
+}
+
+// browseWindow is one wrk window: pages/s per instance, pages, non-2xx.
+type browseWindow struct {
+	rates  []float64
+	pages  float64
+	non2xx int
+}
+
+func (w *browseWindow) perInstance() float64 { return sumOf(w.rates) / float64(len(w.rates)) }
+
+// readWindow reads DIR/wrk-WINDOW-<i>.txt for each instance.
+func readWindow(dir, window string, instances int) (browseWindow, bool) {
+	var w browseWindow
+	for i := 1; i <= instances; i++ {
+		rate, pages, non2xx, ok := readWrk(filepath.Join(dir, fmt.Sprintf("wrk-%s-%d.txt", window, i)))
+		if !ok {
+			return w, false
+		}
+		w.rates = append(w.rates, rate)
+		w.pages += pages
+		w.non2xx += non2xx
+	}
+	return w, true
 }
 
 // readBrowse reads every $in/browse-<store>-n<N>-r<R>/.
@@ -42,25 +65,15 @@ func readBrowse(in string) []browseRun {
 			continue
 		}
 		sum := readKV(filepath.Join(d, "summary.txt"))
-		if sum == nil {
-			continue
-		}
-		for i := 1; i <= b.instances; i++ {
-			rate, pages, non2xx, ok := readWrk(filepath.Join(d, fmt.Sprintf("wrk-%d.txt", i)))
-			if !ok {
-				b.rates = nil
-				break
-			}
-			b.rates = append(b.rates, rate)
-			b.pages += pages
-			b.non2xx += non2xx
-		}
-		if len(b.rates) == 0 {
+		var ok1, ok2 bool
+		b.live, ok1 = readWindow(d, "live", b.instances)
+		b.paused, ok2 = readWindow(d, "paused", b.instances)
+		if sum == nil || !ok1 || !ok2 {
 			continue
 		}
 		b.cpuPerPage = -1
 		if b.store == "redis" {
-			b.cpuPerPage = browseCPU(sum, b.pages)
+			b.cpuPerPage = windowCPU(sum, "paused", b.paused.pages)
 		}
 		b.load = sum["loadavg_start"]
 		runs = append(runs, b)
@@ -115,28 +128,23 @@ func readWrk(path string) (rate, requests float64, non2xx int, ok bool) {
 	return rate, requests, non2xx, ok && requests > 0
 }
 
-// browseCPU is the Redis CPU per page in µs: FCALL time over the wrk
-// window less the load tester's alone over a window of the same length,
-// divided by the pages; -1 when a reading is missing.
-func browseCPU(sum map[string]string, pages float64) float64 {
-	read := func(k string) (t, usec float64, ok bool) {
+// windowCPU is the Redis CPU per page in µs over a window: its FCALL
+// time divided by the pages; -1 when a reading is missing.
+func windowCPU(sum map[string]string, window string, pages float64) float64 {
+	read := func(k string) (usec float64, ok bool) {
 		f := strings.Fields(sum[k])
 		if len(f) != 3 {
-			return 0, 0, false
+			return 0, false
 		}
-		t, e1 := strconv.ParseFloat(f[0], 64)
-		usec, e2 := strconv.ParseFloat(f[2], 64)
-		return t, usec, e1 == nil && e2 == nil
+		usec, err := strconv.ParseFloat(f[2], 64)
+		return usec, err == nil
 	}
-	qt0, qu0, ok1 := read("quiet_start")
-	qt1, qu1, ok2 := read("quiet_end")
-	wt0, wu0, ok3 := read("wrk_start")
-	wt1, wu1, ok4 := read("wrk_end")
-	if !ok1 || !ok2 || !ok3 || !ok4 || qt1 <= qt0 || wt1 <= wt0 || pages <= 0 {
+	u0, ok0 := read(window + "_start")
+	u1, ok1 := read(window + "_end")
+	if !ok0 || !ok1 || pages <= 0 {
 		return -1
 	}
-	background := (qu1 - qu0) * (wt1 - wt0) / (qt1 - qt0)
-	return max(0, (wu1-wu0)-background) / pages
+	return (u1 - u0) / pages
 }
 
 func sumOf(v []float64) float64 {
@@ -155,39 +163,42 @@ func browseTables(w io.Writer, in string) {
 		fmt.Fprintln(w, "_Browse page over HTTP not measured in this run._")
 		return
 	}
-	mem := map[int]float64{} // run → the memory store's pages/s
+	memLive, memPaused := map[int]float64{}, map[int]float64{} // run → the memory store's pages/s
 	for _, b := range runs {
 		if b.store == "memory" {
-			mem[b.run] = b.rates[0]
+			memLive[b.run], memPaused[b.run] = b.live.perInstance(), b.paused.perInstance()
 		}
 	}
-	fmt.Fprintln(w, "The 100-item browse page (`GET /v1/listings?protocol_version=7&limit=100`) under `wrk -t1 -c16 -d5s`, one wrk per instance at once, 25,000 listings held live by `rendezvous-load --mode load --listings 25000` (presence refreshed, leases renewed while wrk runs); the memory store on one instance, the Redis store on 1, 2 and 3 instances of one deployment, the configurations alternating in each run. Redis CPU per page: INFO commandstats FCALL time over the wrk window less the load tester's alone over as long, divided by the pages (`bench/browse.sh`):")
+	fmt.Fprintln(w, "The 100-item browse page (`GET /v1/listings?protocol_version=7&limit=100`) under `wrk -t1 -c16 -d5s`, one wrk per instance at once, over 25,000 listings held live by `rendezvous-load --mode load --listings 25000`: first while it runs (refreshing presence, renewing leases: the log moves), then with it stopped (SIGSTOP), when every FCALL is a page's. The memory store on one instance, the Redis store on 1, 2 and 3 instances of one deployment, the configurations alternating in each run; each Redis row's ratio is its pages/s per instance ÷ the memory store's in the same run and window. Redis CPU per page: INFO commandstats FCALL time over the stopped window ÷ its pages (`bench/browse.sh`):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| instances | run | store | pages/s per instance | pages/s, all instances | ratio per instance ÷ memory | Redis CPU per page | non-2xx | load avg at start |")
-	fmt.Fprintln(w, "|--:|--:|---|--:|--:|--:|--:|--:|---|")
-	ratios := map[int][]float64{}
-	cpus := map[int][]float64{}
+	fmt.Fprintln(w, "| instances | run | store | pages/s per instance, load tester running | ratio | pages/s per instance, load tester stopped | ratio | pages/s, all instances (stopped) | Redis CPU per page | non-2xx | load avg at start |")
+	fmt.Fprintln(w, "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|---|")
+	ratios, cpus := map[int][]float64{}, map[int][]float64{}
 	for _, b := range runs {
-		per := sumOf(b.rates) / float64(len(b.rates))
-		ratio, cpu := "", ""
+		live, paused := b.live.perInstance(), b.paused.perInstance()
+		rl, rp, cpu := "", "", ""
 		if b.store == "redis" {
-			if m := mem[b.run]; m > 0 {
-				ratios[b.instances] = append(ratios[b.instances], per/m)
-				ratio = fmtRatio(per / m)
+			if m := memLive[b.run]; m > 0 {
+				rl = fmtRatio(live / m)
+				ratios[b.instances] = append(ratios[b.instances], live/m)
+			}
+			if m := memPaused[b.run]; m > 0 {
+				rp = fmtRatio(paused / m)
 			}
 			if b.cpuPerPage >= 0 {
 				cpus[b.instances] = append(cpus[b.instances], b.cpuPerPage)
 				cpu = fmt.Sprintf("%s µs", fmtVal(b.cpuPerPage))
 			}
 		}
-		fmt.Fprintf(w, "| %d | %d | %s | %.0f | %.0f | %s | %s | %d | %s |\n", b.instances, b.run, b.store, per, sumOf(b.rates), ratio, cpu, b.non2xx, b.load)
+		fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %.0f | %s | %.0f | %s | %d | %s |\n", b.instances, b.run, b.store, live, rl, paused, rp,
+			sumOf(b.paused.rates), cpu, b.live.non2xx+b.paused.non2xx, b.load)
 	}
 	fmt.Fprintln(w)
 	for _, n := range []int{1, 2, 3} {
 		var parts []string
 		if r := ratios[n]; len(r) > 0 {
 			med, lo, hi := medianRange(r)
-			s := fmt.Sprintf("ratio per instance ÷ memory **%s** (range %s–%s)", fmtRatio(med), fmtRatio(lo), fmtRatio(hi))
+			s := fmt.Sprintf("ratio per instance ÷ memory with the load tester running **%s** (range %s–%s)", fmtRatio(med), fmtRatio(lo), fmtRatio(hi))
 			if n == 1 {
 				s += fmt.Sprintf(", target ≥ %.1f: %s", targetBrowseRatio, verdict(med >= targetBrowseRatio))
 			}
