@@ -28,6 +28,7 @@ type browseRun struct {
 	// live: wrk while the load tester runs; paused: with it stopped.
 	live, paused browseWindow
 	cpuPerPage   float64 // Redis CPU per page over the paused window, µs (redis only; < 0 unknown)
+	callsPerPage float64 // FCALLs per page over the paused window
 	load         string
 }
 
@@ -73,7 +74,7 @@ func readBrowse(in string) []browseRun {
 		}
 		b.cpuPerPage = -1
 		if b.store == "redis" {
-			b.cpuPerPage = windowCPU(sum, "paused", b.paused.pages)
+			b.cpuPerPage, b.callsPerPage = windowCPU(sum, "paused", b.paused.pages)
 		}
 		b.load = sum["loadavg_start"]
 		runs = append(runs, b)
@@ -128,23 +129,25 @@ func readWrk(path string) (rate, requests float64, non2xx int, ok bool) {
 	return rate, requests, non2xx, ok && requests > 0
 }
 
-// windowCPU is the Redis CPU per page in µs over a window: its FCALL
-// time divided by the pages; -1 when a reading is missing.
-func windowCPU(sum map[string]string, window string, pages float64) float64 {
-	read := func(k string) (usec float64, ok bool) {
+// windowCPU is the Redis CPU (µs) and the FCALLs per page over a
+// window: its FCALL time and calls divided by the pages; -1 when a
+// reading is missing.
+func windowCPU(sum map[string]string, window string, pages float64) (usec, calls float64) {
+	read := func(k string) (calls, usec float64, ok bool) {
 		f := strings.Fields(sum[k])
 		if len(f) != 3 {
-			return 0, false
+			return 0, 0, false
 		}
-		usec, err := strconv.ParseFloat(f[2], 64)
-		return usec, err == nil
+		calls, e1 := strconv.ParseFloat(f[1], 64)
+		usec, e2 := strconv.ParseFloat(f[2], 64)
+		return calls, usec, e1 == nil && e2 == nil
 	}
-	u0, ok0 := read(window + "_start")
-	u1, ok1 := read(window + "_end")
+	c0, u0, ok0 := read(window + "_start")
+	c1, u1, ok1 := read(window + "_end")
 	if !ok0 || !ok1 || pages <= 0 {
-		return -1
+		return -1, -1
 	}
-	return (u1 - u0) / pages
+	return (u1 - u0) / pages, (c1 - c0) / pages
 }
 
 func sumOf(v []float64) float64 {
@@ -169,14 +172,14 @@ func browseTables(w io.Writer, in string) {
 			memLive[b.run], memPaused[b.run] = b.live.perInstance(), b.paused.perInstance()
 		}
 	}
-	fmt.Fprintln(w, "The 100-item browse page (`GET /v1/listings?protocol_version=7&limit=100`) under `wrk -t1 -c16 -d5s`, one wrk per instance at once, over 25,000 listings held live by `rendezvous-load --mode load --listings 25000`: first while it runs (refreshing presence, renewing leases: the log moves), then with it stopped (SIGSTOP), when every FCALL is a page's. The memory store on one instance, the Redis store on 1, 2 and 3 instances of one deployment, the configurations alternating in each run; each Redis row's ratio is its pages/s per instance ÷ the memory store's in the same run and window. Redis CPU per page: INFO commandstats FCALL time over the stopped window ÷ its pages (`bench/browse.sh`):")
+	fmt.Fprintln(w, "The 100-item browse page (`GET /v1/listings?protocol_version=7&limit=100`) under `wrk -t1 -c16 -d5s`, one wrk per instance at once, over 25,000 listings held live by `rendezvous-load --mode load --listings 25000`: first while it runs (refreshing presence, renewing leases: the log moves), then with it stopped (SIGSTOP), when every FCALL is a page's. The memory store on one instance, the Redis store on 1, 2 and 3 instances of one deployment, the configurations alternating in each run; each Redis row's ratio is its pages/s per instance ÷ the memory store's in the same run and window. Redis CPU per page: INFO commandstats FCALL time over the stopped window ÷ its pages, which counts every call a page causes: the API's revocation check of the caller (`rdv_revoked`, one per page) and the page's share of the browse reads (`rdv_browse_sync`, shared by concurrent pages); FCALLs per page says how many (`bench/browse.sh`):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| instances | run | store | pages/s per instance, load tester running | ratio | pages/s per instance, load tester stopped | ratio | pages/s, all instances (stopped) | Redis CPU per page | non-2xx | load avg at start |")
-	fmt.Fprintln(w, "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|---|")
-	ratios, cpus := map[int][]float64{}, map[int][]float64{}
+	fmt.Fprintln(w, "| instances | run | store | pages/s per instance, load tester running | ratio | pages/s per instance, load tester stopped | ratio | pages/s, all instances (stopped) | Redis CPU per page | FCALLs per page | non-2xx | load avg at start |")
+	fmt.Fprintln(w, "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+	ratios, stopped, cpus := map[int][]float64{}, map[int][]float64{}, map[int][]float64{}
 	for _, b := range runs {
 		live, paused := b.live.perInstance(), b.paused.perInstance()
-		rl, rp, cpu := "", "", ""
+		rl, rp, cpu, calls := "", "", "", ""
 		if b.store == "redis" {
 			if m := memLive[b.run]; m > 0 {
 				rl = fmtRatio(live / m)
@@ -184,14 +187,16 @@ func browseTables(w io.Writer, in string) {
 			}
 			if m := memPaused[b.run]; m > 0 {
 				rp = fmtRatio(paused / m)
+				stopped[b.instances] = append(stopped[b.instances], paused/m)
 			}
 			if b.cpuPerPage >= 0 {
 				cpus[b.instances] = append(cpus[b.instances], b.cpuPerPage)
 				cpu = fmt.Sprintf("%s µs", fmtVal(b.cpuPerPage))
+				calls = fmt.Sprintf("%.2f", b.callsPerPage)
 			}
 		}
-		fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %.0f | %s | %.0f | %s | %d | %s |\n", b.instances, b.run, b.store, live, rl, paused, rp,
-			sumOf(b.paused.rates), cpu, b.live.non2xx+b.paused.non2xx, b.load)
+		fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %.0f | %s | %.0f | %s | %s | %d | %s |\n", b.instances, b.run, b.store, live, rl, paused, rp,
+			sumOf(b.paused.rates), cpu, calls, b.live.non2xx+b.paused.non2xx, b.load)
 	}
 	fmt.Fprintln(w)
 	for _, n := range []int{1, 2, 3} {
@@ -203,6 +208,10 @@ func browseTables(w io.Writer, in string) {
 				s += fmt.Sprintf(", target ≥ %.1f: %s", targetBrowseRatio, verdict(med >= targetBrowseRatio))
 			}
 			parts = append(parts, s)
+		}
+		if r := stopped[n]; len(r) > 0 {
+			med, lo, hi := medianRange(r)
+			parts = append(parts, fmt.Sprintf("with it stopped **%s** (range %s–%s)", fmtRatio(med), fmtRatio(lo), fmtRatio(hi)))
 		}
 		if c := cpus[n]; len(c) > 0 {
 			med, lo, hi := medianRange(c)
