@@ -3,8 +3,9 @@
 # enough for benchstat, the load tester's ceiling proof (fill to the default
 # ceilings, 2x overload, RSS bound) and its UDP rate, the shared-state suite
 # (the Redis store's transitions at the full fill with Redis CPU per call,
-# and one instance's UDP presence rate on the Redis store against the memory
-# store), then writes one page per area it ran, docs/benchmarks/results/
+# one instance's UDP presence rate on the Redis store against the memory
+# store, and the browse page's rate on both stores at 1-3 instances with
+# wrk), then writes one page per area it ran, docs/benchmarks/results/
 # <area>.md, with bench/cmd/benchreport. An area not run keeps its page.
 #
 # Environment (all optional):
@@ -31,6 +32,8 @@ OUT=${OUT:-bench/out}
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+# shellcheck source=bench/browse.sh
+. bench/browse.sh
 
 mkdir -p "$OUT"
 ensure_benchstat
@@ -161,6 +164,9 @@ for area in $AREAS; do
 				fi
 			done
 		done
+		# The 100-item browse page over HTTP, memory against Redis at 1-3
+		# instances (bench/browse.sh).
+		browse_bench
 		stop_redis
 		meta shared-state "  load avg $(loadavg) at the end"
 		;;

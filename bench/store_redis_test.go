@@ -206,4 +206,17 @@ func BenchmarkRedisStore(b *testing.B) {
 			}
 		})
 	})
+	// The page HTTP serves: BrowseItems from the instance's local index,
+	// one rdv_browse_sync per page (the index is built before the loop).
+	b.Run("op=browse100-items", func(b *testing.B) {
+		f := redisFixture(b)
+		dst := make([]engine.BrowseItem, 0, engine.BrowsePageMax)
+		cursor := 0
+		f.browseItemsPage(b, ctx, dst, &cursor)
+		measureRedis(b, 1, func() {
+			for b.Loop() {
+				f.browseItemsPage(b, ctx, dst, &cursor)
+			}
+		})
+	})
 }

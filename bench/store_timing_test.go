@@ -126,6 +126,18 @@ func (f *storeFixture) browsePage(b *testing.B, ctx context.Context, dst []engin
 	StoreSink += uint64(items[0].ID.UUID[0])
 }
 
+// browseItemsPage is browsePage through engine.ItemBrowser.
+func (f *storeFixture) browseItemsPage(b *testing.B, ctx context.Context, dst []engine.BrowseItem, cursor *int) {
+	*cursor = (*cursor + 997) % (len(f.sorted) - engine.BrowsePageMax)
+	q := engine.Browse{Tenant: storeTenant, ProtocolVersion: 7, Limit: engine.BrowsePageMax,
+		After: f.sorted[*cursor], HasAfter: true}
+	items, _, r, err := f.s.(engine.ItemBrowser).BrowseItems(ctx, q, dst[:0])
+	if err != nil || !r.OK() || len(items) != engine.BrowsePageMax {
+		b.Fatalf("browse: %v %v %d items", r.Outcome, err, len(items))
+	}
+	StoreSink += uint64(items[0].ID.UUID[0])
+}
+
 // BenchmarkStoreBrowseItems is BenchmarkStoreBrowse through
 // engine.ItemBrowser, the lighter page the HTTP layer renders (MemStore
 // only: the reference has no such method).

@@ -17,6 +17,7 @@ import (
 // mid-history, after which everything goes to the survivor.
 type linDeployment struct {
 	survivor, victim *proc
+	noKill           bool // no fault: both instances serve the whole history
 	killed           atomic.Bool
 	next             atomic.Uint64
 
@@ -51,6 +52,9 @@ func (d *linDeployment) addSock(s *linSock) {
 // operations are recorded, then moves every socket to the survivor, as
 // clients of a dead instance do.
 func (d *linDeployment) injectFault(t *testing.T, rec *recorder, deadline time.Time) {
+	if d.noKill {
+		return
+	}
 	for time.Now().Before(deadline) {
 		rec.mu.Lock()
 		n := len(rec.ops)

@@ -318,7 +318,7 @@ func requireCoverage(t *testing.T, ops []porcupine.Operation) {
 	}
 	t.Logf("%d operations over %v; outcomes: %v; INTRODUCEs: %d", len(ops), time.Duration(span).Round(time.Millisecond), seen, intros)
 	for _, want := range []string{"create 201", "create 200", "create 409", "renew 200", "renew 409",
-		"presence 200", "presence 409", "join 201", "join 200", "bind 200", "bind 409", "get 200", "delete 204"} {
+		"presence 200", "presence 409", "join 201", "join 200", "bind 200", "bind 409", "get 200", "browse 200", "delete 204"} {
 		if seen[want] == 0 {
 			t.Errorf("the run never saw %q", want)
 		}

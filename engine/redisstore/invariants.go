@@ -81,7 +81,8 @@ func (s *Store) CheckInvariants() error {
 					bad("presence %s scheduled at %s, after its deadline %s", id, pexp[id], dl)
 				}
 				if l["public"] == "1" {
-					for _, b := range []string{"b:" + l["tenant"] + "\x00" + l["proto"] + "\x00", "b:" + l["tenant"] + "\x00" + l["proto"] + "\x00" + l["region"]} {
+					// bva, every visible listing, is the local browse indexes' snapshot.
+					for _, b := range []string{"b:" + l["tenant"] + "\x00" + l["proto"] + "\x00", "b:" + l["tenant"] + "\x00" + l["proto"] + "\x00" + l["region"], "bva"} {
 						if browse[b] == nil {
 							browse[b] = map[string]bool{}
 						}
@@ -139,8 +140,11 @@ func (s *Store) CheckInvariants() error {
 	if len(lexp) != nListings || len(d.hash("ph")) != nListings || len(aexp) != nAttempts || len(d.hash("ah")) != nAttempts {
 		bad("index sizes: listings %d/%d/%d attempts %d/%d/%d", nListings, len(lexp), len(d.hash("ph")), nAttempts, len(aexp), len(d.hash("ah")))
 	}
+	if _, ok := d.keys["bva"]; !ok && len(browse["bva"]) > 0 {
+		bad("%d visible listings, none in bva", len(browse["bva"]))
+	}
 	for name := range d.keys {
-		if strings.HasPrefix(name, "b:") && len(browse[name]) != len(d.members(name)) {
+		if (strings.HasPrefix(name, "b:") || name == "bva") && len(browse[name]) != len(d.members(name)) {
 			bad("browse index %q holds %d, want %d", name, len(d.members(name)), len(browse[name]))
 		}
 		if strings.HasPrefix(name, "ol:") && len(d.members(name)) > s.lim.OwnerListingQuota {

@@ -18,8 +18,11 @@
 // Expiry never scans: each pool keeps its deadlines in a sorted set, every
 // transition first removes what is due in the pools it reads (O(log n) per
 // expired record), pool occupancy is the sorted set's cardinality and
-// per-owner and per-tenant counts are kept incrementally. Browse walks a per-(tenant, protocol[,
-// region]) sorted set holding exactly the visible listings.
+// per-owner and per-tenant counts are kept incrementally. BrowseVisible
+// walks a per-(tenant, protocol[, region]) sorted set holding exactly the
+// visible listings; BrowseItems, the page HTTP serves, is read from the
+// instance's local copy of that index, kept in step by a change log the
+// same functions write (browse_mirror.go), with one small call per page.
 //
 // Capabilities are derived in Go from the shared engine.Keyring; Redis holds
 // fingerprints only. Time is the Redis server's (TIME, in microseconds,
@@ -92,7 +95,8 @@ type Store struct {
 	recheck   atomic.Bool // a call failed: check the library's version first (call)
 	refs      callRefs
 	reg       registration
-	refusals  refusalLog // refusals.go
+	refusals  refusalLog   // refusals.go
+	mirror    browseMirror // BrowseItems' local index (browse_mirror.go)
 }
 
 var (

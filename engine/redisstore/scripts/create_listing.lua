@@ -26,7 +26,7 @@ redis.register_function('rdv_create_listing', function(keys, a)
   call('HSET', P .. 'l:' .. id, 'lease', lease, 'pres', pres, 'tenant', tenant, 'owner', owner,
     'lkey', a[at.lease_key], 'spec', a[at.spec], 'doc', a[at.doc], 'players', a[at.players],
     'maxp', a[at.max_players], 'proto', a[at.protocol], 'public', a[at.public], 'region', a[at.region],
-    'ver', '1', 'dl', dl, 'ik', ik, 'prf', field)
+    'ver', '1', 'dl', dl, 'ik', ik, 'prf', field, 'ct', I(NOW))
   call('HSET', P .. 'pr', field, 'i' .. SEQ_ZERO)
   call('ZADD', P .. 'lexp', dl, id)
   call('HSET', P .. 'ph', pres, id)

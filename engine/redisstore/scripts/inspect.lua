@@ -11,6 +11,7 @@ redis.register_function('rdv_inspect', function(keys, a)
     if t == 'hash' then c = call('HGETALL', key)
     elseif t == 'zset' then c = call('ZRANGE', key, 0, -1, 'WITHSCORES')
     elseif t == 'set' then c = call('SMEMBERS', key)
+    elseif t == 'list' then c = call('LRANGE', key, 0, -1)
     else c = {call('GET', key)} end
     out[#out + 1] = {string.sub(key, #P + 1), t, c}
   end

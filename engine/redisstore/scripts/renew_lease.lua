@@ -12,7 +12,7 @@ redis.register_function('rdv_renew_lease', function(keys, a)
   local at = ARG.renew_lease
   local tenant, owner, id, lease, key = a[at.tenant], a[at.owner], a[at.listing], a[at.lease], a[at.lease_key]
   local ver, players = a[at.version], tonumber(a[at.players])
-  local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'owner', 'lease', 'lkey', 'ver', 'maxp', 'ik')
+  local f = call('HMGET', P .. 'l:' .. id, 'tenant', 'owner', 'lease', 'lkey', 'ver', 'maxp', 'ik', 'public')
   local owned = f[1] == tenant and f[2] == owner
   if owned and players > tonumber(f[6]) then return {BAD_PLAYERS, 0} end
   local admitted = admit(tenant, owner)
@@ -25,5 +25,7 @@ redis.register_function('rdv_renew_lease', function(keys, a)
   if players >= 0 then call('HSET', P .. 'l:' .. id, 'players', a[at.players]) end
   call('ZADD', P .. 'lexp', dl, id)
   call('ZADD', P .. 'iexp', 'XX', I(NOW + LIM.IDEM_TTL), f[7])
+  -- A visible listing's lease deadline (and maybe players) changed: browse shows both.
+  if f[8] == '1' and call('ZSCORE', P .. 'pexp', id) then browseChanged(id) end
   return {OK, 0, 0, listingView(id)}
 end)

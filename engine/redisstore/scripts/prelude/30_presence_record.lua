@@ -111,6 +111,7 @@ local function expirePresence(id)
   if f[4] == '1' then
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0', id)
     call('ZREM', P .. 'b:' .. f[1] .. '\0' .. f[2] .. '\0' .. f[3], id)
+    browseChanged(id, false)
   end
   local value = presenceValue(presenceRecord(f[5]))
   if value then

@@ -100,6 +100,7 @@ local function presenceRefresh(k)
     if g[4] == '1' then
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0', 0, id)
       call('ZADD', P .. 'b:' .. g[1] .. '\0' .. g[2] .. '\0' .. g[3], 0, id)
+      browseChanged(id, true)
     end
   end
   -- The pending offers: a fresh record says whether there are any, unless

@@ -1,0 +1,34 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+var _ engine.ItemBrowser = (*Store)(nil)
+
+// BrowseItems is BrowseVisible served from the instance's local browse
+// index (browse_mirror.go): one small call brings the index to what Redis
+// holds, then the page is read from memory. Same page, order, more flag
+// and outcomes as BrowseVisible.
+func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, bool, engine.Result, error) {
+	if err := engine.ValidateBrowse(&q); err != nil {
+		return dst, false, engine.Result{}, err
+	}
+	r, err := s.browseFresh(ctx)
+	if err != nil || r.Outcome != engine.Success {
+		return dst, false, r, err
+	}
+	m := &s.mirror
+	m.mu.RLock()
+	dst, more := m.idx.page(&q, dst, s.wallMilli)
+	m.mu.RUnlock()
+	return dst, more, engine.Result{}, nil
+}
+
+// wallMilli is wall(ticks) in Unix milliseconds.
+func (s *Store) wallMilli(ticks int64) int64 { return s.wall(ticks).UnixMilli() }
+
+func formatUint(n uint64) string { return strconv.FormatUint(n, 10) }
