@@ -140,7 +140,9 @@ func (s *testServer) api(t *testing.T, role string) *API {
 	return a
 }
 
-// stats reads the operator stats: used counts per pool.
+// stats reads the operator stats: used counts per pool, read from the
+// store after stats began (the server refreshes them at most once a
+// second; age_ms, with a margin for the answer's way back, tells).
 func (s *testServer) stats(t *testing.T) map[string]int {
 	t.Helper()
 	var st struct {
@@ -148,10 +150,23 @@ func (s *testServer) stats(t *testing.T) map[string]int {
 		Pools    map[string]struct {
 			Used int `json:"used"`
 		} `json:"pools"`
+		AgeMS int64 `json:"age_ms"`
 	}
-	c := &call{op: "stats", method: "GET", path: "/v1/admin/stats", out: &st}
-	if err := s.api(t, "operator").do(context.Background(), c); err != nil {
-		t.Fatalf("stats: %v", err)
+	const margin = 50 * time.Millisecond
+	start := time.Now()
+	time.Sleep(margin + 10*time.Millisecond)
+	for {
+		c := &call{op: "stats", method: "GET", path: "/v1/admin/stats", out: &st}
+		if err := s.api(t, "operator").do(context.Background(), c); err != nil {
+			t.Fatalf("stats: %v", err)
+		}
+		if time.Duration(st.AgeMS)*time.Millisecond+margin <= time.Since(start) {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("stats never read from the store after the call began (age %d ms)", st.AgeMS)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	out := map[string]int{}
 	for k, v := range st.Pools {

@@ -22,6 +22,7 @@ const (
 	metricPoolUsed = "rendezvous_pool_used"
 	metricPoolCeil = "rendezvous_pool_ceiling"
 	metricQuota    = "rendezvous_quota_limit"
+	metricStatsAge = "rendezvous_store_stats_age_seconds"
 )
 
 var metricHelp = map[string]string{
@@ -32,6 +33,7 @@ var metricHelp = map[string]string{
 	metricPoolUsed: "Entries held in each bounded store pool.",
 	metricPoolCeil: "Configured ceiling of each bounded store pool.",
 	metricQuota:    "Configured policy quotas.",
+	metricStatsAge: "Age in seconds of the store figures scrapes, probes and admin stats show: read from the store at most once a second, shared by every reader.",
 
 	metricConnsOpen:    "HTTP connections open now (counted by the bounding listener).",
 	metricConnsRefused: "HTTP connections closed on accept, by reason: max_conns or max_conns_per_ip.",
@@ -82,7 +84,7 @@ type httpMetrics struct {
 	outcomes [numOps][engine.ServiceUnavailable + 1]*metrics.Counter
 }
 
-func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) *httpMetrics {
+func newHTTPMetrics(set *metrics.Set, stats *StoreStats, limits engine.Limits) *httpMetrics {
 	m := &httpMetrics{set: set}
 	for op := range numOps {
 		m.duration[op] = set.GetOrCreatePrometheusHistogramExt(metricDuration+`{route="`+opNames[op]+`"}`, latencyBuckets)
@@ -96,12 +98,15 @@ func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) 
 	for p := engine.PoolListings; p <= engine.PoolIdempotency; p++ {
 		i := int(p) - 1
 		set.GetOrCreateGauge(metricPoolUsed+`{pool="`+p.String()+`"}`, func() float64 {
-			return float64(store.Stats().Pools[i].Used)
+			st, _ := stats.Stats()
+			return float64(st.Pools[i].Used)
 		})
 		set.GetOrCreateGauge(metricPoolCeil+`{pool="`+p.String()+`"}`, func() float64 {
-			return float64(store.Stats().Pools[i].Ceiling)
+			st, _ := stats.Stats()
+			return float64(st.Pools[i].Ceiling)
 		})
 	}
+	set.GetOrCreateGauge(metricStatsAge, func() float64 { return stats.Age().Seconds() })
 	for _, q := range quotaLimits(&limits) {
 		v := float64(q.limit)
 		set.GetOrCreateGauge(metricQuota+`{quota="`+q.pool.String()+`"}`, func() float64 { return v })
