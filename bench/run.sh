@@ -31,6 +31,8 @@ OUT=${OUT:-bench/out}
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+# shellcheck source=bench/shared_latency.sh
+. bench/shared_latency.sh
 
 mkdir -p "$OUT"
 ensure_benchstat
@@ -161,6 +163,9 @@ for area in $AREAS; do
 				fi
 			done
 		done
+		meta shared-state "  load avg $(loadavg) before the HTTP latency runs"
+		shared_latency
+		shared_scrapes
 		stop_redis
 		meta shared-state "  load avg $(loadavg) at the end"
 		;;

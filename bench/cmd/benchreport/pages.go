@@ -66,6 +66,7 @@ func writePage(w io.Writer, in, docs, area string, now time.Time) error {
 		rateRuns(w, "UDP presence rate on a fresh server", readRuns(in, "udprate-r"))
 	case "shared-state":
 		sharedTables(w, run, readPairs(in))
+		sharedHTTP(w, run, in)
 	case "compare":
 		compareRounds(w, in)
 	default:
