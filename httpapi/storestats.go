@@ -27,7 +27,7 @@ type StoreStats struct {
 
 	mu   sync.Mutex
 	st   engine.Stats
-	at   time.Time     // when st was read; zero: never, or invalidated
+	at   time.Time     // when the read of st began; zero: never, or invalidated
 	busy chan struct{} // closed when the refresh in progress ends; nil: none
 }
 
@@ -70,12 +70,15 @@ func (c *StoreStats) Stats() (engine.Stats, time.Duration) {
 	c.busy = busy
 	c.mu.Unlock()
 
+	// The figures are as old as the read's start: what changed in the
+	// store before it began is in them, what changed during it may be.
+	at := time.Now()
 	st := c.store.Stats()
 	c.mu.Lock()
-	c.st, c.at, c.busy = st, time.Now(), nil
+	c.st, c.at, c.busy = st, at, nil
 	c.mu.Unlock()
 	close(busy)
-	return st, 0
+	return st, time.Since(at)
 }
 
 // Invalidate makes the next reader refresh: this process changed what the
