@@ -34,6 +34,8 @@ OUT=${OUT:-bench/out}
 . bench/lib.sh
 # shellcheck source=bench/browse.sh
 . bench/browse.sh
+# shellcheck source=bench/shared_latency.sh
+. bench/shared_latency.sh
 
 mkdir -p "$OUT"
 ensure_benchstat
@@ -167,6 +169,9 @@ for area in $AREAS; do
 		# The 100-item browse page over HTTP, memory against Redis at 1-3
 		# instances (bench/browse.sh).
 		browse_bench
+		meta shared-state "  load avg $(loadavg) before the HTTP latency runs"
+		shared_latency
+		shared_scrapes
 		stop_redis
 		meta shared-state "  load avg $(loadavg) at the end"
 		;;

@@ -140,7 +140,9 @@ func (s *testServer) api(t *testing.T, role string) *API {
 	return a
 }
 
-// stats reads the operator stats: used counts per pool.
+// stats reads the operator stats: used counts per pool, read from the
+// store after stats began (the server keeps its figures a second, so once
+// that has passed the read refreshes them).
 func (s *testServer) stats(t *testing.T) map[string]int {
 	t.Helper()
 	var st struct {
@@ -149,6 +151,7 @@ func (s *testServer) stats(t *testing.T) map[string]int {
 			Used int `json:"used"`
 		} `json:"pools"`
 	}
+	time.Sleep(1150 * time.Millisecond)
 	c := &call{op: "stats", method: "GET", path: "/v1/admin/stats", out: &st}
 	if err := s.api(t, "operator").do(context.Background(), c); err != nil {
 		t.Fatalf("stats: %v", err)

@@ -126,13 +126,14 @@ func (a *API) drain(ctx *fasthttp.RequestCtx, p *Principal) {
 		a.writeStoreError(ctx, err)
 		return
 	}
+	a.storeStats.Invalidate() // readiness says draining from now on
 	writeJSON(ctx, fasthttp.StatusAccepted, []byte(`{"status":"draining"}`))
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "drain requested",
 		slog.String("operator", string(p.Subject)))
 }
 
 func (a *API) stats(ctx *fasthttp.RequestCtx) {
-	st := a.store.Stats()
+	st, age := a.storeStats.Stats()
 	s := acquireBuf()
 	defer releaseBuf(s)
 	b := append(s.b[:0], `{"instance_id":`...)
@@ -157,6 +158,8 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 	}
 	b = append(b, `},"in_flight":`...)
 	b = appendInt(b, int64(st.InFlight))
+	b = append(b, `,"age_ms":`...)
+	b = appendInt(b, age.Milliseconds())
 	b = append(b, '}')
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)

@@ -53,28 +53,34 @@ type Config struct {
 	// answers: with several instances it tells the others to reload their
 	// own files (FollowPrincipalsReload, which does not call it again).
 	PrincipalsReloaded func()
+
+	// StoreStats serves the store figures of /metrics, /readyz and GET
+	// /v1/admin/stats; nil: New makes one (DefaultStoreStatsMaxAge). The
+	// process shares it with whatever else it exports from Stats.
+	StoreStats *StoreStats
 }
 
 // API is the HTTP front of one store. It is safe for concurrent use by any
 // number of fasthttp workers; only its principal set changes after New
 // (ReloadPrincipals swaps it whole).
 type API struct {
-	store     engine.Store
-	items     engine.ItemBrowser // the store, if it implements it; else nil
-	router    MediatorRouter     // the store, if it implements it; else nil
-	keys      *engine.Keyring
-	limits    engine.Limits
-	ps        livePrincipals
-	announce  func() // Config.PrincipalsReloaded
-	digest    principalsDigest
-	offerer   Offerer
-	relay     *turncred.Issuer
-	relayCap  relayCap // relay_cap.go
-	mediator  string
-	log       *slog.Logger
-	metrics   *httpMetrics
-	writeProm func(w io.Writer)
-	regions   *regionInterner
+	store      engine.Store
+	items      engine.ItemBrowser // the store, if it implements it; else nil
+	router     MediatorRouter     // the store, if it implements it; else nil
+	keys       *engine.Keyring
+	limits     engine.Limits
+	ps         livePrincipals
+	announce   func() // Config.PrincipalsReloaded
+	digest     principalsDigest
+	offerer    Offerer
+	relay      *turncred.Issuer
+	relayCap   relayCap // relay_cap.go
+	mediator   string
+	log        *slog.Logger
+	metrics    *httpMetrics
+	storeStats *StoreStats // the store figures of scrapes and probes (storestats.go)
+	writeProm  func(w io.Writer)
+	regions    *regionInterner
 	// storeErrLog bounds the log lines of failed store calls: an
 	// unreachable store fails every request, one line a second says so.
 	storeErrLog logLimiter
@@ -127,7 +133,11 @@ func New(cfg Config) (*API, error) {
 	a.ps.cur.Store(cfg.Principals)
 	a.items, _ = cfg.Store.(engine.ItemBrowser)
 	a.router, _ = cfg.Store.(MediatorRouter)
-	a.metrics = newHTTPMetrics(set, cfg.Store, cfg.Limits)
+	a.storeStats = cfg.StoreStats
+	if a.storeStats == nil {
+		a.storeStats = NewStoreStats(cfg.Store, 0)
+	}
+	a.metrics = newHTTPMetrics(set, a.storeStats, cfg.Limits)
 	set.RegisterMetricsWriter(a.writePrincipalsInfo)
 	return a, nil
 }

@@ -12,11 +12,12 @@ func (a *API) servePublic(ctx *fasthttp.RequestCtx, o op) {
 	case opLivez:
 		writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"live"}`))
 	case opReadyz:
+		st, _ := a.storeStats.Stats()
 		switch {
-		case !a.store.Available():
+		case !st.Available:
 			ctx.Response.Header.Set("Retry-After", retryAfterUnavailable)
 			writeJSON(ctx, fasthttp.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
-		case a.store.Draining():
+		case st.Draining:
 			ctx.Response.Header.Set("Retry-After", a.drainRetryAfter)
 			writeJSON(ctx, fasthttp.StatusServiceUnavailable, []byte(`{"status":"draining"}`))
 		default:

@@ -22,6 +22,7 @@ const (
 	metricPoolUsed = "rendezvous_pool_used"
 	metricPoolCeil = "rendezvous_pool_ceiling"
 	metricQuota    = "rendezvous_quota_limit"
+	metricStatsAge = "rendezvous_store_stats_age_seconds"
 )
 
 var metricHelp = map[string]string{
@@ -34,6 +35,7 @@ var metricHelp = map[string]string{
 	metricQuota:    "Configured policy quotas.",
 	metricPrincipals: "Always 1; the label is a prefix of the SHA-256 of the principals this instance serves " +
 		"(subjects, tenants, roles, token hashes): instances of one deployment should all show the same.",
+	metricStatsAge: "Age in seconds of the store figures scrapes, probes and admin stats show: read from the store at most once a second, shared by every reader.",
 
 	metricConnsOpen:    "HTTP connections open now (counted by the bounding listener).",
 	metricConnsRefused: "HTTP connections closed on accept, by reason: max_conns or max_conns_per_ip.",
@@ -84,7 +86,7 @@ type httpMetrics struct {
 	outcomes [numOps][engine.ServiceUnavailable + 1]*metrics.Counter
 }
 
-func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) *httpMetrics {
+func newHTTPMetrics(set *metrics.Set, stats *StoreStats, limits engine.Limits) *httpMetrics {
 	m := &httpMetrics{set: set}
 	for op := range numOps {
 		m.duration[op] = set.GetOrCreatePrometheusHistogramExt(metricDuration+`{route="`+opNames[op]+`"}`, latencyBuckets)
@@ -98,12 +100,15 @@ func newHTTPMetrics(set *metrics.Set, store engine.Store, limits engine.Limits) 
 	for p := engine.PoolListings; p <= engine.PoolIdempotency; p++ {
 		i := int(p) - 1
 		set.GetOrCreateGauge(metricPoolUsed+`{pool="`+p.String()+`"}`, func() float64 {
-			return float64(store.Stats().Pools[i].Used)
+			st, _ := stats.Stats()
+			return float64(st.Pools[i].Used)
 		})
 		set.GetOrCreateGauge(metricPoolCeil+`{pool="`+p.String()+`"}`, func() float64 {
-			return float64(store.Stats().Pools[i].Ceiling)
+			st, _ := stats.Stats()
+			return float64(st.Pools[i].Ceiling)
 		})
 	}
+	set.GetOrCreateGauge(metricStatsAge, func() float64 { return stats.Age().Seconds() })
 	for _, q := range quotaLimits(&limits) {
 		v := float64(q.limit)
 		set.GetOrCreateGauge(metricQuota+`{quota="`+q.pool.String()+`"}`, func() float64 { return v })

@@ -14,10 +14,14 @@ const (
 	KindBind                 // UDP attempt bind (Binding, h: or c:)
 	KindPlain                // UDP plain Binding without USERNAME
 	KindDelete               // DELETE /v1/listings/{id}
+	// KindLivez is GET /livez, which no store call answers: the latency
+	// floor of the generator, the HTTP stack and the machine, measured in
+	// the same run as the kinds that reach the store.
+	KindLivez
 	numKinds
 )
 
-var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind", "plain", "delete"}
+var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind", "plain", "delete", "livez"}
 
 func (k Kind) String() string {
 	if k < numKinds {

@@ -126,6 +126,9 @@ func (r *Run) trafficStreams(live []int, rates *RateSet, churn *soakChurn) []Str
 			_, _, err := r.api.clients[rand.IntN(nc)].BrowsePage(r.ctx, client.BrowseQuery{ProtocolVersion: cfg.ProtoVer, PageSize: 50}, after)
 			r.rec.Load().Observe(KindBrowse, classify(err), time.Since(intended))
 		}},
+		{Kind: KindLivez, Rate: rates[KindLivez], Workers: workers, Do: func(ctx context.Context, intended time.Time) {
+			r.rec.Load().Observe(KindLivez, r.api.livez(r.ctx), time.Since(intended))
+		}},
 		{Kind: KindPlain, Rate: rates[KindPlain], Workers: 2, Do: func(ctx context.Context, intended time.Time) {
 			if err := r.udp[pcur.Add(1)%uint64(len(r.udp))].SendPlain(-1, intended); err != nil {
 				r.rec.Load().Observe(KindPlain, CodeTransport, 0)

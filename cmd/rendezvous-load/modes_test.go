@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/httpapi"
 )
 
 // readResult reads the result.json a run wrote into out.
@@ -69,6 +70,9 @@ func listingsUsed(t *testing.T, httpAddr, tokens string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server reads its figures from the store at most once a second:
+	// after a second they include everything done before the call.
+	time.Sleep(httpapi.DefaultStoreStatsMaxAge + 100*time.Millisecond)
 	st, err := op.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -138,10 +138,10 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // progressWidth is the widest progress line: it fits a 160-column terminal
 // with every kind active and every figure at its widest.
-const progressWidth = 160
+const progressWidth = 180
 
 // progressNames are the kinds' three-letter names on the progress line.
-var progressNames = [numKinds]string{"crt", "rnw", "brw", "get", "joi", "prs", "bnd", "pln", "del"}
+var progressNames = [numKinds]string{"crt", "rnw", "brw", "get", "joi", "prs", "bnd", "pln", "del", "lvz"}
 
 // formatProgress renders one progress line of at most progressWidth
 // columns: elapsed seconds and phase (both truncated to fit), then per

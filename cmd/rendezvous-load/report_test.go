@@ -98,7 +98,7 @@ func TestProgressLine(t *testing.T) {
 	}
 }
 
-// One progress line fits 160 columns with every kind active, every figure
+// One progress line fits 180 columns with every kind active, every figure
 // at its widest and the longest phase name.
 func TestProgressLineWidth(t *testing.T) {
 	var p SeriesPoint

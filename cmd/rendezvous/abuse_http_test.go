@@ -44,7 +44,7 @@ func (p *proc) pools() string {
 	var st struct {
 		Pools json.RawMessage `json:"pools"`
 	}
-	p.call("GET", "/v1/admin/stats", statsToken(p.tokens), nil).expect(p.t, "stats", http.StatusOK, &st)
+	p.freshStats(p.t, statsToken(p.tokens), &st)
 	return string(st.Pools)
 }
 

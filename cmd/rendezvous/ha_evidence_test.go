@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 )
 
@@ -27,7 +26,7 @@ func (st *statsPools) over() []string {
 func ceilingBreaches(t *testing.T, p *proc) int {
 	t.Helper()
 	var st statsPools
-	p.call("GET", "/v1/admin/stats", statsToken(p.tokens), nil).expect(t, "stats", http.StatusOK, &st)
+	p.freshStats(t, statsToken(p.tokens), &st)
 	over := st.over()
 	for _, o := range over {
 		t.Errorf("pool above its ceiling: %s", o)

@@ -67,6 +67,7 @@ func (s *server) drainInstance() {
 	ctx, cancel := context.WithTimeout(context.Background(), redisstore.DefaultTimeout)
 	err := s.instance.DrainInstance(ctx)
 	cancel()
+	s.stats.Invalidate() // readiness says draining at once
 	if err != nil {
 		s.log.Warn("cannot mark the instance draining in the registry; it refuses new work anyway", "err", err)
 	}

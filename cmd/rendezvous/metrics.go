@@ -4,6 +4,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/httpapi"
 	"github.com/rendezvous/rendezvous/internal/version"
 )
 
@@ -17,9 +18,10 @@ var processHelp = map[string]string{
 
 // newProcessMetrics registers the process-level gauges the components do
 // not export themselves: availability, drain state, attempts in flight
-// (what a drain waits for), each read from the store at scrape time, and
-// the build info, whose store label is kind (--store: memory or redis).
-func newProcessMetrics(store engine.Store, kind string) *metrics.Set {
+// (what a drain waits for), from the store figures stats holds (read at
+// most once a second, whatever the scrape rate), and the build info, whose
+// store label is kind (--store: memory or redis).
+func newProcessMetrics(stats *httpapi.StoreStats, kind string) *metrics.Set {
 	s := metrics.NewSet()
 	flag := func(b bool) float64 {
 		if b {
@@ -27,9 +29,10 @@ func newProcessMetrics(store engine.Store, kind string) *metrics.Set {
 		}
 		return 0
 	}
-	s.NewGauge("rendezvous_available", func() float64 { return flag(store.Available()) })
-	s.NewGauge("rendezvous_draining", func() float64 { return flag(store.Draining()) })
-	s.NewGauge("rendezvous_attempts_in_flight", func() float64 { return float64(store.Stats().InFlight) })
+	st := func() engine.Stats { st, _ := stats.Stats(); return st }
+	s.NewGauge("rendezvous_available", func() float64 { return flag(st().Available) })
+	s.NewGauge("rendezvous_draining", func() float64 { return flag(st().Draining) })
+	s.NewGauge("rendezvous_attempts_in_flight", func() float64 { return float64(st().InFlight) })
 	// version.Version keeps only characters that need no escaping in a label.
 	s.NewGauge(`rendezvous_build_info{version="`+version.Version()+`",go_version="`+version.GoVersion()+`",store="`+kind+`"}`,
 		func() float64 { return 1 })

@@ -92,6 +92,7 @@ func (s *server) drain() {
 	if err := s.store.BeginDrain(context.Background()); err != nil {
 		s.log.Error("cannot begin drain", "err", err)
 	}
+	s.stats.Invalidate() // readiness says draining at once
 	reason, inFlight := waitDrained(s.store, deadline, drainPoll)
 	s.log.Info("drain finished", "reason", reason, "in_flight", inFlight)
 }

@@ -27,9 +27,12 @@ const httpShutdownTimeout = 5 * time.Second
 // and its listener, built by start in that order. Its fields are set once by
 // start and read afterwards; close is called once, from run's goroutine.
 type server struct {
-	log      *slog.Logger
-	limits   engine.Limits
-	store    engine.Store
+	log    *slog.Logger
+	limits engine.Limits
+	store  engine.Store
+	// stats serves the store figures of scrapes, probes and admin stats,
+	// read at most once a second (httpapi.StoreStats).
+	stats    *httpapi.StoreStats
 	med      *netio.Mediator
 	http     *fasthttp.Server
 	ln       *httpapi.Listener
@@ -95,7 +98,8 @@ func start(c *config, log *slog.Logger) (*server, error) {
 	// leaves from the instance the peer's NAT mapping points at.
 	forwarder, _ := store.(netio.Forwarder)
 	netSet, httpSet := metrics.NewSet(), metrics.NewSet()
-	expo := newExposition(httpSet, netSet, newProcessMetrics(store, c.Store))
+	s.stats = httpapi.NewStoreStats(store, 0)
+	expo := newExposition(httpSet, netSet, newProcessMetrics(s.stats, c.Store))
 	s.med, err = netio.NewMediator(netio.Config{
 		Addrs:           c.UDPAddrs,
 		Sockets:         c.UDPSockets,
@@ -163,6 +167,7 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		PrincipalsReloaded:        announce,
 		Relay:                     relay,
 		RelayCredentialsPerMinute: c.Turn.PerMinute,
+		StoreStats:                s.stats,
 	})
 	if err != nil {
 		s.closeMediator()

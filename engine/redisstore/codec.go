@@ -181,6 +181,40 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 	return v, true
 }
 
+// listingReadFields are get_listing.lua's answer: the listing's fields as
+// stored, its presence record while fresh and the instance it names.
+type listingReadFields [11]string
+
+// listingRead decodes get_listing.lua's answer for listing id of tenant t:
+// the view is built here from the stored fields, not in the function.
+func (s *Store) listingRead(m rueidis.RedisMessage, id engine.ListingID, t engine.Tenant) (engine.ListingView, bool) {
+	var f listingReadFields
+	if !fieldsOf(m, f[:]) {
+		return engine.ListingView{}, false
+	}
+	spec := new(engine.ListingSpec)
+	if json.Unmarshal([]byte(f[3]), spec) != nil {
+		return engine.ListingView{}, false
+	}
+	v := engine.ListingView{
+		ID: id, Lease: engine.LeaseID{UUID: parseID(f[0])}, Presence: engine.Handle{UUID: parseID(f[1])}, Tenant: t,
+		Owner: engine.Subject(f[2]), Spec: spec, CurrentPlayers: int(parseNum(f[5])),
+		LeaseExpiresAt: s.wall(parseNum(f[7])), LeaseTTL: s.duration(parseNum(f[8])), PresenceInstance: parseID(f[10]),
+	}
+	if f[4] != "" {
+		v.Doc = []byte(f[4])
+	}
+	v.Version, _ = strconv.ParseUint(f[6], 10, 64)
+	if f[9] != "" {
+		rec, ok := parsePresenceRecord(f[9])
+		if !ok || !rec.fresh {
+			return engine.ListingView{}, false
+		}
+		v.PresenceFresh, v.HostPublic, v.HostLocal = true, rec.public, rec.local
+	}
+	return v, true
+}
+
 // attemptView decodes 70_views.lua's attemptView.
 func (s *Store) attemptView(m rueidis.RedisMessage) (engine.AttemptView, bool) {
 	var f attemptFields

@@ -36,7 +36,9 @@ func (s *Store) BeginDrain(ctx context.Context) error {
 // Stats reports pool occupancy after cleanup. When Redis does not answer,
 // it reports the store unavailable with zero occupancy.
 func (s *Store) Stats() engine.Stats {
-	st := engine.Stats{InstanceID: s.id}
+	// Draining as Draining answers it: this instance's own drain
+	// (DrainInstance) or the deployment's, so one call serves readiness.
+	st := engine.Stats{InstanceID: s.id, Draining: s.reg.draining.Load()}
 	ceil := [engine.NumGlobalPools]int{s.lim.MaxListings, s.lim.MaxPresence, s.lim.MaxAttempts, s.lim.MaxReplay, s.lim.MaxRevocations, s.lim.MaxIdempotency}
 	for i := range st.Pools {
 		st.Pools[i].Ceiling = ceil[i]
@@ -47,7 +49,7 @@ func (s *Store) Stats() engine.Stats {
 		return st
 	}
 	n := ints(a)
-	st.Available, st.Draining = n[0] == 0, n[1] == 1
+	st.Available, st.Draining = n[0] == 0, st.Draining || n[1] == 1
 	for i := range st.Pools {
 		st.Pools[i].Used = int(n[2+i])
 	}

@@ -60,5 +60,12 @@ func (s *Store) GetListing(ctx context.Context, q engine.GetListing) (engine.Lis
 		return engine.ListingView{}, engine.Result{}, err
 	}
 	_, r, rest := reply(m, ok)
-	return s.listingResult(r, rest)
+	if len(rest) < 2 {
+		return engine.ListingView{}, r, nil
+	}
+	v, vok := s.listingRead(rest[1], q.Listing, q.Tenant)
+	if !vok {
+		return engine.ListingView{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	return v, r, nil
 }

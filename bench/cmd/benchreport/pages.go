@@ -67,6 +67,7 @@ func writePage(w io.Writer, in, docs, area string, now time.Time) error {
 	case "shared-state":
 		sharedTables(w, run, readPairs(in))
 		browseTables(w, in)
+		sharedHTTP(w, run, in)
 	case "compare":
 		compareRounds(w, in)
 	default:

@@ -11,6 +11,7 @@
 --   40_idempotency      idempotency records
 --   50_removal          the removal cascade, tombstones, revocation
 --   60_cleanup          cleanup of what is due, the primary check, begin
+--   65_read             the start of a read: cleanup only when it matters
 --   70_views            listing and attempt views, the introduction
 --   80_presence_refresh a call's presence refreshes (load, decide, flush)
 --   90_attempt          attempt binds, introductions, relay fallback

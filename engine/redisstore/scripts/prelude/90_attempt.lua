@@ -74,8 +74,3 @@ local function relayReport(handle, key, role, path, ms)
   end
   return {OK, 0, dup, f[3], attemptView(aid)}
 end
-
--- relayProgress is a live attempt's progress flags.
-local function relayProgress(aid)
-  return progressOf(call('HMGET', P .. 'a:' .. aid, unpack(PROGRESS)), 1)
-end
