@@ -108,8 +108,8 @@ local function setup(keys, args, write)
     LIM_SRC = args[2]
   end
   local nowArg, fid, fepoch = splitFence(args[1])
-  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl', 'f:' .. fid)
-  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
+  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl', 'f:' .. fid, 'replid')
+  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0'), replid = m[6]}
   local n
   if nowArg ~= '' then
     n = tonumber(nowArg)
