@@ -168,6 +168,10 @@ func (a *API) writeOutcome(ctx *fasthttp.RequestCtx, r engine.Result, extra func
 	case engine.Draining:
 		a.writeProblem(ctx, probDraining, "", nil)
 	case engine.ServiceUnavailable:
+		if r.NotReplicated {
+			a.writeProblem(ctx, probServiceUnavailable, notReplicatedDetail, appendNotReplicated)
+			return
+		}
 		a.writeProblem(ctx, probServiceUnavailable, "", nil)
 	default:
 		a.log.Error("BUG: unexpected store outcome", "outcome", r.Outcome.String())

@@ -122,9 +122,11 @@ local function setup(keys, args, write)
   local last = tonumber(m[1] or '0')
   if n < last then
     n = last -- never run backwards (a failover to a replica whose clock lags)
-  elseif n > last and write then
-    call('HSET', P .. 'meta', 'clock', I(n))
   end
+  -- A writing call always writes the clock, even unmoved: then it always
+  -- replicates something, and a WAIT after it (acknowledged writes, acks.go)
+  -- covers everything written before it, on any connection.
+  if write then call('HSET', P .. 'meta', 'clock', I(n)) end
   NOW = n
 end
 
