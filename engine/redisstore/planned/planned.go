@@ -124,6 +124,13 @@ func Failover(ctx context.Context, o Options) (res Result, err error) {
 	if res.InSync == 0 {
 		return res, fmt.Errorf("%w: %s has no replica to promote", ErrTooFewReplicas, old)
 	}
+	// A sentinel picks among the replicas it knows (from the primary's
+	// INFO, every ten seconds): one that knows none would accept SENTINEL
+	// FAILOVER and abort it.
+	asked, err := r.knowingSentinels(ctx, res.InSync)
+	if err != nil {
+		return res, err
+	}
 
 	restore, err := r.raiseDownAfter(ctx, o.Timeout+5*time.Second)
 	if err != nil {
@@ -148,10 +155,9 @@ func Failover(ctx context.Context, o Options) (res Result, err error) {
 		return res, err
 	}
 	o.Log("replicas caught up")
-	if err := r.askFailover(ctx, deadline); err != nil {
+	if err := r.askFailover(ctx, asked, deadline); err != nil {
 		return res, err
 	}
-	o.Log("failover asked")
 	promoted, err := r.waitPromotion(ctx, old, deadline)
 	if err != nil {
 		return res, err
@@ -313,15 +319,48 @@ func (r *run) caughtUp(ctx context.Context, primary string) error {
 	return nil
 }
 
-// askFailover asks each sentinel in turn for SENTINEL FAILOVER until one
-// accepts (one still busy with an earlier failover answers INPROG).
-func (r *run) askFailover(ctx context.Context, deadline time.Time) error {
+// knowingSentinels are the sentinels that list at least n replicas of
+// the primary as usable (flags "slave": not down, not disconnected).
+func (r *run) knowingSentinels(ctx context.Context, n int) ([]string, error) {
+	var out []string
+	var last error
+	for _, s := range r.o.Sentinels {
+		m, err := r.doMsg(ctx, s, "SENTINEL", "REPLICAS", r.o.Master)
+		if err != nil {
+			last = fmt.Errorf("sentinel %s: %w", s, err)
+			continue
+		}
+		list, _ := m.ToArray()
+		usable := 0
+		for _, e := range list {
+			if f, err := e.AsStrMap(); err == nil && f["flags"] == "slave" {
+				usable++
+			}
+		}
+		if usable >= n {
+			out = append(out, s)
+		} else {
+			last = fmt.Errorf("sentinel %s knows %d usable replicas, the primary has %d in sync", s, usable, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no sentinel knows the replicas yet (they learn them from the primary within ten seconds): %w", last)
+	}
+	return out, nil
+}
+
+// askFailover asks each of the sentinels in turn for SENTINEL FAILOVER
+// until one accepts (one still busy with an earlier failover answers
+// INPROG).
+func (r *run) askFailover(ctx context.Context, sentinels []string, deadline time.Time) error {
 	var last error
 	for {
-		for _, s := range r.o.Sentinels {
+		for _, s := range sentinels {
 			if last = r.do(ctx, s, "SENTINEL", "FAILOVER", r.o.Master); last == nil {
+				r.o.Log("failover asked", "sentinel", s)
 				return nil
 			}
+			r.o.Log("failover refused", "sentinel", s, "err", last.Error())
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("SENTINEL FAILOVER: %w", last)
