@@ -10,7 +10,7 @@
 // Sentinel may promote a replica that is behind. Failover therefore:
 //
 //  1. finds the primary every reachable sentinel names, and refuses unless
-//     it has MinInSync replicas online and at most a second behind (a
+//     it has MinInSync replicas online and at most two seconds behind (a
 //     promoted replica must still have a replica to acknowledge writes);
 //  2. pauses the primary's writes (CLIENT PAUSE WRITE, bounded by Timeout
 //     so a crash of this command cannot leave it paused);
@@ -61,9 +61,13 @@ type Options struct {
 const (
 	DefaultTimeout   = 10 * time.Second
 	DefaultMinInSync = 2
-	// maxLag is how far behind (seconds since its last acknowledgement) a
-	// replica still counts as in sync.
-	maxLag = 1
+	// maxLag is how far behind (seconds since its last acknowledgement,
+	// sent every second) a replica still counts as in sync: the
+	// documented min-replicas-max-lag.
+	maxLag = 2
+	// settleFor is how long a count of replicas in sync below MinInSync
+	// is asked again before the failover is refused.
+	settleFor = 3 * time.Second
 )
 
 // Result is what Failover did.
@@ -108,14 +112,21 @@ func Failover(ctx context.Context, o Options) (res Result, err error) {
 		return res, err
 	}
 	res.Old = old
-	info, err := r.info(ctx, old)
-	if err != nil {
-		return res, fmt.Errorf("the primary %s: %w", old, err)
+	// A replica reports its offset once a second, so on a busy host one
+	// may read two seconds behind for a moment: ask again for a while
+	// before refusing.
+	var info string
+	for settle := time.Now().Add(settleFor); ; time.Sleep(100 * time.Millisecond) {
+		if info, err = r.info(ctx, old); err != nil {
+			return res, fmt.Errorf("the primary %s: %w", old, err)
+		}
+		if !strings.Contains(info, "role:master") {
+			return res, fmt.Errorf("the sentinels name %s, which is not a primary", old)
+		}
+		if res.InSync = inSync(info); res.InSync >= o.MinInSync || time.Now().After(settle) {
+			break
+		}
 	}
-	if !strings.Contains(info, "role:master") {
-		return res, fmt.Errorf("the sentinels name %s, which is not a primary", old)
-	}
-	res.InSync = inSync(info)
 	o.Log("primary", "addr", old, "replicas_in_sync", res.InSync)
 	if res.InSync < o.MinInSync && !o.Force {
 		return res, fmt.Errorf("%w: %s has %d replicas online and in sync, %d needed (force to run anyway)",
