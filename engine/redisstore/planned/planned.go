@@ -138,7 +138,7 @@ func Failover(ctx context.Context, o Options) (res Result, err error) {
 	// A sentinel picks among the replicas it knows (from the primary's
 	// INFO, every ten seconds): one that knows none would accept SENTINEL
 	// FAILOVER and abort it.
-	asked, err := r.knowingSentinels(ctx, res.InSync)
+	asked, err := r.knowingSentinels(ctx, 1)
 	if err != nil {
 		return res, err
 	}
