@@ -46,10 +46,6 @@ func (s *Store) doAcked(ctx context.Context, c rueidis.Completed, acks int64) (m
 	return m, werr != nil || n < acks, err
 }
 
-// AckReplicas is how many replicas an acknowledged write waits for (0:
-// none).
-func (s *Store) AckReplicas() int { return int(s.acks) }
-
 // unconfirmed is notReplicated when nr is set, else the zero Result (the
 // answer beside an error).
 func unconfirmed(nr bool) engine.Result {
