@@ -8,4 +8,9 @@ package httpapi
 
 const notReplicatedDetail = "the write was not confirmed by a replica in time; retry it"
 
+// retryAfterNotReplicated is short: a replica catches up, or a failover
+// ends, within about a second, and the SDK retries by itself a 503 whose
+// Retry-After is at most its MaxRetryAfter (2 s by default).
+const retryAfterNotReplicated = "1"
+
 func appendNotReplicated(b []byte) []byte { return append(b, `,"reason":"not_replicated"`...) }

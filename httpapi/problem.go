@@ -170,6 +170,7 @@ func (a *API) writeOutcome(ctx *fasthttp.RequestCtx, r engine.Result, extra func
 	case engine.ServiceUnavailable:
 		if r.NotReplicated {
 			a.writeProblem(ctx, probServiceUnavailable, notReplicatedDetail, appendNotReplicated)
+			ctx.Response.Header.Set("Retry-After", retryAfterNotReplicated)
 			return
 		}
 		a.writeProblem(ctx, probServiceUnavailable, "", nil)
