@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
@@ -41,13 +42,21 @@ func TestE2EFailoverCommand(t *testing.T) {
 	}
 	waitReady(t, p, http.StatusOK, `{"status":"ready"}`)
 	h.refresh() // a listing is visible while its host's presence is fresh
-	p.call("GET", "/v1/listings/"+h.pub.ListingID, p.tokens["client"], nil).expect(t, "the listing made before the failover", http.StatusOK, nil)
+	// The new primary refuses writes (NOREPLICAS: 503) until a replica
+	// acknowledges it, and a read runs the store's cleanup, a write: ask
+	// again for a bounded while.
+	get := func() httpReply { return p.call("GET", "/v1/listings/"+h.pub.ListingID, p.tokens["client"], nil) }
+	r := get()
+	for deadline := time.Now().Add(10 * time.Second); r.status == http.StatusServiceUnavailable && time.Now().Before(deadline); r = get() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.expect(t, "the listing made before the failover", http.StatusOK, nil)
 	p.publish("after-failover", "after")
-	r, err := top.Do(ctx, old, "INFO", "replication")
+	infoMsg, err := top.Do(ctx, old, "INFO", "replication")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := r.ToString(); !strings.Contains(info, "role:slave") {
+	if info, _ := infoMsg.ToString(); !strings.Contains(info, "role:slave") {
 		t.Errorf("the old primary is not a replica:\n%s", info)
 	}
 }
