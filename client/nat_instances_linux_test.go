@@ -3,6 +3,7 @@
 package client
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,7 +25,14 @@ import (
 // Redis), and every push must leave from an instance the recipient's NAT
 // sent to. The two peers punch through and chat directly, and no instance
 // ever sends to a NAT that did not send to it (its datagrams would be
-// dropped there).
+// dropped there). Then the primary is moved to a replica with the
+// supported planned failover (`rendezvous failover`) while the host keeps
+// its listing (the instances acknowledge writes once a replica has them,
+// as documented): every sentinel announces exactly one promotion
+// (+switch-master, all recorded), the listing is still on the promoted
+// primary under the same ID, and a second joiner punches through to the
+// same host the same way: both instances, their forwarding and the host's
+// presence follow the promoted primary.
 func TestNATHolePunchTwoInstances(t *testing.T) {
 	requireNetns(t)
 	requireSentinelBinaries(t)
@@ -44,13 +52,14 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 		}
 	}
 	l.NFT("pub", rules+in+"\t}\n"+out+"\t}\n}\n")
-	_, sentinels := l.startSentinelRedis("pub")
+	redis, sentinels := l.startSentinelRedis("pub")
 	key := filepath.Join(t.TempDir(), "capability.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	shared := []string{"--store", "redis", "--redis-sentinel", strings.Join(sentinels, ","),
-		"--redis-master", redistest.MasterName, "--redis-name", "nat", "--capability-key-file", key}
+		"--redis-master", redistest.MasterName, "--redis-name", "nat", "--capability-key-file", key,
+		"--redis-ack-replicas", "1"}
 	servers := map[string]*testServer{}
 	for _, i := range instanceAddrs {
 		servers[i] = startServer(t, l.Exec("pub"), append([]string{"--http-addr", i + ":8080", "--udp-addr", i + ":3478"}, shared...)...)
@@ -73,6 +82,44 @@ func TestNATHolePunchTwoInstances(t *testing.T) {
 	}
 	l.joinAcrossInstances(servers[joinVia], joinVia, id, host, 0)
 
+	watch := redis.watchSwitchMaster()
+	asked := time.Now()
+	promoted := redis.plannedFailover(sentinels)
+	// Each instance moves its forwarding subscription to the promoted
+	// primary once its client follows it (a forward published there
+	// before that is lost, and the OFFER waits for the host's next
+	// presence refresh). Until an instance's client has moved, its writes
+	// meet the old primary, now a replica (READONLY), and the instance
+	// answers typed service_unavailable, which a client retries. The bound
+	// is liveness, Sentinel's failover-timeout + 2 s.
+	redis.waitForwardingOn(promoted, len(instanceAddrs))
+	following := time.Now()
+	if n := redis.cli(promoted, "EXISTS", "rdv:{nat}:l:"+id); n != "1" {
+		t.Fatalf("the listing %s is not on the promoted primary (EXISTS answered %q): an acknowledged listing was lost", id, n)
+	}
+	unavailable := l.joinAcrossInstances(servers[joinVia], joinVia, id, host, nsFailoverTimeout+2*time.Second)
+	if out := host.stdout.String(); strings.Contains(out, "published again") || strings.Contains(out, "listing lost") {
+		t.Fatalf("the host lost its listing across the promotion:\n%s", out)
+	}
+	// Every sentinel announces the one promotion, from the first primary
+	// to the promoted replica, and no other.
+	want := fmt.Sprintf("%s 127.0.0.1 %d 127.0.0.1 %d", redistest.MasterName, redis.primary, promoted)
+	redis.l.waitFor("every sentinel's +switch-master", func() error {
+		for i, ev := range watch.events() {
+			if len(ev) == 0 {
+				return fmt.Errorf("sentinel %d announced no promotion yet", redis.sentinels[i])
+			}
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // a second promotion would be announced too
+	for i, ev := range watch.events() {
+		if len(ev) != 1 || ev[0] != want {
+			t.Errorf("sentinel %d announced %q, want exactly one +switch-master %q", redis.sentinels[i], ev, want)
+		}
+	}
+	t.Logf("both instances listening on the promoted primary %v after the planned failover began; %d joins answered service_unavailable, then the next punched (%v after it began)",
+		following.Sub(asked).Round(time.Millisecond), unavailable, time.Since(asked).Round(time.Millisecond))
 }
 
 // joinAcrossInstances runs a joiner whose HTTP goes to srv (on address via,

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+	"github.com/rendezvous/rendezvous/internal/e2e"
 )
 
 // nsSentinel is a Sentinel-managed Redis inside one namespace of a lab, on
@@ -145,4 +147,91 @@ func (s *nsSentinel) replicasOnline(port, n int) error {
 		return fmt.Errorf("%d replicas not online and counted on %d:\n%s", n, port, info)
 	}
 	return nil
+}
+
+// nsFailoverTimeout is the sentinels' failover-timeout (redistest's
+// default): service after a promotion is back within it + 2 s.
+const nsFailoverTimeout = 3 * time.Second
+
+// switchWatch records every +switch-master event each sentinel publishes
+// (redis-cli SUBSCRIBE in the namespace, one per sentinel).
+type switchWatch struct {
+	outs []*e2e.LockedBuffer
+}
+
+// watchSwitchMaster subscribes to +switch-master on every sentinel and
+// waits until each subscription is confirmed.
+func (s *nsSentinel) watchSwitchMaster() *switchWatch {
+	s.l.t.Helper()
+	w := &switchWatch{}
+	for _, p := range s.sentinels {
+		out := new(e2e.LockedBuffer)
+		cmd := s.l.Command(s.ns, "redis-cli", "--csv", "-h", "127.0.0.1", "-p", strconv.Itoa(p), "SUBSCRIBE", "+switch-master")
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			s.l.t.Fatalf("redis-cli SUBSCRIBE on sentinel %d: %v", p, err)
+		}
+		s.l.t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		w.outs = append(w.outs, out)
+		s.l.waitFor(fmt.Sprintf("the +switch-master subscription on sentinel %d", p), func() error {
+			if !strings.Contains(out.String(), `"subscribe","+switch-master",1`) {
+				return fmt.Errorf("output so far %q", out.String())
+			}
+			return nil
+		})
+	}
+	return w
+}
+
+// events are the +switch-master payloads each sentinel published so far
+// ("<master> <old ip> <old port> <new ip> <new port>").
+func (w *switchWatch) events() [][]string {
+	all := make([][]string, len(w.outs))
+	for i, out := range w.outs {
+		for _, line := range strings.Split(out.String(), "\n") {
+			if p, ok := strings.CutPrefix(strings.TrimSpace(line), `"message","+switch-master",`); ok {
+				all[i] = append(all[i], strings.Trim(p, `"`))
+			}
+		}
+	}
+	return all
+}
+
+// plannedFailover runs `rendezvous failover` (the supported planned
+// failover) in the namespace against the sentinels, and returns the port
+// of the promoted primary.
+func (s *nsSentinel) plannedFailover(sentinels []string) int {
+	s.l.t.Helper()
+	bin, err := build.Path("rendezvous")
+	if err != nil {
+		s.l.t.Fatal(err)
+	}
+	cmd := s.l.Command(s.ns, bin, "failover", "--redis-sentinel", strings.Join(sentinels, ","), "--redis-master", redistest.MasterName)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.l.t.Fatalf("rendezvous failover: %v\n%s", err, out)
+	}
+	s.l.t.Logf("rendezvous failover:\n%s", out)
+	m := regexp.MustCompile(`promoted 127\.0\.0\.1:(\d+) \(was 127\.0\.0\.1:(\d+)\)`).FindSubmatch(out)
+	if m == nil || string(m[2]) != strconv.Itoa(s.primary) {
+		s.l.t.Fatalf("rendezvous failover did not report a promotion away from %d:\n%s", s.primary, out)
+	}
+	port, _ := strconv.Atoi(string(m[1]))
+	return port
+}
+
+// waitForwardingOn waits until n instances listen for forwarded datagrams
+// on the node on port (each subscribes to its own channel, "…fwd:<ID>").
+func (s *nsSentinel) waitForwardingOn(port, n int) {
+	s.l.t.Helper()
+	s.l.waitFor(fmt.Sprintf("%d forwarding subscriptions on %d", n, port), func() error {
+		out := s.cli(port, "PUBSUB", "CHANNELS", "*fwd:*")
+		if got := len(strings.Fields(out)); got != n {
+			return fmt.Errorf("%d subscribed: %q", got, out)
+		}
+		return nil
+	})
 }

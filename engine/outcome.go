@@ -81,6 +81,11 @@ type Result struct {
 	// refusing the call): unlike a store marked unavailable, it erased
 	// nothing, and the state is as it was before the call.
 	Unreachable bool
+	// NotReplicated is set on a ServiceUnavailable whose write the shared
+	// store applied on its primary but fewer replicas than the deployment
+	// asks for confirmed in time: it may be applied or lost by a failover,
+	// so it is not acknowledged, and the client retries it idempotently.
+	NotReplicated bool
 }
 
 func (r Result) OK() bool { return r.Outcome == Success }

@@ -168,6 +168,11 @@ func (a *API) writeOutcome(ctx *fasthttp.RequestCtx, r engine.Result, extra func
 	case engine.Draining:
 		a.writeProblem(ctx, probDraining, "", nil)
 	case engine.ServiceUnavailable:
+		if r.NotReplicated {
+			a.writeProblem(ctx, probServiceUnavailable, notReplicatedDetail, appendNotReplicated)
+			ctx.Response.Header.Set("Retry-After", retryAfterNotReplicated)
+			return
+		}
 		a.writeProblem(ctx, probServiceUnavailable, "", nil)
 	default:
 		a.log.Error("BUG: unexpected store outcome", "outcome", r.Outcome.String())

@@ -75,6 +75,8 @@ type config struct {
 	// primary is the one these sentinels monitor under that name.
 	RedisSentinels []string
 	RedisMaster    string
+	// RedisAcks makes acknowledged writes wait for replicas (redis_acks.go).
+	RedisAcks redisAcks
 
 	CapabilityKeyFile string
 	// CapabilityKey is the key read from CapabilityKeyFile (nil: a random key
@@ -179,6 +181,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.RedisPasswordFile, "redis-password-file", "", "`file` holding the Redis password (AUTH, to the data nodes and to the --redis-sentinel sentinels alike) with --store redis; a trailing newline is ignored (default: no AUTH)")
 	fs.DurationVar(&c.InstanceLease, "instance-lease", defaultInstanceLease, fmt.Sprintf("with --store redis, the lease of this instance's registration (%v..%v): it stops serving when it could not renew for two thirds of it, and its hosts move to another instance when it expires", minInstanceLease, maxInstanceLease))
 	fs.StringVar(&c.CapabilityKeyFile, "capability-key-file", "", "`file` holding the capability key (32 raw bytes or 64 hex characters); default: a random key per start, so a restart invalidates every capability")
+	redisAckFlags(fs, &c.RedisAcks)
 	turnFlags(fs, &c.Turn)
 	return fs
 }
@@ -343,6 +346,9 @@ func (c *config) validate() error {
 			return c.bad("redis-addr", "%v", err)
 		}
 		if err := c.validateSentinel(); err != nil {
+			return err
+		}
+		if err := c.validateRedisAcks(); err != nil {
 			return err
 		}
 		// A deployment name follows the rule of a tenant's parts.

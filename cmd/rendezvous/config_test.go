@@ -66,7 +66,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_REDIS_DB": "5", "RDV_REDIS_PASSWORD_FILE": pwFile,
 		"RDV_TURN_URI": "turn:relay.example", "RDV_TURN_SECRET_FILE": pwFile, "RDV_TURN_TTL": "1m", // turn_test.go checks them
 		"RDV_RELAY_ALLOW_PEERS": "10.0.0.0/8", "RDV_RELAY_CREDENTIALS_PER_MINUTE": "500",
-		"RDV_INSTANCE_LEASE": "5s",
+		"RDV_INSTANCE_LEASE": "5s", "RDV_REDIS_ACK_REPLICAS": "2", "RDV_REDIS_ACK_TIMEOUT": "300ms",
 	}
 }
 

@@ -49,7 +49,7 @@ func failoverLimits() engine.Limits {
 }
 
 // startFailoverDeployment starts two instances through top's sentinels.
-func startFailoverDeployment(t *testing.T, top *redistest.Topology) *failoverDeployment {
+func startFailoverDeployment(t *testing.T, top *redistest.Topology, extra ...string) *failoverDeployment {
 	t.Helper()
 	a, b := failoverTenants[0], failoverTenants[1]
 	path, tok := e2e.WritePrincipals(t, map[string][3]string{
@@ -62,6 +62,7 @@ func startFailoverDeployment(t *testing.T, top *redistest.Topology) *failoverDep
 		"--owner-listing-quota", fmt.Sprint(lim.OwnerListingQuota), "--tenant-listing-quota", fmt.Sprint(lim.TenantListingQuota),
 		"--max-attempts", fmt.Sprint(lim.MaxAttempts), "--tenant-attempt-quota", fmt.Sprint(lim.TenantAttemptQuota),
 		"--subject-attempt-quota", fmt.Sprint(lim.SubjectAttemptQuota))
+	args = append(args, extra...)
 	d := &failoverDeployment{top: top, ops: tok["ops"],
 		tenants: [2]failoverTenant{{tok["pub-a"], tok["cli-a"]}, {tok["pub-b"], tok["cli-b"]}}}
 	for i := range d.insts {

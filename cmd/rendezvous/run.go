@@ -24,6 +24,9 @@ const (
 // returns the exit status. Logs go to stderr; stdout gets --help and the
 // --dev banner only.
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "failover" {
+		return runFailover(ctx, args[1:], env, stdout, stderr)
+	}
 	if version.Requested(args) {
 		fmt.Fprint(stdout, version.Line("rendezvous"))
 		return exitOK

@@ -38,6 +38,7 @@ func openStore(c *config, keys *engine.Keyring) (store engine.Store, close func(
 	s, err := redisstore.New(context.Background(), redisstore.Config{
 		Client: client, Name: c.RedisName, Limits: c.Limits, Keyring: keys,
 		InstanceLease: c.InstanceLease, Logger: slog.Default().With("component", "redisstore"),
+		AckReplicas: c.RedisAcks.Replicas, AckTimeout: c.RedisAcks.Timeout,
 	})
 	if err != nil {
 		client.Close()

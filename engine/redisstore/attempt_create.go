@@ -30,9 +30,9 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		a[caListing], a[caProtocol] = uuidArg(cmd.Listing.UUID), strconv.FormatUint(uint64(cmd.ProtocolVersion), 10)
 		a[caAttempt], a[caHandle], a[caPresence] = uuidArg(id.UUID), uuidArg(handle.UUID), uuidArg(pres.UUID)
 		a[caHostKey], a[caClientKey], a[caRelayOnly] = fpArg(&hk), fpArg(&ck), flagArg(cmd.RelayOnly)
-		m, ok, err := s.call(ctx, "rdv_create_attempt", a[:]...)
-		if err != nil {
-			return engine.AttemptView{}, engine.Result{}, err
+		m, ok, nr, err := s.callAcked(ctx, "rdv_create_attempt", a[:]...)
+		if err != nil || nr {
+			return engine.AttemptView{}, unconfirmed(nr), err
 		}
 		code, r, rest := reply(m, ok)
 		if code == codeRetry {

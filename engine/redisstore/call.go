@@ -20,23 +20,46 @@ import (
 // call changed nothing; a timeout is ambiguous, and the caller answers
 // ServiceUnavailable either way.
 func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.RedisMessage, ok bool, err error) {
+	m, ok, _, err = s.send(ctx, fn, 0, args)
+	return m, ok, err
+}
+
+// callAcked is call for a write the HTTP API acknowledges: with
+// Config.AckReplicas set, the call is followed on the same connection by
+// WAIT for that many replicas (acks.go), and unconfirmed is true when the
+// function answered but fewer replicas than asked had its effects within
+// Config.AckTimeout: the write may be applied, and may be lost by a
+// failover, so the caller answers notReplicated and the client retries it
+// (idempotently) rather than take it as acknowledged.
+func (s *Store) callAcked(ctx context.Context, fn string, args ...string) (m rueidis.RedisMessage, ok, unconfirmed bool, err error) {
+	return s.send(ctx, fn, s.acks, args)
+}
+
+func (s *Store) send(ctx context.Context, fn string, acks int64, args []string) (m rueidis.RedisMessage, ok, unconfirmed bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return m, false, err
+		return m, false, false, err
 	}
 	now, f, live := s.callNow()
 	if !live {
-		return m, false, nil // no live registration: fail closed, send nothing
+		return m, false, false, nil // no live registration: fail closed, send nothing
 	}
 	cmd := func() rueidis.Completed { return s.command(fn, now, args) }
 	if err := ctx.Err(); err != nil {
-		return m, false, err
+		return m, false, false, err
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	if s.recheck.Load() && loadLibrary(cctx, s.c) == nil {
 		s.recheck.Store(false)
 	}
-	m, rerr := s.c.Do(cctx, cmd()).ToMessage()
+	do := func() (rueidis.RedisMessage, error) { return s.c.Do(cctx, cmd()).ToMessage() }
+	if acks > 0 {
+		do = func() (m rueidis.RedisMessage, err error) {
+			m, unconfirmed, err = s.doAcked(cctx, cmd(), acks)
+			return m, err
+		}
+	}
+	m, rerr := do()
 	if rerr != nil {
 		// Maybe a new primary (a failover passes through failed calls):
 		// check its library's version before the next call.
@@ -46,14 +69,14 @@ func (s *Store) call(ctx context.Context, fn string, args ...string) (m rueidis.
 		// A flushed or newly promoted server without the library: the call
 		// did not run, so load and call once more.
 		if loadLibrary(cctx, s.c) == nil {
-			m, rerr = s.c.Do(cctx, cmd()).ToMessage()
+			m, rerr = do()
 		}
 	}
 	if rerr != nil {
 		s.fenced(f, rerr)
 		s.noteFailure(rerr)
 	}
-	return m, rerr == nil, nil
+	return m, rerr == nil, rerr == nil && unconfirmed, nil
 }
 
 // now is ARGV[1]: the test hook's time in ticks, or "" for the server's.

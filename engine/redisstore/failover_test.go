@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -138,36 +137,6 @@ func generation(t testing.TB, c rueidis.Client, name string) int64 {
 		t.Fatalf("reading the generation: %v", err)
 	}
 	return n
-}
-
-// TestAttemptsOfAnEarlierPrimaryAreVoid: a server that becomes a primary
-// anew (here a replica of nothing, promoted back: it keeps its data under a
-// new replication ID, as a promoted replica does) voids every attempt it
-// holds, introduced or not, at its first writing call.
-func TestAttemptsOfAnEarlierPrimaryAreVoid(t *testing.T) {
-	_, c := dedicatedServer(t)
-	g := newAttemptRig(t, c, "gen")
-	pending, introduced := g.boundAttempt(), g.boundAttempt()
-	if o := g.consume(introduced); o != engine.Success {
-		t.Fatalf("ConsumeIntroduction = %v", o)
-	}
-	gen := generation(t, c, "gen")
-	l, err := net.Listen("tcp", "127.0.0.1:0") // a primary that never answers
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	for _, args := range [][]string{{"REPLICAOF", "127.0.0.1", fmt.Sprint(l.Addr().(*net.TCPAddr).Port)}, {"REPLICAOF", "NO", "ONE"}} {
-		if err := c.Do(context.Background(), c.B().Arbitrary(args...).Build()).Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	g.voidedEverywhere(pending, "an attempt bound under the earlier primary")
-	g.voidedEverywhere(introduced, "an attempt introduced under the earlier primary")
-	if now := generation(t, c, "gen"); now != gen+1 {
-		t.Fatalf("generation %d after one new primary, want %d", now, gen+1)
-	}
-	g.worksAgain()
 }
 
 // TestSentinelFailoverNeverIntroducesTwice drives a real failover in which

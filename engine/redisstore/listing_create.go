@@ -36,9 +36,9 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 		return engine.ListingView{}, instanceDraining, nil
 	}
 	for {
-		m, ok, err := s.call(ctx, "rdv_create_listing", s.createListingArgs(&cmd)...)
-		if err != nil {
-			return engine.ListingView{}, engine.Result{}, err
+		m, ok, nr, err := s.callAcked(ctx, "rdv_create_listing", s.createListingArgs(&cmd)...)
+		if err != nil || nr {
+			return engine.ListingView{}, unconfirmed(nr), err
 		}
 		code, r, rest := reply(m, ok)
 		if code == codeRetry {

@@ -22,9 +22,9 @@ func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.L
 	a[rnTenant], a[rnOwner], a[rnListing] = tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID)
 	a[rnLease], a[rnLeaseKey] = uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey)
 	a[rnVersion], a[rnPlayers] = strconv.FormatUint(cmd.ExpectedVersion, 10), strconv.Itoa(players)
-	m, ok, err := s.call(ctx, "rdv_renew_lease", a[:]...)
-	if err != nil {
-		return engine.ListingView{}, engine.Result{}, err
+	m, ok, nr, err := s.callAcked(ctx, "rdv_renew_lease", a[:]...)
+	if err != nil || nr {
+		return engine.ListingView{}, unconfirmed(nr), err
 	}
 	code, r, rest := reply(m, ok)
 	if code == codeBadPlayers {
@@ -43,9 +43,9 @@ func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (en
 	var a [dlArgs]string
 	a[dlTenant], a[dlOwner], a[dlListing] = tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID)
 	a[dlLease], a[dlLeaseKey] = uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey)
-	m, ok, err := s.call(ctx, "rdv_delete_listing", a[:]...)
-	if err != nil {
-		return engine.Result{}, err
+	m, ok, nr, err := s.callAcked(ctx, "rdv_delete_listing", a[:]...)
+	if err != nil || nr {
+		return unconfirmed(nr), err
 	}
 	_, r, _ := reply(m, ok)
 	return r, nil

@@ -19,9 +19,9 @@ func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (en
 			return engine.Result{}, err
 		}
 	}
-	m, ok, err := s.call(ctx, "rdv_revoke_listing", boolArg(cmd.AnyTenant), tenantArg(cmd.Tenant), uuidArg(cmd.Listing.UUID))
-	if err != nil {
-		return engine.Result{}, err
+	m, ok, nr, err := s.callAcked(ctx, "rdv_revoke_listing", boolArg(cmd.AnyTenant), tenantArg(cmd.Tenant), uuidArg(cmd.Listing.UUID))
+	if err != nil || nr {
+		return unconfirmed(nr), err
 	}
 	_, r, _ := reply(m, ok)
 	return r, nil
@@ -37,9 +37,9 @@ func (s *Store) RevokePrincipal(ctx context.Context, subject engine.Subject, ttl
 }
 
 func (s *Store) revoke(ctx context.Context, tenant string, subject engine.Subject, ttl time.Duration) (int, engine.Result, error) {
-	m, ok, err := s.call(ctx, "rdv_revoke_principal", tenant, string(subject), strconv.FormatInt(int64(ttl/s.tick), 10))
-	if err != nil {
-		return 0, engine.Result{}, err
+	m, ok, nr, err := s.callAcked(ctx, "rdv_revoke_principal", tenant, string(subject), strconv.FormatInt(int64(ttl/s.tick), 10))
+	if err != nil || nr {
+		return 0, unconfirmed(nr), err
 	}
 	_, r, rest := reply(m, ok)
 	if r.Outcome != engine.Success || len(rest) < 1 {

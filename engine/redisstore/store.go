@@ -70,6 +70,11 @@ type Config struct {
 	// registry.go). Logger receives the registry's events (nil: none).
 	InstanceLease time.Duration
 	Logger        *slog.Logger
+	// AckReplicas, when above zero, makes every write the HTTP API
+	// acknowledges wait until that many replicas hold it, AckTimeout at
+	// most (DefaultAckTimeout if zero; acks.go).
+	AckReplicas int
+	AckTimeout  time.Duration
 }
 
 // Store implements engine.Store and engine.Inspector on Redis.
@@ -97,6 +102,9 @@ type Store struct {
 	reg       registration
 	refusals  refusalLog   // refusals.go
 	mirror    browseMirror // BrowseItems' local index (browse_mirror.go)
+
+	acks       int64 // Config.AckReplicas
+	ackTimeout time.Duration
 }
 
 var (
@@ -134,6 +142,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.wallOrigin, s.monoOrigin = s.clock.Wall(), s.clock.Now()
 	}
 	s.limits = s.limitsArg()
+	s.acks, s.ackTimeout = int64(max(cfg.AckReplicas, 0)), cfg.AckTimeout
+	if s.ackTimeout <= 0 {
+		s.ackTimeout = DefaultAckTimeout
+	}
+	if s.acks > 0 && s.ackTimeout >= s.timeout {
+		return nil, fmt.Errorf("redisstore: AckTimeout %v must be below the call timeout %v", s.ackTimeout, s.timeout)
+	}
 	s.reg.lease, s.reg.log = cfg.InstanceLease, cfg.Logger
 	if s.reg.log == nil {
 		s.reg.log = slog.New(slog.DiscardHandler)

@@ -109,8 +109,8 @@ local function setup(keys, args, write)
     LIM_SRC = args[2]
   end
   local nowArg, fid, fepoch = splitFence(args[1])
-  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl', 'f:' .. fid)
-  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0')}
+  local m = call('HMGET', P .. 'meta', 'clock', 'unavail', 'draining', 'drain_dl', 'f:' .. fid, 'replid')
+  META = {unavail = m[2] == '1', draining = m[3] == '1', drain_dl = tonumber(m[4] or '0'), replid = m[6]}
   local n
   if nowArg ~= '' then
     n = tonumber(nowArg)
@@ -123,9 +123,11 @@ local function setup(keys, args, write)
   local last = tonumber(m[1] or '0')
   if n < last then
     n = last -- never run backwards (a failover to a replica whose clock lags)
-  elseif n > last and write then
-    call('HSET', P .. 'meta', 'clock', I(n))
   end
+  -- A writing call always writes the clock, even unmoved: then it always
+  -- replicates something, and a WAIT after it (acknowledged writes, acks.go)
+  -- covers everything written before it, on any connection.
+  if write then call('HSET', P .. 'meta', 'clock', I(n)) end
   NOW = n
 end
 

@@ -54,15 +54,34 @@ end
 -- NotFound: the client creates a new one. A new ID without a second one is
 -- a primary restarted from its own persistence (or a new server): what it
 -- loaded is what it acknowledged (appendfsync always), so nothing is voided.
+--
+-- The replication ID is read (INFO replication, about 8 µs) only when the
+-- data's meta.replid (read by setup with the flags, at no cost) is not the
+-- one this server last confirmed as its own, FOLLOWED: once per topology
+-- change and server, not per call. FOLLOWED is the library's state on this
+-- server, never replicated, and starts empty whenever the library is loaded:
+-- at start, on FUNCTION LOAD and on a full resynchronisation (a replica
+-- loading its primary's data loads the primary's library with it).
+-- A server demoted and then promoted again therefore checks again unless
+-- meta.replid is still the one it confirmed: then its data is still its
+-- own (a full resync would have emptied FOLLOWED) and no primary between
+-- its two terms wrote anything but presence refreshes (any other writing
+-- call on that primary would have moved meta.replid), so nothing it holds
+-- can have been consumed elsewhere and lost.
+local FOLLOWED = nil
 local function followPrimary()
+  if FOLLOWED and META.replid == FOLLOWED then return end
   local info = call('INFO', 'replication')
   local id = string.match(info, 'master_replid:(%x+)')
-  if not id or call('HGET', P .. 'meta', 'replid') == id then return end
-  if string.match(info, 'master_replid2:(%x+)') ~= string.rep('0', 40) then
-    drainDue('aexp', '+inf', removeAttempt)
-    call('HINCRBY', P .. 'meta', 'gen', 1)
+  if not id then return end
+  if META.replid ~= id then
+    if string.match(info, 'master_replid2:(%x+)') ~= string.rep('0', 40) then
+      drainDue('aexp', '+inf', removeAttempt)
+      call('HINCRBY', P .. 'meta', 'gen', 1)
+    end
+    call('HSET', P .. 'meta', 'replid', id)
   end
-  call('HSET', P .. 'meta', 'replid', id)
+  FOLLOWED = id
 end
 
 -- begin starts a writing transition. skipFollow leaves out followPrimary
