@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,20 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 		}
 	})
 	return f
+}
+
+// wantMetrics requires the Prometheus text of set to hold every line of want
+// (when says at which point of the test) and returns that text.
+func wantMetrics(t *testing.T, set *metrics.Set, when string, want ...string) string {
+	t.Helper()
+	var out strings.Builder
+	set.WritePrometheus(&out)
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Fatalf("metrics %s lack %q:\n%s", when, w, out.String())
+		}
+	}
+	return out.String()
 }
 
 // mediatorOn starts another mediator, one socket, on st (a store over the
