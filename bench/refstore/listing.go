@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"slices"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -136,19 +137,14 @@ func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (en
 	if err := cmd.Owner.Validate(); err != nil {
 		return engine.Result{}, err
 	}
-	if _, err := s.atomic(ctx); err != nil {
-		return engine.Result{}, err
-	}
-	defer s.gate.Unlock()
-	if !s.available {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	l := s.owned(cmd.Tenant, cmd.Owner, cmd.Listing)
-	if l == nil || l.lease != cmd.Lease || l.leaseKey != cmd.LeaseKey {
-		return engine.Result{Outcome: engine.NotFound}, nil
-	}
-	s.removeListing(l.id)
-	return engine.Result{}, nil
+	return s.transition(ctx, func(time.Duration) engine.Result {
+		l := s.owned(cmd.Tenant, cmd.Owner, cmd.Listing)
+		if l == nil || l.lease != cmd.Lease || l.leaseKey != cmd.LeaseKey {
+			return engine.Result{Outcome: engine.NotFound}
+		}
+		s.removeListing(l.id)
+		return engine.Result{}
+	})
 }
 
 func (s *Store) GetListing(ctx context.Context, q engine.GetListing) (engine.ListingView, engine.Result, error) {

@@ -159,6 +159,21 @@ func (s *Store) atomic(ctx context.Context) (time.Duration, error) {
 	return now, nil
 }
 
+// transition runs fn in the atomic section, after cleanup, with the time
+// it read; before it, a done context is the error and a store marked
+// unavailable answers ServiceUnavailable, as for every transition.
+func (s *Store) transition(ctx context.Context, fn func(now time.Duration) engine.Result) (engine.Result, error) {
+	now, err := s.atomic(ctx)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	defer s.gate.Unlock()
+	if !s.available {
+		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	return fn(now), nil
+}
+
 // cleanup is the reference's Cleanup: every collection scanned in full on
 // every operation, expired keys collected into a fresh slice first.
 func (s *Store) cleanup(now time.Duration) {
