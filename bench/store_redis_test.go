@@ -106,16 +106,7 @@ func measureRedis(b *testing.B, inner int, loop func()) {
 		b.Fatal(err)
 	}
 	redisBench.srv.MeasureInstructions(b, inner, loop)
-	info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if calls, usec := redistest.CommandStat(info, "fcall"); calls > 0 {
-		b.ReportMetric(usec/calls, "redis-us/op")
-		if inner > 1 {
-			b.ReportMetric(usec/calls/float64(inner), "redis-us/refresh")
-		}
-	}
+	redistest.ReportFCallCost(b, c, inner)
 }
 
 // BenchmarkRedisStore measures each transition the SHARED-STATE targets

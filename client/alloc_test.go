@@ -5,17 +5,13 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
-	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // The per-datagram paths of a Socket must not allocate: dispatching an
 // application datagram, answering a probe, matching a mediator answer to its
 // waiter, and encoding a presence refresh.
 func TestSocketDispatchAllocs(t *testing.T) {
-	c := newLossy(t)
-	med := netip.MustParseAddrPort("127.0.0.1:9")
-	s := NewSocket(c, med)
-	defer s.Close()
+	s, med := dispatchSocket(t)
 	peer := netip.MustParseAddrPort("127.0.0.1:7") // discard port: acks go nowhere useful
 
 	f := func(name string, run func()) {
@@ -34,13 +30,7 @@ func TestSocketDispatchAllocs(t *testing.T) {
 		s.free <- sl
 	})
 
-	h := engine.Handle{UUID: engine.NewUUID()}
-	ps := &punchSession{role: 'h', acked: make(chan netip.AddrPort, 1), probed: make(chan netip.AddrPort, 4)}
-	if err := s.addPunch(h, ps); err != nil {
-		t.Fatal(err)
-	}
-	var probe [probeSize]byte
-	putProbe(&probe, probeType, 'c', h, [8]byte{1})
+	ps, probe := probedSession(t, s)
 	f("probe answered", func() {
 		s.dispatch(probe[:], peer)
 		select {
@@ -50,15 +40,7 @@ func TestSocketDispatchAllocs(t *testing.T) {
 	})
 
 	key := engine.Capability{7}
-	txID := newTxID()
-	w := s.acquireWaiter(txID, &key)
-	var ab [stun.MaxDatagram]byte
-	b := stun.NewBuilder(ab[:0], stun.BindingSuccess, txID)
-	b.AddXORAddress(stun.AttrXORMappedAddress, peer)
-	b.AddUint32(stun.AttrLifetime, 20)
-	b.AddIntegritySHA256(key[:])
-	b.AddFingerprint()
-	resp := b.Bytes()
+	w, resp := awaitedAnswer(s, &key, peer)
 	f("mediator answer matched", func() {
 		s.dispatch(resp, med)
 		a := <-w.ch
@@ -68,7 +50,8 @@ func TestSocketDispatchAllocs(t *testing.T) {
 	})
 	s.releaseWaiter(w)
 
-	p := &presenceState{handle: h, key: key, local: peer}
+	txID := newTxID()
+	p := &presenceState{handle: engine.Handle{UUID: engine.NewUUID()}, key: key, local: peer}
 	f("presence encoded", func() {
 		p.seq++
 		if appendPresence(p.buf[:0], txID, p.handle, &p.key, p.seq, p.local) == nil {

@@ -140,9 +140,7 @@ func exchange(t *testing.T, ctx context.Context, from, to *Socket, addr netip.Ad
 
 func TestFlowLoopback(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs)
 		pub := flow(t, ctx, srv, newLossy(t), newLossy(t))
 		id := pub.ListingID()
 		if err := pub.Close(ctx); err != nil {
@@ -169,9 +167,7 @@ func TestFlowIPv6Loopback(t *testing.T) {
 func TestFlowLostDatagrams(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
 		// A short presence TTL makes the heartbeat (and its pending list) quick.
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--presence-ttl", "3s")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs, "--presence-ttl", "3s")
 		hc, jc := newLossy(t), newLossy(t)
 		// Host: lose its first presence refresh, every pushed OFFER (only the
 		// presence answer's pending list can deliver the attempt), its first
@@ -208,10 +204,7 @@ func TestFlowLostDatagrams(t *testing.T) {
 
 func TestLeaseRenewalAcrossLifetimes(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-			"--lease-ttl", "2s", "--presence-ttl", "2s")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs, "--lease-ttl", "2s", "--presence-ttl", "2s")
 		api := srv.api(t, "publisher")
 		pub, err := Publish(ctx, PublisherConfig{API: api, Spec: testSpec("renew"), Conn: newLossy(t)})
 		if err != nil {
@@ -245,10 +238,7 @@ func TestLeaseRenewalAcrossLifetimes(t *testing.T) {
 
 func TestDrainIsTyped(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-			"--lease-ttl", "2s", "--drain-window", "2s")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs, "--lease-ttl", "2s", "--drain-window", "2s")
 		// NoRepublish: the Publisher stops at the drain instead of waiting for
 		// a restarted server (TestPublisherRepublishesAfterDrain).
 		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("drain"), Conn: newLossy(t), NoRepublish: true})
@@ -285,9 +275,7 @@ func TestDrainIsTyped(t *testing.T) {
 
 func TestBadInputChangesNothing(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs)
 		f := func(name string, call func() error, want any) {
 			t.Helper()
 			err := call()
@@ -334,9 +322,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 
 func TestBrowsePagesRealServer(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs)
 		want := map[string]bool{}
 		for i := range 5 {
 			pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("page"), Conn: newLossy(t)})
@@ -376,9 +362,7 @@ func TestBrowsePagesRealServer(t *testing.T) {
 
 func TestRevokedListingStopsPublisher(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--presence-ttl", "3s")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs, "--presence-ttl", "3s")
 		// NoRepublish: an operator's listing revocation cannot be told from a
 		// lost listing, which is published again by default.
 		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("revoked"), Conn: newLossy(t), NoRepublish: true})
@@ -406,9 +390,7 @@ func TestRevokedListingStopsPublisher(t *testing.T) {
 
 func TestJoinTimesOutWithoutHost(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--attempt-ttl", "2s")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs, "--attempt-ttl", "2s")
 		hc := newLossy(t)
 		hc.setDrop(func(b []byte, _ netip.AddrPort) bool { return is("bind-h")(b) }, nil) // the host never binds
 		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("silent"), Conn: hc})

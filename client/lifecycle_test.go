@@ -14,10 +14,7 @@ import (
 // out (the listing vanishes). A valid value still reaches the server.
 func TestSetPlayersOutOfRangeKeepsListing(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0",
-			"--lease-ttl", "2s", "--presence-ttl", "2s")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs, "--lease-ttl", "2s", "--presence-ttl", "2s")
 		spec := testSpec("players")
 		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: spec, Conn: newLossy(t)})
 		if err != nil {

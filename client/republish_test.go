@@ -204,9 +204,7 @@ func TestPublisherRepublishesAfterDrain(t *testing.T) {
 // mediator's "404 Not Found").
 func TestPublisherStopsWhenRevoked(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		srv := startServer(t, nil, append(storeArgs, "--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0", "--presence-ttl", "3s")...)
-		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-		defer cancel()
+		srv, ctx := startLoopback(t, storeArgs, "--presence-ttl", "3s")
 		events := newEventLog()
 		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("revoked-principal"),
 			Conn: newLossy(t), OnEvent: events.on, Republish: fastRepublish})

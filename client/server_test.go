@@ -60,6 +60,17 @@ type testServer struct {
 	exited   chan struct{}
 }
 
+// startLoopback runs the server (startServer) on loopback ports with the
+// store's flags and extra ones, and returns it with a context that bounds
+// the test's waits (hangGuard), cancelled at cleanup.
+func startLoopback(t *testing.T, storeArgs []string, extra ...string) (*testServer, context.Context) {
+	t.Helper()
+	srv := startServer(t, nil, slices.Concat(storeArgs, []string{"--http-addr", "127.0.0.1:0", "--udp-addr", "127.0.0.1:0"}, extra)...)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	t.Cleanup(cancel)
+	return srv, ctx
+}
+
 // startServer runs the server with prefix (e.g. ip netns exec NS) before the
 // binary, --dev, JSON logs and extra flags; it waits for the "listening" log
 // line and the dev tokens (none with --principals in extra: the file's

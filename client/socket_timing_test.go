@@ -5,22 +5,13 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
-	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
 // Sink keeps benchmark results alive so the compiler cannot drop the work.
 var Sink int
 
-func benchSocket(b *testing.B) (*Socket, netip.AddrPort) {
-	c := newLossy(b)
-	med := netip.MustParseAddrPort("127.0.0.1:9")
-	s := NewSocket(c, med)
-	b.Cleanup(func() { s.Close() })
-	return s, med
-}
-
 func BenchmarkDispatchAppDatagram(b *testing.B) {
-	s, _ := benchSocket(b)
+	s, _ := dispatchSocket(b)
 	from := netip.MustParseAddrPort("127.0.0.1:7")
 	pkt := make([]byte, 200)
 	out := make([]byte, 256)
@@ -35,14 +26,8 @@ func BenchmarkDispatchAppDatagram(b *testing.B) {
 }
 
 func BenchmarkDispatchProbe(b *testing.B) {
-	s, _ := benchSocket(b)
-	h := engine.Handle{UUID: engine.NewUUID()}
-	ps := &punchSession{role: 'h', acked: make(chan netip.AddrPort, 1), probed: make(chan netip.AddrPort, 4)}
-	if err := s.addPunch(h, ps); err != nil {
-		b.Fatal(err)
-	}
-	var probe [probeSize]byte
-	putProbe(&probe, probeType, 'c', h, [8]byte{1})
+	s, _ := dispatchSocket(b)
+	ps, probe := probedSession(b, s)
 	to := netip.MustParseAddrPort("127.0.0.1:7") // the ack goes to the discard port
 	b.ReportAllocs()
 	for b.Loop() {
@@ -56,17 +41,9 @@ func BenchmarkDispatchProbe(b *testing.B) {
 }
 
 func BenchmarkDispatchMediatorAnswer(b *testing.B) {
-	s, med := benchSocket(b)
+	s, med := dispatchSocket(b)
 	key := engine.Capability{7}
-	txID := newTxID()
-	w := s.acquireWaiter(txID, &key)
-	var ab [stun.MaxDatagram]byte
-	bl := stun.NewBuilder(ab[:0], stun.BindingSuccess, txID)
-	bl.AddXORAddress(stun.AttrXORMappedAddress, med)
-	bl.AddUint32(stun.AttrLifetime, 20)
-	bl.AddIntegritySHA256(key[:])
-	bl.AddFingerprint()
-	resp := bl.Bytes()
+	w, resp := awaitedAnswer(s, &key, med)
 	b.ReportAllocs()
 	for b.Loop() {
 		s.dispatch(resp, med)

@@ -89,6 +89,25 @@ func renewBody(buf []byte, v *engine.ListingView, token []byte, version uint64) 
 	return append(buf, `,"current_players":3}`...)
 }
 
+// renewer is the renewal of v's lease by its owner, pub-1: each call sends
+// the next expected version (from 1) and returns the answered request.
+func (d *direct) renewer(v *engine.ListingView) func() *fasthttp.RequestCtx {
+	lc := d.keys.Lease(v.Lease)
+	tok := lc.AppendToken(nil)
+	ctx := newCtx("PUT", "/v1/listings/"+v.ID.String()+"/lease", tokPub)
+	ctx.Request.Header.SetContentType("application/json")
+	var body []byte
+	version := uint64(1)
+	return func() *fasthttp.RequestCtx {
+		body = renewBody(body, v, tok, version)
+		ctx.Request.SetBody(body)
+		ctx.Response.Reset()
+		d.api.Handler(ctx)
+		version++
+		return ctx
+	}
+}
+
 // Handler itself enforces the body limit when a server does not.
 func TestHandlerBodyLimit(t *testing.T) {
 	d := newDirect(t, engine.DefaultLimits())

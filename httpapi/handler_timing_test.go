@@ -186,19 +186,11 @@ func BenchmarkHandler(b *testing.B) {
 	b.Run("renew", func(b *testing.B) {
 		d := newDirect(b, engine.DefaultLimits())
 		v := d.fill(b, 1, 1)[0]
-		lc := d.keys.Lease(v.Lease)
-		tok := lc.AppendToken(nil)
-		ctx := newCtx("PUT", "/v1/listings/"+v.ID.String()+"/lease", tokPub)
-		ctx.Request.Header.SetContentType("application/json")
-		var body []byte
-		version := uint64(1)
+		renew := d.renewer(&v)
+		var ctx *fasthttp.RequestCtx
 		b.ReportAllocs()
 		for b.Loop() {
-			body = renewBody(body, &v, tok, version)
-			ctx.Request.SetBody(body)
-			ctx.Response.Reset()
-			d.api.Handler(ctx)
-			version++
+			ctx = renew()
 		}
 		if ctx.Response.StatusCode() != 200 {
 			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,8 @@ type fixture struct {
 	n     int
 }
 
-func newFixture(t testing.TB, cfg Config) *fixture {
+// newStoreFixture is a fixture with its MemStore and no mediator yet.
+func newStoreFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{t: t, clock: engine.NewManualClock(), keys: engine.NewKeyring(testKey), set: metrics.NewSet()}
 	st, err := memstore.New(engine.DefaultLimits(), f.clock, f.keys)
@@ -48,6 +50,13 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 		t.Fatal(err)
 	}
 	f.store = st
+	return f
+}
+
+func newFixture(t testing.TB, cfg Config) *fixture {
+	t.Helper()
+	f := newStoreFixture(t)
+	st := f.store
 	if cfg.Addrs == nil {
 		cfg.Addrs = []string{"127.0.0.1:0"}
 	}
@@ -74,6 +83,35 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 		}
 	})
 	return f
+}
+
+// wantMetrics requires the Prometheus text of set to hold every line of want
+// (when says at which point of the test) and returns that text.
+func wantMetrics(t *testing.T, set *metrics.Set, when string, want ...string) string {
+	t.Helper()
+	var out strings.Builder
+	set.WritePrometheus(&out)
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Fatalf("metrics %s lack %q:\n%s", when, w, out.String())
+		}
+	}
+	return out.String()
+}
+
+// mediatorOn starts another mediator, one socket, on st (a store over the
+// fixture's keyring) and points the fixture's peers at it; it is closed at
+// cleanup, before the fixture's own.
+func (f *fixture) mediatorOn(st engine.Store) *Mediator {
+	f.t.Helper()
+	m, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 1, Logger: f.med.log}, st, f.keys)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	m.Start()
+	f.t.Cleanup(func() { m.Close() })
+	f.addr = m.LocalAddrs()[0]
+	return m
 }
 
 // listing registers a listing and returns it with its presence capability.

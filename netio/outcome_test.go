@@ -43,13 +43,7 @@ func TestPresencePoolFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.store = st
-	m, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 1, Logger: f.med.log}, st, f.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Start()
-	defer m.Close()
-	f.addr = m.LocalAddrs()[0]
+	f.mediatorOn(st)
 	v1, c1 := f.listing()
 	v2, c2 := f.listing()
 	p := f.peer()

@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/rendezvous/rendezvous/engine"
-	"github.com/rendezvous/rendezvous/engine/memstore"
 )
 
 // gatedStore holds its first ApplyBatch until release is closed: a commit
@@ -112,13 +109,8 @@ type overlapFixture struct {
 
 func newOverlapFixture(t *testing.T, portable, holdSecondRead bool) *overlapFixture {
 	t.Helper()
-	f := &fixture{t: t, clock: engine.NewManualClock(), keys: engine.NewKeyring(testKey), set: metrics.NewSet()}
-	st, err := memstore.New(engine.DefaultLimits(), f.clock, f.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.store = st
-	g := &gatedStore{Store: st, entered: make(chan struct{}), release: make(chan struct{})}
+	f := newStoreFixture(t)
+	g := &gatedStore{Store: f.store, entered: make(chan struct{}), release: make(chan struct{})}
 	m, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 1, Overlap: true, Portable: portable,
 		Metrics: f.set, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, g, f.keys)
 	if err != nil {

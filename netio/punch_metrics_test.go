@@ -24,18 +24,11 @@ func TestPunchMetricsTenantBound(t *testing.T) {
 	late := engine.Tenant{Game: "late", Env: "prod"}
 	pm.record(late, engine.RoleClient, stun.PathFailed, 30000)
 	pm.record(tenants[7], engine.RoleHost, stun.PathDirect, 40)
-	var out strings.Builder
-	set.WritePrometheus(&out)
-	for _, want := range []string{
+	out := wantMetrics(t, set, "after the records",
 		`rendezvous_punch_outcomes_total{tenant="other",role="client",path="failed"} 1`,
 		`rendezvous_punch_outcomes_total{tenant="g7/prod",role="host",path="direct"} 1`,
-		`rendezvous_punch_connect_seconds_count{tenant="other",path="failed"} 1`,
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("metrics lack %s", want)
-		}
-	}
-	if strings.Contains(out.String(), `tenant="late/prod"`) {
+		`rendezvous_punch_connect_seconds_count{tenant="other",path="failed"} 1`)
+	if strings.Contains(out, `tenant="late/prod"`) {
 		t.Fatal("a tenant past the bound got its own series")
 	}
 }

@@ -46,13 +46,7 @@ func TestUnreachableStoreHostBind(t *testing.T) {
 	f := newFixture(t, Config{})
 	v, pc := f.listing()
 	st := &unreachableStore{Store: f.store}
-	m, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: 1, Logger: f.med.log}, st, f.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Start()
-	defer m.Close()
-	f.addr = m.LocalAddrs()[0]
+	m := f.mediatorOn(st)
 	p := f.peer()
 	wantSuccess(t, p.roundTrip(signedReq('p', v.Presence, pc[:], seq(1))), pc[:], p.addr())
 	a := f.attempt(v)

@@ -111,19 +111,11 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 			mine++
 		}
 	}
-	switch {
-	case len(s.attempts) >= s.lim.MaxAttempts:
-		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolAttempts}, nil
-	case len(s.idempotency) >= s.lim.MaxIdempotency:
-		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolIdempotency}, nil
-	case mine >= s.lim.SubjectAttemptQuota:
-		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectAttempts}, nil
-	case s.subjectIdempotency(cmd.Client) >= s.lim.SubjectIdempotencyQuota:
-		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectIdempotency}, nil
-	case !engine.FairShare(inTenant, len(s.attempts), s.lim.MaxAttempts, s.lim.TenantAttemptQuota):
-		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantAttempts}, nil
-	case !engine.FairShare(s.tenantIdempotency(cmd.Tenant), len(s.idempotency), s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
-		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
+	if r := s.admit(creation{tenant: cmd.Tenant, subject: cmd.Client,
+		pool: engine.PoolAttempts, subjectQuota: engine.QuotaSubjectAttempts, tenantQuota: engine.QuotaTenantAttempts,
+		used: len(s.attempts), max: s.lim.MaxAttempts, mine: mine, mineMax: s.lim.SubjectAttemptQuota,
+		inTenant: inTenant, tenantMax: s.lim.TenantAttemptQuota}); !r.OK() {
+		return engine.AttemptView{}, r, nil
 	}
 	s.created++
 	a := &attemptEntry{
@@ -188,28 +180,17 @@ func (s *Store) bindAttempt(cmd *engine.BindAttempt) (*attemptEntry, engine.Resu
 }
 
 func (s *Store) ConsumeIntroduction(ctx context.Context, h engine.Handle) (engine.Introduction, engine.Result, error) {
-	if _, err := s.atomic(ctx); err != nil {
-		return engine.Introduction{}, engine.Result{}, err
-	}
-	defer s.gate.Unlock()
-	if !s.available {
-		return engine.Introduction{}, engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	id, ok := s.attemptHandles[h]
-	a := s.attempts[id]
-	switch {
-	case !ok || a == nil:
-		return engine.Introduction{}, engine.Result{Outcome: engine.NotFound}, nil
-	case a.consumed:
-		return engine.Introduction{}, engine.Result{Outcome: engine.ReplayRejected}, nil
-	case !a.host.Bound() || !a.peer.Bound():
-		return engine.Introduction{}, engine.Result{Outcome: engine.Conflict}, nil
-	}
-	a.consumed = true
-	return introduction(a), engine.Result{}, nil
+	return s.introduce(ctx, h, true)
 }
 
 func (s *Store) Introduction(ctx context.Context, h engine.Handle) (engine.Introduction, engine.Result, error) {
+	return s.introduce(ctx, h, false)
+}
+
+// introduce is the introduction of the attempt with handle h: consume takes
+// it, once, when both endpoints are bound; otherwise it is read back after it
+// was taken.
+func (s *Store) introduce(ctx context.Context, h engine.Handle, consume bool) (engine.Introduction, engine.Result, error) {
 	if _, err := s.atomic(ctx); err != nil {
 		return engine.Introduction{}, engine.Result{}, err
 	}
@@ -222,9 +203,12 @@ func (s *Store) Introduction(ctx context.Context, h engine.Handle) (engine.Intro
 	switch {
 	case !ok || a == nil:
 		return engine.Introduction{}, engine.Result{Outcome: engine.NotFound}, nil
-	case !a.consumed:
+	case consume && a.consumed:
+		return engine.Introduction{}, engine.Result{Outcome: engine.ReplayRejected}, nil
+	case consume && (!a.host.Bound() || !a.peer.Bound()), !consume && !a.consumed:
 		return engine.Introduction{}, engine.Result{Outcome: engine.Conflict}, nil
 	}
+	a.consumed = true
 	return introduction(a), engine.Result{}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"slices"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 )
@@ -50,19 +51,11 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 			inTenant++
 		}
 	}
-	switch {
-	case len(s.listings) >= s.lim.MaxListings:
-		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolListings}, nil
-	case len(s.idempotency) >= s.lim.MaxIdempotency:
-		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolIdempotency}, nil
-	case owned >= s.lim.OwnerListingQuota:
-		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaOwnerListings}, nil
-	case s.subjectIdempotency(cmd.Owner) >= s.lim.SubjectIdempotencyQuota:
-		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaSubjectIdempotency}, nil
-	case !engine.FairShare(inTenant, len(s.listings), s.lim.MaxListings, s.lim.TenantListingQuota):
-		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantListings}, nil
-	case !engine.FairShare(s.tenantIdempotency(cmd.Tenant), len(s.idempotency), s.lim.MaxIdempotency, s.lim.TenantIdempotencyQuota):
-		return engine.ListingView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.QuotaTenantIdempotency}, nil
+	if r := s.admit(creation{tenant: cmd.Tenant, subject: cmd.Owner,
+		pool: engine.PoolListings, subjectQuota: engine.QuotaOwnerListings, tenantQuota: engine.QuotaTenantListings,
+		used: len(s.listings), max: s.lim.MaxListings, mine: owned, mineMax: s.lim.OwnerListingQuota,
+		inTenant: inTenant, tenantMax: s.lim.TenantListingQuota}); !r.OK() {
+		return engine.ListingView{}, r, nil
 	}
 	sp := cmd.Spec
 	sp.Metadata = slices.Clone(sp.Metadata) // freeze
@@ -79,28 +72,6 @@ func (s *Store) CreateListing(ctx context.Context, cmd engine.CreateListing) (en
 	s.presenceHandles[l.presence] = l.id
 	s.idempotency[key] = &idemEntry{tenant: cmd.Tenant, subject: cmd.Owner, request: request, listing: l.id, deadline: now + s.lim.IdempotencyTTL}
 	return s.snapshot(l), engine.Result{}, nil
-}
-
-// tenantIdempotency counts the tenant's idempotency records by scanning them all.
-func (s *Store) tenantIdempotency(t engine.Tenant) int {
-	n := 0
-	for _, e := range s.idempotency {
-		if e.tenant == t {
-			n++
-		}
-	}
-	return n
-}
-
-// subjectIdempotency counts the records of subject's creations (a scan).
-func (s *Store) subjectIdempotency(subject engine.Subject) int {
-	n := 0
-	for _, e := range s.idempotency {
-		if e.subject == subject {
-			n++
-		}
-	}
-	return n
 }
 
 // owned finds the owner's listing in its tenant.
@@ -166,19 +137,14 @@ func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (en
 	if err := cmd.Owner.Validate(); err != nil {
 		return engine.Result{}, err
 	}
-	if _, err := s.atomic(ctx); err != nil {
-		return engine.Result{}, err
-	}
-	defer s.gate.Unlock()
-	if !s.available {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	l := s.owned(cmd.Tenant, cmd.Owner, cmd.Listing)
-	if l == nil || l.lease != cmd.Lease || l.leaseKey != cmd.LeaseKey {
-		return engine.Result{Outcome: engine.NotFound}, nil
-	}
-	s.removeListing(l.id)
-	return engine.Result{}, nil
+	return s.transition(ctx, func(time.Duration) engine.Result {
+		l := s.owned(cmd.Tenant, cmd.Owner, cmd.Listing)
+		if l == nil || l.lease != cmd.Lease || l.leaseKey != cmd.LeaseKey {
+			return engine.Result{Outcome: engine.NotFound}
+		}
+		s.removeListing(l.id)
+		return engine.Result{}
+	})
 }
 
 func (s *Store) GetListing(ctx context.Context, q engine.GetListing) (engine.ListingView, engine.Result, error) {

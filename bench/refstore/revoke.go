@@ -13,23 +13,17 @@ func (s *Store) ConsumeReplay(ctx context.Context, cmd engine.ConsumeReplay) (en
 	if err != nil {
 		return engine.Result{}, err
 	}
-	now, err := s.atomic(ctx)
-	if err != nil {
-		return engine.Result{}, err
-	}
-	defer s.gate.Unlock()
-	if !s.available {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	key := strconv.Itoa(len(cmd.Namespace)) + ":" + cmd.Namespace + ":" + cmd.Key
-	if _, ok := s.replay[key]; ok {
-		return engine.Result{Outcome: engine.ReplayRejected}, nil
-	}
-	if len(s.replay) >= s.lim.MaxReplay {
-		return engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolReplay}, nil
-	}
-	s.replay[key] = now + life
-	return engine.Result{}, nil
+	return s.transition(ctx, func(now time.Duration) engine.Result {
+		key := strconv.Itoa(len(cmd.Namespace)) + ":" + cmd.Namespace + ":" + cmd.Key
+		if _, ok := s.replay[key]; ok {
+			return engine.Result{Outcome: engine.ReplayRejected}
+		}
+		if len(s.replay) >= s.lim.MaxReplay {
+			return engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolReplay}
+		}
+		s.replay[key] = now + life
+		return engine.Result{}
+	})
 }
 
 func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (engine.Result, error) {
@@ -38,19 +32,14 @@ func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (en
 			return engine.Result{}, err
 		}
 	}
-	if _, err := s.atomic(ctx); err != nil {
-		return engine.Result{}, err
-	}
-	defer s.gate.Unlock()
-	if !s.available {
-		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
-	}
-	l, ok := s.listings[cmd.Listing]
-	if !ok || (!cmd.AnyTenant && l.tenant != cmd.Tenant) {
-		return engine.Result{Outcome: engine.NotFound}, nil
-	}
-	s.removeListing(l.id)
-	return engine.Result{}, nil
+	return s.transition(ctx, func(time.Duration) engine.Result {
+		l, ok := s.listings[cmd.Listing]
+		if !ok || (!cmd.AnyTenant && l.tenant != cmd.Tenant) {
+			return engine.Result{Outcome: engine.NotFound}
+		}
+		s.removeListing(l.id)
+		return engine.Result{}
+	})
 }
 
 // RevokePrincipal scans every listing and every attempt for the subject.

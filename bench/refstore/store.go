@@ -159,68 +159,64 @@ func (s *Store) atomic(ctx context.Context) (time.Duration, error) {
 	return now, nil
 }
 
+// transition runs fn in the atomic section, after cleanup, with the time
+// it read; before it, a done context is the error and a store marked
+// unavailable answers ServiceUnavailable, as for every transition.
+func (s *Store) transition(ctx context.Context, fn func(now time.Duration) engine.Result) (engine.Result, error) {
+	now, err := s.atomic(ctx)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	defer s.gate.Unlock()
+	if !s.available {
+		return engine.Result{Outcome: engine.ServiceUnavailable}, nil
+	}
+	return fn(now), nil
+}
+
 // cleanup is the reference's Cleanup: every collection scanned in full on
 // every operation, expired keys collected into a fresh slice first.
 func (s *Store) cleanup(now time.Duration) {
 	if s.draining && now >= s.drainDeadline {
 		s.clearActiveState()
 	}
-	for _, k := range whereExpired(s.revocations, now) {
+	for _, k := range whereExpired(s.revocations, now, deadlineOf) {
 		delete(s.revocations, k)
 	}
-	for _, k := range whereExpired(s.tenantRevocations, now) {
+	for _, k := range whereExpired(s.tenantRevocations, now, deadlineOf) {
 		delete(s.tenantRevocations, k)
 	}
-	for _, k := range whereExpired(s.replay, now) {
+	for _, k := range whereExpired(s.replay, now, deadlineOf) {
 		delete(s.replay, k)
 	}
-	var idem []string
-	for k, e := range s.idempotency {
-		if e.deadline <= now {
-			idem = append(idem, k)
-		}
-	}
-	for _, k := range idem {
+	for _, k := range whereExpired(s.idempotency, now, func(e *idemEntry) time.Duration { return e.deadline }) {
 		delete(s.idempotency, k)
 	}
-	var pres []engine.Handle
-	for h, p := range s.presence {
-		if p.deadline <= now {
-			pres = append(pres, h)
-		}
-	}
-	for _, h := range pres {
+	for _, h := range whereExpired(s.presence, now, func(p *presenceEntry) time.Duration { return p.deadline }) {
 		delete(s.presence, h)
 	}
-	var atts []engine.AttemptID
-	for id, a := range s.attempts {
-		if a.deadline <= now {
-			atts = append(atts, id)
-		}
-	}
-	for _, id := range atts {
+	for _, id := range whereExpired(s.attempts, now, func(a *attemptEntry) time.Duration { return a.deadline }) {
 		s.removeAttempt(id)
 	}
-	var ls []engine.ListingID
-	for id, l := range s.listings {
-		if l.leaseDeadline <= now {
-			ls = append(ls, id)
-		}
-	}
-	for _, id := range ls {
+	for _, id := range whereExpired(s.listings, now, func(l *listingEntry) time.Duration { return l.leaseDeadline }) {
 		s.removeListing(id)
 	}
 }
 
-func whereExpired[K comparable](m map[K]time.Duration, now time.Duration) []K {
+// whereExpired collects the keys of m whose deadline has passed into a fresh
+// slice, the reference's Where(deadline <= now).Select(key).ToList().
+func whereExpired[K comparable, V any](m map[K]V, now time.Duration, deadline func(V) time.Duration) []K {
 	var ks []K
-	for k, d := range m {
-		if d <= now {
+	for k, v := range m {
+		if deadline(v) <= now {
 			ks = append(ks, k)
 		}
 	}
 	return ks
 }
+
+// deadlineOf is the deadline of a map that holds only deadlines.
+func deadlineOf(d time.Duration) time.Duration { return d }
 
 // clearActiveState erases everything but revocations, as the reference does.
 func (s *Store) clearActiveState() {

@@ -4,18 +4,11 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/bench/refstore"
-	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/storetest"
 )
 
-func newContractRefStore(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store {
-	t.Helper()
-	s, err := refstore.New(l, c, k)
-	if err != nil {
-		t.Fatalf("refstore.New: %v", err)
-	}
-	return s
-}
+// newContractRefStore is the storetest.Factory for the baseline.
+var newContractRefStore = storetest.FactoryOf(refstore.New)
 
 // TestRefStoreContract proves the baseline has the same semantics as
 // MemStore, so the benchmarks compare like with like.

@@ -9,22 +9,20 @@ func TestHTTPCode(t *testing.T) {
 			t.Fatalf("httpCode(%d, %q) = %s, want %s", status, problem, got, want)
 		}
 	}
-	f(200, "", CodeOK)
-	f(201, "", CodeOK)
-	f(204, "", CodeOK)
-	f(503, "capacity_exceeded", CodeCapacity)
-	f(429, "quota_exceeded", CodeQuota)
-	f(503, "draining", CodeDraining)
-	f(503, "service_unavailable", CodeUnavailable)
+	for _, status := range []int{200, 201, 204} {
+		f(status, "", CodeOK)
+	}
+	// A typed problem maps to the Code of the same name.
+	for _, c := range []struct {
+		status int
+		want   Code
+	}{{503, CodeCapacity}, {429, CodeQuota}, {503, CodeDraining}, {503, CodeUnavailable}, {404, CodeNotFound},
+		{410, CodeExpired}, {409, CodeConflict}, {403, CodeRevoked}, {403, CodeForbidden}, {401, CodeUnauthorized}} {
+		f(c.status, c.want.String(), c.want)
+	}
+	f(400, "invalid_request", CodeBadRequest)
 	f(503, "", CodeUnavailable)
 	f(429, "", CodeOtherStatus) // a 429 without the typed code is not a typed shed
-	f(404, "not_found", CodeNotFound)
-	f(410, "expired", CodeExpired)
-	f(409, "conflict", CodeConflict)
-	f(403, "revoked", CodeRevoked)
-	f(403, "forbidden", CodeForbidden)
-	f(401, "unauthorized", CodeUnauthorized)
-	f(400, "invalid_request", CodeBadRequest)
 	f(500, "", CodeOtherStatus)
 }
 

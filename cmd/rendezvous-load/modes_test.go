@@ -18,18 +18,24 @@ import (
 	"github.com/rendezvous/rendezvous/httpapi"
 )
 
-// readResult reads the result.json a run wrote into out.
-func readResult(t *testing.T, out string) *Result {
+// readJSON reads the JSON file at path into a new T.
+func readJSON[T any](t *testing.T, path string) *T {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res Result
-	if err := json.Unmarshal(data, &res); err != nil {
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatal(err)
 	}
-	return &res
+	return v
+}
+
+// readResult reads the result.json a run wrote into out.
+func readResult(t *testing.T, out string) *Result {
+	t.Helper()
+	return readJSON[Result](t, filepath.Join(out, "result.json"))
 }
 
 // phaseOf returns the named phase's table, failing the test without it.
@@ -48,24 +54,10 @@ func phaseOf(t *testing.T, res *Result, name string) map[string]KindSummary {
 	return nil
 }
 
-// readTokens reads a tokens file.
-func readTokens(t *testing.T, path string) *Tokens {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tok Tokens
-	if err := json.Unmarshal(data, &tok); err != nil {
-		t.Fatal(err)
-	}
-	return &tok
-}
-
 // listingsUsed reads the listings pool's use with the tokens file's operator.
 func listingsUsed(t *testing.T, httpAddr, tokens string) int {
 	t.Helper()
-	tok := readTokens(t, tokens)
+	tok := readJSON[Tokens](t, tokens)
 	op, err := client.NewAPI("http://"+httpAddr, tok.Operator, nil)
 	if err != nil {
 		t.Fatal(err)

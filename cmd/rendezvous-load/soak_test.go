@@ -84,7 +84,7 @@ func TestSoakDetectsLoss(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	tok := readTokens(t, tokens)
+	tok := readJSON[Tokens](t, tokens)
 	cl, err := client.NewAPI("http://"+httpAddr, tok.Clients[0], nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"hash/crc32"
 	"net"
@@ -11,6 +9,7 @@ import (
 
 	pion "github.com/pion/stun/v3"
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/stunoracle"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -18,21 +17,7 @@ import (
 // (independently of the code under test); key nil leaves it unsigned.
 func signedAnswer(t *testing.T, tx [12]byte, key []byte, setters ...pion.Setter) []byte {
 	t.Helper()
-	m, err := pion.Build(append([]pion.Setter{pion.NewTransactionIDSetter(tx)}, setters...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != nil {
-		raw := append([]byte(nil), m.Raw...)
-		binary.BigEndian.PutUint16(raw[2:4], uint16(len(raw)-20+36))
-		mac := hmac.New(sha256.New, key)
-		mac.Write(raw)
-		m.Add(pion.AttrType(stun.AttrIntegritySHA256), mac.Sum(nil))
-	}
-	if err := pion.Fingerprint.AddTo(m); err != nil {
-		t.Fatal(err)
-	}
-	return m.Raw
+	return stunoracle.Build(t, key, append([]pion.Setter{pion.NewTransactionIDSetter(tx)}, setters...)...).Raw
 }
 
 // With Verify set, the client records answers by their signature, and a

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/flood"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -51,46 +50,25 @@ func TestE2ETenantStarvation(t *testing.T) {
 			return pub
 		}
 		victimListing, attackListing := host("victim-pub"), host("attack-host")
-		join := func(subject, key, listing string) httpReply {
-			return p.call("POST", "/v1/listings/"+listing+"/join-attempts", tok[subject], map[string]any{"protocol_version": 7},
-				"Idempotency-Key", key)
-		}
 
 		// The attacker's share: half the listing pool (one is its host's) and
 		// half the attempt pool.
 		share := int64(pools/2 - 1 + pools/2)
-		var next, admitted, quota, other atomic.Int64
-		full := make(chan struct{})
-		var once sync.Once
-		var wg sync.WaitGroup
-		for range attackers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer once.Do(func() { close(full) })
-				for i := next.Add(1) - 1; i < int64(offered); i = next.Add(1) - 1 {
-					var r httpReply
-					if i%2 == 0 {
-						s := fmt.Sprintf("attack-pub-%d", i/2)
-						r = p.call("POST", "/v1/listings", tok[s], listingBody(s), "Idempotency-Key", s)
-					} else {
-						r = join(fmt.Sprintf("attack-client-%d", i/2), fmt.Sprint("join-", i), attackListing.ListingID)
-					}
-					switch {
-					case r.status == http.StatusCreated:
-						if admitted.Add(1) == share {
-							once.Do(func() { close(full) })
-						}
-					case r.status == http.StatusTooManyRequests && r.header.Get("Retry-After") != "" &&
-						bytes.Contains(r.body, []byte(`"code":"quota_exceeded"`)):
-						quota.Add(1)
-					default:
-						other.Add(1)
-					}
+		var admitted, quota, other atomic.Int64
+		fl := flood.New()
+		fl.Go(attackers, int64(offered), func(i int64) {
+			switch r := p.floodRequest(tok, "attack-pub-", "attack-client-", attackListing.ListingID, i); {
+			case r.status == http.StatusCreated:
+				if admitted.Add(1) == share {
+					fl.Saturate()
 				}
-			}()
-		}
-		<-full
+			case quotaShed(r):
+				quota.Add(1)
+			default:
+				other.Add(1)
+			}
+		})
+		<-fl.Saturated()
 		var ok, total int
 		var failed []string
 		try := func(r httpReply) {
@@ -105,9 +83,9 @@ func TestE2ETenantStarvation(t *testing.T) {
 			try(p.call("POST", "/v1/listings", tok["victim-pub"], listingBody(fmt.Sprint("victim ", i)), "Idempotency-Key", fmt.Sprint("victim-", i)))
 		}
 		for i := range victimJn {
-			try(join(fmt.Sprintf("victim-client-%d", i%3), fmt.Sprint("victim-join-", i), victimListing.ListingID))
+			try(p.joinAs(tok[fmt.Sprintf("victim-client-%d", i%3)], fmt.Sprint("victim-join-", i), victimListing.ListingID))
 		}
-		wg.Wait()
+		fl.Wait()
 
 		t.Logf("tenant starvation over HTTP: victim %d/%d publishes and joins succeeded (%.1f%%) while the attacker offered %d requests (%dx the pools): %d admitted, %d answered 429",
 			ok, total, 100*float64(ok)/float64(total), offered, overload, admitted.Load(), quota.Load())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/internal/e2e"
+	"github.com/rendezvous/rendezvous/internal/flood"
 	"github.com/rendezvous/rendezvous/netio/stun"
 )
 
@@ -91,50 +91,29 @@ func runE2EFairShares(t *testing.T, storeArgs []string, tenants int) {
 		}
 	}()
 	defer func() { close(stop); <-stopped }()
-	join := func(subject, key, listing string) httpReply {
-		return p.call("POST", "/v1/listings/"+listing+"/join-attempts", tok[subject], map[string]any{"protocol_version": 7},
-			"Idempotency-Key", key)
-	}
 
 	var admitted, quota, other atomic.Int64
 	var sample sync.Map // one body per status of the other answers
 	refused := make([]atomic.Int64, flooders)
-	saturated := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
+	fd := flood.New()
 	for fl := range flooders {
-		var next atomic.Int64
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer once.Do(func() { close(saturated) })
-				for i := next.Add(1) - 1; i < int64(offered); i = next.Add(1) - 1 {
-					var r httpReply
-					if i%2 == 0 {
-						s := fmt.Sprintf("flood-pub-%d-%d", fl, i/2)
-						r = p.call("POST", "/v1/listings", tok[s], listingBody(s), "Idempotency-Key", s)
-					} else {
-						r = join(fmt.Sprintf("flood-client-%d-%d", fl, i/2), fmt.Sprint("flood-join-", i), home[fl].ListingID)
-					}
-					switch {
-					case r.status == http.StatusCreated:
-						admitted.Add(1)
-					case r.status == http.StatusTooManyRequests && r.header.Get("Retry-After") != "" &&
-						bytes.Contains(r.body, []byte(`"code":"quota_exceeded"`)):
-						quota.Add(1)
-						if refused[fl].Add(1) >= saturatedAfter && refused[1-fl].Load() >= saturatedAfter {
-							once.Do(func() { close(saturated) })
-						}
-					default:
-						other.Add(1)
-						sample.LoadOrStore(r.status, string(r.body))
-					}
+		fd.Go(workers, int64(offered), func(i int64) {
+			r := p.floodRequest(tok, fmt.Sprintf("flood-pub-%d-", fl), fmt.Sprintf("flood-client-%d-", fl), home[fl].ListingID, i)
+			switch {
+			case r.status == http.StatusCreated:
+				admitted.Add(1)
+			case quotaShed(r):
+				quota.Add(1)
+				if refused[fl].Add(1) >= saturatedAfter && refused[1-fl].Load() >= saturatedAfter {
+					fd.Saturate()
 				}
-			}()
-		}
+			default:
+				other.Add(1)
+				sample.LoadOrStore(r.status, string(r.body))
+			}
+		})
 	}
-	<-saturated
+	<-fd.Saturated()
 	// The victims work while the flood goes on, each tenant from its own
 	// goroutine.
 	var ok, total atomic.Int64
@@ -160,12 +139,12 @@ func runE2EFairShares(t *testing.T, storeArgs []string, tenants int) {
 				try(p.call("POST", "/v1/listings", tok[s], listingBody(s), "Idempotency-Key", s))
 			}
 			for j := range victimJoins {
-				try(join(fmt.Sprintf("client-%d-%d", i, j), fmt.Sprintf("victim-join-%d-%d", i, j), home[i].ListingID))
+				try(p.joinAs(tok[fmt.Sprintf("client-%d-%d", i, j)], fmt.Sprintf("victim-join-%d-%d", i, j), home[i].ListingID))
 			}
 		}()
 	}
 	vw.Wait()
-	wg.Wait()
+	fd.Wait()
 
 	pct := 100 * float64(ok.Load()) / float64(total.Load())
 	t.Logf("fair shares over HTTP, %d tenants: victims %d/%d publishes and joins succeeded (%.1f%%) while %d tenants offered %d requests each (%dx the pools): %d admitted, %d answered 429, %d other",

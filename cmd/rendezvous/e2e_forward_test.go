@@ -29,6 +29,24 @@ func (u *udpPeer) readFrom() (*stun.Message, netip.AddrPort) {
 	return m, netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 }
 
+// answerAndIntroduction reads the answer to the bind tx and the
+// introduction its completion pushes, in either order, both from med (bind
+// says which bind it was); check checks the introduction.
+func (u *udpPeer) answerAndIntroduction(tx [12]byte, med netip.AddrPort, bind string, check func(m *stun.Message)) {
+	u.t.Helper()
+	for range 2 {
+		m, from := u.readFrom()
+		if from != med {
+			u.t.Fatalf("%s, but type %#x came from %v", bind, m.Type(), from)
+		}
+		if m.Type() == stun.BindingSuccess {
+			u.checkTx(m, tx)
+			continue
+		}
+		check(m)
+	}
+}
+
 // TestE2EPushesLeaveFromTheInstanceThePeerReached: two instances on one
 // Redis. A host's presence reaches b; a client joins through a's HTTP: the
 // OFFER reaches the host from b's mediator address, the one its NAT mapping
@@ -64,17 +82,9 @@ func TestE2EPushesLeaveFromTheInstanceThePeerReached(t *testing.T) {
 	hostAtA := newPeer(t, a.mediator)
 	hostCap := engine.HostAttemptCapability(&h.cap, attempt)
 	tx = hostAtA.request(stun.KindAttemptHost, attempt, &hostCap, 0, hostLAN)
-	for got := 0; got < 2; got++ { // the response and the INTRODUCE, in either order
-		m, from := hostAtA.readFrom()
-		if from != aMed {
-			t.Fatalf("the host's bind reached a, but type %#x came from %v", m.Type(), from)
-		}
-		if m.Type() == stun.BindingSuccess {
-			hostAtA.checkTx(m, tx)
-			continue
-		}
+	hostAtA.answerAndIntroduction(tx, aMed, "the host's bind reached a", func(m *stun.Message) {
 		hostAtA.expectIntroduce(m, stun.KindAttemptHost, attempt, &hostCap, client.addr(), clientLAN)
-	}
+	})
 	m, from = client.readFrom()
 	if from != bMed {
 		t.Fatalf("the client's INTRODUCE came from %v; its bind reached b (%v), the completing bind a (%v)", from, bMed, aMed)

@@ -226,15 +226,23 @@ func e2eFlow(t *testing.T, storeArgs []string) {
 	p.assertNoSecrets(append(secrets, caps...), caps)
 }
 
+// drainWithAttemptInFlight starts the server with the drain window given,
+// publishes a host and offers it a join that never binds, then starts the
+// drain with sig and waits until readiness answers 503.
+func drainWithAttemptInFlight(t *testing.T, storeArgs []string, window, key string, sig syscall.Signal) (*proc, *host, joined) {
+	t.Helper()
+	p := startProc(t, append(storeArgs, "--drain-window", window)...)
+	h := publishHost(t, p, key+"-1", "Draining host "+key)
+	j := p.join(key+"-join-1", h.pub.ListingID)
+	h.offered(mustHandle(t, j.Handle))
+	p.signal(sig)
+	p.waitReadiness(http.StatusServiceUnavailable)
+	return p, h, j
+}
+
 func TestE2EDrainWindowEnds(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		p := startProc(t, append(storeArgs, "--drain-window", "1s")...)
-		h := publishHost(t, p, "window-1", "Window host")
-		j := p.join("window-join-1", h.pub.ListingID)
-		h.offered(mustHandle(t, j.Handle))
-
-		p.signal(syscall.SIGINT)
-		p.waitReadiness(http.StatusServiceUnavailable)
+		p, h, j := drainWithAttemptInFlight(t, storeArgs, "1s", "window", syscall.SIGINT)
 		if code := p.wait(); code != 0 {
 			t.Fatalf("exit status %d, want 0; log:\n%s", code, p.stderr.String())
 		}
@@ -262,13 +270,7 @@ func TestE2EIdleExit(t *testing.T) {
 
 func TestE2ESecondSignalExitsAtOnce(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
-		p := startProc(t, append(storeArgs, "--drain-window", "30s")...)
-		h := publishHost(t, p, "second-1", "Second signal host")
-		j := p.join("second-join-1", h.pub.ListingID)
-		h.offered(mustHandle(t, j.Handle))
-
-		p.signal(syscall.SIGTERM)
-		p.waitReadiness(http.StatusServiceUnavailable)
+		p, _, _ := drainWithAttemptInFlight(t, storeArgs, "30s", "second", syscall.SIGTERM)
 		p.signal(syscall.SIGTERM)
 		// Had the second signal been ignored, the drain would end at the window
 		// with status 0 and a "drain finished" line.

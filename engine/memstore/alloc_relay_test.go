@@ -84,7 +84,7 @@ func TestAllocsAttemptEndLeavesTombstone(t *testing.T) {
 	wantNoAllocs(t, "heartbeat ending an attempt", runs, func() {
 		f.clock.Advance(time.Millisecond)
 		seq++
-		ops[0] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq, Public: fxPub(40000)}}
+		ops[0] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: seq, Public: fxPub(40000)}}
 		if err := f.s.ApplyBatch(f.ctx, ops); err != nil || !ops[0].Result.OK() {
 			t.Fatalf("heartbeat = %v %v", ops[0].Result, err)
 		}

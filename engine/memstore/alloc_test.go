@@ -32,7 +32,7 @@ func TestAllocsPresenceRefresh(t *testing.T) {
 	f := newFx(t, nil)
 	v := f.visible("pub-1")
 	f.attempt(v, "c") // a pending attempt is reported too
-	cmd := engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(40000)}
+	cmd := engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: 1, Public: fxPub(40000)}
 	wantNoAllocs(t, "BindHostPresence", 100, func() {
 		cmd.Seq++
 		pv, r, err := f.s.BindHostPresence(f.ctx, cmd)
@@ -46,7 +46,7 @@ func TestAllocsPresenceRefresh(t *testing.T) {
 func TestAllocsRenew(t *testing.T) {
 	f := newFx(t, nil)
 	v := f.visible("pub-1")
-	cmd := engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: 1, CurrentPlayers: 3}
+	cmd := engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.keys.Lease(v.Lease), ExpectedVersion: 1, CurrentPlayers: 3}
 	wantNoAllocs(t, "RenewLease", 100, func() {
 		nv, r, err := f.s.RenewLease(f.ctx, cmd)
 		if err != nil || r.Outcome != engine.Success {
@@ -115,7 +115,7 @@ func TestAllocsApplyBatch(t *testing.T) {
 	wantNoAllocs(t, "ApplyBatch", runs, func() {
 		seq++
 		for i := 0; i < 8; i++ {
-			ops[i] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: vs[i].Presence, Key: f.presenceKey(vs[i].Presence), Seq: seq, Public: fxPub(40000)}}
+			ops[i] = engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: vs[i].Presence, Key: f.keys.Presence(vs[i].Presence), Seq: seq, Public: fxPub(40000)}}
 		}
 		ops[8] = engine.Op{Kind: engine.OpBindAttempt, Bind: pairs[run].host}
 		ops[9] = engine.Op{Kind: engine.OpBindAttempt, Bind: pairs[run].client}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/storetest"
 )
 
 // TestMemStoreConcurrent runs writers, batches and lock-free readers at once
@@ -26,7 +27,7 @@ func TestMemStoreConcurrent(t *testing.T) {
 	wg.Go(func() { // presence heartbeats and clock movement
 		for i := 0; i < rounds; i++ {
 			v := vs[i%8]
-			f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: uint64(i + 2), Public: fxPub(40000)})
+			f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: uint64(i + 2), Public: fxPub(40000)})
 			if i%50 == 0 {
 				f.clock.Advance(time.Second)
 			}
@@ -67,8 +68,8 @@ func (f *fx) visibleQuiet(owner engine.Subject) engine.ListingView {
 	f.seq++
 	n := f.seq
 	f.seq2.Unlock()
-	cmd := engine.CreateListing{Tenant: fxTenant, Owner: owner, IdempotencyKey: fmt.Sprintf("q-%d", n), Spec: fxSpec()}
+	cmd := engine.CreateListing{Tenant: fxTenant, Owner: owner, IdempotencyKey: fmt.Sprintf("q-%d", n), Spec: storetest.Spec()}
 	v, _, _ := f.s.CreateListing(f.ctx, cmd)
-	f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(40000)})
+	f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: 1, Public: fxPub(40000)})
 	return v
 }

@@ -3,20 +3,12 @@ package memstore_test
 import (
 	"testing"
 
-	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/memstore"
 	"github.com/rendezvous/rendezvous/engine/storetest"
 )
 
 // newContractMemStore is the storetest.Factory for the in-memory store.
-func newContractMemStore(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store {
-	t.Helper()
-	s, err := memstore.New(l, c, k)
-	if err != nil {
-		t.Fatalf("memstore.New: %v", err)
-	}
-	return s
-}
+var newContractMemStore = storetest.FactoryOf(memstore.New)
 
 // TestMemStoreContract runs the whole store contract suite on the in-memory store.
 func TestMemStoreContract(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/storetest"
 )
 
 // fx is a store on a manual clock with helpers that compute capabilities the
@@ -18,6 +19,7 @@ type fx struct {
 	s     *Store
 	clock *engine.ManualClock
 	k     *engine.Keyring
+	keys  storetest.Keys // the capability fingerprints clients compute
 	ctx   context.Context
 	seq   int
 	seq2  sync.Mutex
@@ -37,17 +39,11 @@ func newFx(t *testing.T, edit func(*engine.Limits)) *fx {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	return &fx{t: t, s: s, clock: c, k: k, ctx: context.Background()}
+	return &fx{t: t, s: s, clock: c, k: k, keys: storetest.Keys{Ring: k}, ctx: context.Background()}
 }
 
 func fxPub(port uint16) netip.AddrPort {
 	return netip.AddrPortFrom(netip.MustParseAddr("203.0.113.10"), port)
-}
-
-func fxSpec() engine.ListingSpec {
-	return engine.ListingSpec{Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3", DisplayName: "Test host",
-		Visibility: engine.Public, TrustMode: engine.ManagedDedicated, CurrentPlayers: 1, MaxPlayers: 8,
-		Metadata: []engine.MetaEntry{{Key: "mode", Value: "coop"}}}
 }
 
 func (f *fx) check() {
@@ -59,7 +55,7 @@ func (f *fx) check() {
 
 func (f *fx) listingCmd(owner engine.Subject) engine.CreateListing {
 	f.seq++
-	return engine.CreateListing{Tenant: fxTenant, Owner: owner, IdempotencyKey: fmt.Sprintf("k-%d", f.seq), Spec: fxSpec()}
+	return engine.CreateListing{Tenant: fxTenant, Owner: owner, IdempotencyKey: fmt.Sprintf("k-%d", f.seq), Spec: storetest.Spec()}
 }
 
 func (f *fx) create(cmd engine.CreateListing) engine.ListingView {
@@ -72,27 +68,9 @@ func (f *fx) create(cmd engine.CreateListing) engine.ListingView {
 	return v
 }
 
-func (f *fx) presenceKey(h engine.Handle) engine.Fingerprint {
-	c := f.k.Presence(h)
-	return engine.FingerprintOf(&c)
-}
-func (f *fx) leaseKey(l engine.LeaseID) engine.Fingerprint {
-	c := f.k.Lease(l)
-	return engine.FingerprintOf(&c)
-}
-func (f *fx) clientKey(h engine.Handle) engine.Fingerprint {
-	c := f.k.AttemptClient(h)
-	return engine.FingerprintOf(&c)
-}
-func (f *fx) hostKey(p, h engine.Handle) engine.Fingerprint {
-	pc := f.k.Presence(p)
-	c := engine.HostAttemptCapability(&pc, h)
-	return engine.FingerprintOf(&c)
-}
-
 func (f *fx) presence(v engine.ListingView, seq uint64) engine.PresenceView {
 	f.t.Helper()
-	pv, r, err := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq, Public: fxPub(40000)})
+	pv, r, err := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: seq, Public: fxPub(40000)})
 	if err != nil || r.Outcome != engine.Success {
 		f.t.Fatalf("BindHostPresence = %v, %v", r, err)
 	}
@@ -120,11 +98,7 @@ func (f *fx) attempt(v engine.ListingView, client engine.Subject) engine.Attempt
 }
 
 func (f *fx) bindCmd(a engine.AttemptView, role engine.Role, port uint16) engine.BindAttempt {
-	key := f.clientKey(a.Handle)
-	if role == engine.RoleHost {
-		key = f.hostKey(a.HostPresence, a.Handle)
-	}
-	return engine.BindAttempt{Handle: a.Handle, Role: role, Key: key, Public: fxPub(port)}
+	return f.keys.Bind(a, role, fxPub(port), netip.AddrPort{})
 }
 
 func (f *fx) advance(d time.Duration) {

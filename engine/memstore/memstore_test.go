@@ -56,7 +56,7 @@ func TestMemStoreLifecycle(t *testing.T) {
 		t.Fatalf("stats = %+v", st)
 	}
 	// Delete cascades.
-	r, err := f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease)})
+	r, err := f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.keys.Lease(v.Lease)})
 	if err != nil || r.Outcome != engine.Success {
 		t.Fatalf("delete = %v %v", r, err)
 	}
@@ -95,7 +95,7 @@ func TestMemStoreExpiry(t *testing.T) {
 	}
 	f.check()
 	// The last sequence survives presence expiry.
-	if _, r, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(1)}); r.Outcome != engine.Conflict {
+	if _, r, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: 1, Public: fxPub(1)}); r.Outcome != engine.Conflict {
 		t.Fatalf("stale sequence after expiry = %v", r)
 	}
 	f.presence(v, 2)
@@ -232,24 +232,24 @@ func TestMemStoreRejectionsChangeNothing(t *testing.T) {
 	bad.Spec.MaxPlayers = 2000
 	_, r, err = f.s.CreateListing(f.ctx, bad)
 	wantSame("bad spec", err, r, true, 0)
-	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v2.Presence, Key: f.presenceKey(v2.Presence), Seq: 1, Public: fxPub(5)})
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v2.Presence, Key: f.keys.Presence(v2.Presence), Seq: 1, Public: fxPub(5)})
 	wantSame("presence pool", err, r, false, engine.CapacityExceeded)
-	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 1, Public: fxPub(5)})
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: 1, Public: fxPub(5)})
 	wantSame("stale seq", err, r, false, engine.Conflict)
-	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.leaseKey(v.Lease), Seq: 9, Public: fxPub(5)})
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Lease(v.Lease), Seq: 9, Public: fxPub(5)})
 	wantSame("wrong presence key", err, r, false, engine.NotFound)
-	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 9})
+	_, r, err = f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: 9})
 	wantSame("no public endpoint", err, r, true, 0)
 	_, r, err = f.s.BindAttemptEndpoint(f.ctx, f.bindCmd(a, engine.RoleHost, 0))
 	wantSame("port 0", err, r, true, 0)
 	bc := f.bindCmd(a, engine.RoleHost, 7)
-	bc.Key = f.clientKey(a.Handle)
+	bc.Key = f.keys.Client(a.Handle)
 	_, r, err = f.s.BindAttemptEndpoint(f.ctx, bc)
 	wantSame("client key as host", err, r, false, engine.NotFound)
 	bc.Role = 9
 	_, r, err = f.s.BindAttemptEndpoint(f.ctx, bc)
 	wantSame("bad role", err, r, true, 0)
-	rc := engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: 1, CurrentPlayers: 9}
+	rc := engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.keys.Lease(v.Lease), ExpectedVersion: 1, CurrentPlayers: 9}
 	_, r, err = f.s.RenewLease(f.ctx, rc)
 	wantSame("players above max", err, r, true, 0)
 	rc.CurrentPlayers, rc.ExpectedVersion = -1, 5
@@ -282,7 +282,7 @@ func TestMemStoreRejectionsChangeNothing(t *testing.T) {
 		t.Fatalf("bad ops accepted: %v %+v", err, ops)
 	}
 	wantSame("bad batch ops", nil, engine.Result{}, false, engine.Success)
-	if err := f.s.ApplyBatch(cancelled, []engine.Op{{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: 99, Public: fxPub(1)}}}); !errors.Is(err, context.Canceled) {
+	if err := f.s.ApplyBatch(cancelled, []engine.Op{{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: 99, Public: fxPub(1)}}}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled batch = %v", err)
 	}
 	wantSame("cancelled batch", nil, engine.Result{}, false, engine.Success)
@@ -344,7 +344,7 @@ func TestMemStoreDrainAndUnavailable(t *testing.T) {
 	if _, r, _ := f.s.CreateListing(f.ctx, f.listingCmd("p")); r.Outcome != engine.Draining {
 		t.Fatalf("create while draining = %v", r)
 	}
-	if _, r, _ := f.s.RenewLease(f.ctx, engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: 1, CurrentPlayers: -1}); r.Outcome != engine.Draining {
+	if _, r, _ := f.s.RenewLease(f.ctx, engine.RenewLease{Tenant: fxTenant, Owner: "pub-1", Listing: v.ID, Lease: v.Lease, LeaseKey: f.keys.Lease(v.Lease), ExpectedVersion: 1, CurrentPlayers: -1}); r.Outcome != engine.Draining {
 		t.Fatalf("renew while draining = %v", r)
 	}
 	f.presence(v, 2) // accepted while draining
@@ -411,7 +411,7 @@ func TestApplyBatchMixed(t *testing.T) {
 	ops := make([]engine.Op, 0, n)
 	for i := 0; i < n; i++ {
 		v := vs[i%3]
-		op := engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Public: fxPub(4000)}}
+		op := engine.Op{Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Public: fxPub(4000)}}
 		outcome := engine.Success
 		switch i % 5 {
 		case 0, 3:
@@ -422,7 +422,7 @@ func TestApplyBatchMixed(t *testing.T) {
 			op.Presence.Seq = 99
 			outcome = engine.NotFound
 		case 2:
-			op.Presence.Key = f.leaseKey(v.Lease)
+			op.Presence.Key = f.keys.Lease(v.Lease)
 			op.Presence.Seq = 99
 			outcome = engine.NotFound
 		case 4:
@@ -453,7 +453,7 @@ func TestApplyBatchMixed(t *testing.T) {
 	f.check()
 	for k, v := range vs {
 		// The last accepted sequence of each listing is the highest sent.
-		_, r, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seq[k], Public: fxPub(1)})
+		_, r, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: seq[k], Public: fxPub(1)})
 		if r.Outcome != engine.Conflict {
 			t.Fatalf("listing %d: seq %d not the last accepted (%v)", k, seq[k], r.Outcome)
 		}

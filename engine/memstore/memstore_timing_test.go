@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/storetest"
 )
 
 // Sink keeps benchmark results alive so the compiler cannot drop the work.
@@ -52,7 +53,7 @@ func getBenchFill(b *testing.B, n int) *benchFill {
 	ctx := context.Background()
 	pub := netip.MustParseAddrPort("203.0.113.10:40000")
 	for i := 0; i < n; i++ {
-		sp := fxSpec()
+		sp := storetest.Spec()
 		sp.Region = fmt.Sprintf("region-%d", i%8)
 		v, r, err := s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: engine.Subject(fmt.Sprintf("pub-%d", i%5000)),
 			IdempotencyKey: fmt.Sprintf("k%d", i), Spec: sp})
@@ -204,7 +205,7 @@ func BenchmarkListingChurn(b *testing.B) {
 				// deleted listing of an earlier run (expired).
 				i := churnKeys.Add(1)
 				v, r, _ := bf.s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: "churn",
-					IdempotencyKey: fmt.Sprintf("churn-%d", i), Spec: fxSpec()})
+					IdempotencyKey: fmt.Sprintf("churn-%d", i), Spec: storetest.Spec()})
 				if r.Outcome != engine.Success {
 					b.Fatalf("create: %v", r)
 				}
@@ -229,7 +230,7 @@ func BenchmarkExpiry(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: "o", IdempotencyKey: fmt.Sprintf("e%d", i), Spec: fxSpec()})
+		s.CreateListing(ctx, engine.CreateListing{Tenant: fxTenant, Owner: "o", IdempotencyKey: fmt.Sprintf("e%d", i), Spec: storetest.Spec()})
 		i++
 		if i%4096 == 0 {
 			c.Advance(engine.DefaultIdempotencyTTL)

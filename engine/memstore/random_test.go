@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/storetest"
 )
 
 // TestMemStoreRandomOps drives random interleavings of every transition and
@@ -44,7 +45,7 @@ func randomOps(t *testing.T, seed uint64) {
 	for step := 0; step < 1500; step++ {
 		switch op := r.IntN(14); op {
 		case 0, 1:
-			sp := fxSpec()
+			sp := storetest.Spec()
 			sp.ProtocolVersion = uint32(7 + r.IntN(2))
 			sp.Region = []string{"eu", "us"}[r.IntN(2)]
 			if r.IntN(4) == 0 {
@@ -62,17 +63,17 @@ func randomOps(t *testing.T, seed uint64) {
 		case 2, 3, 4:
 			if v, ok := pickL(); ok {
 				seqs[v.Presence] += uint64(r.IntN(2)) // sometimes a stale repeat
-				_, res, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.presenceKey(v.Presence), Seq: seqs[v.Presence], Public: fxPub(uint16(1 + r.IntN(3)))})
+				_, res, _ := f.s.BindHostPresence(f.ctx, engine.BindPresence{Handle: v.Presence, Key: f.keys.Presence(v.Presence), Seq: seqs[v.Presence], Public: fxPub(uint16(1 + r.IntN(3)))})
 				seen["presence "+res.Outcome.String()]++
 			}
 		case 5:
 			if v, ok := pickL(); ok {
 				f.s.RenewLease(f.ctx, engine.RenewLease{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease,
-					LeaseKey: f.leaseKey(v.Lease), ExpectedVersion: uint64(1 + r.IntN(3)), CurrentPlayers: r.IntN(10) - 1})
+					LeaseKey: f.keys.Lease(v.Lease), ExpectedVersion: uint64(1 + r.IntN(3)), CurrentPlayers: r.IntN(10) - 1})
 			}
 		case 6:
 			if v, ok := pickL(); ok {
-				f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease, LeaseKey: f.leaseKey(v.Lease)})
+				f.s.DeleteListing(f.ctx, engine.DeleteListing{Tenant: v.Tenant, Owner: v.Owner, Listing: v.ID, Lease: v.Lease, LeaseKey: f.keys.Lease(v.Lease)})
 			}
 		case 7, 8:
 			if v, ok := pickL(); ok {

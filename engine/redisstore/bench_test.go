@@ -103,16 +103,7 @@ func (e *benchEnv) run(b *testing.B, inner int, fn func(i int)) {
 	if inner > 1 {
 		b.ReportMetric(cpu/float64(inner), "redis-cpu-us/refresh")
 	}
-	info, err := e.c.Do(ctx, e.c.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if calls, usec := redistest.CommandStat(info, "fcall"); calls > 0 {
-		b.ReportMetric(usec/calls, "redis-us/op")
-		if inner > 1 {
-			b.ReportMetric(usec/calls/float64(inner), "redis-us/refresh")
-		}
-	}
+	redistest.ReportFCallCost(b, e.c, inner)
 }
 
 // serverCPU is the server process's CPU time so far in seconds.

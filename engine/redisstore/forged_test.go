@@ -12,12 +12,7 @@ import (
 // the store never made without calling Redis; a real one costs one call.
 func TestMadeUpAttemptHandleCostsNoRedisCall(t *testing.T) {
 	e := newFaultEnv(t, 0)
-	ctx := context.Background()
-	a, r, err := e.s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: e.v.Tenant, Client: "c", IdempotencyKey: "j",
-		Listing: e.v.ID, ProtocolVersion: 1})
-	if err != nil || !r.OK() {
-		t.Fatalf("CreateJoinAttempt: %v %v", r.Outcome, err)
-	}
+	a := e.attempt(false)
 	calls := func() int { return functionCalls(t, e.c) }
 	before := calls()
 	for i := 0; i < 1000; i++ {
@@ -34,4 +29,16 @@ func TestMadeUpAttemptHandleCostsNoRedisCall(t *testing.T) {
 	if got := calls() - before; got != 1 {
 		t.Fatalf("a real handle cost %d Redis calls, want 1", got)
 	}
+}
+
+// attempt is a join attempt on the env's listing (relay-only or not) that
+// must be created.
+func (e *faultEnv) attempt(relayOnly bool) engine.AttemptView {
+	e.t.Helper()
+	a, r, err := e.s.CreateJoinAttempt(context.Background(), engine.CreateAttempt{Tenant: e.v.Tenant, Client: "c",
+		IdempotencyKey: "j", Listing: e.v.ID, ProtocolVersion: 1, RelayOnly: relayOnly})
+	if err != nil || !r.OK() || a.RelayOnly != relayOnly {
+		e.t.Fatalf("CreateJoinAttempt: %v %v (relay-only %v)", r.Outcome, err, a.RelayOnly)
+	}
+	return a
 }

@@ -13,11 +13,7 @@ import (
 func TestRelayCallsAreOneFunctionCallEach(t *testing.T) {
 	e := newFaultEnv(t, 0)
 	ctx := context.Background()
-	a, r, err := e.s.CreateJoinAttempt(ctx, engine.CreateAttempt{Tenant: e.v.Tenant, Client: "c", IdempotencyKey: "j",
-		Listing: e.v.ID, ProtocolVersion: 1, RelayOnly: true})
-	if err != nil || !r.OK() || !a.RelayOnly {
-		t.Fatalf("CreateJoinAttempt: %v %v", r.Outcome, err)
-	}
+	a := e.attempt(true)
 	pc := e.k.Presence(e.v.Presence)
 	hc, cc := engine.HostAttemptCapability(&pc, a.Handle), e.k.AttemptClient(a.Handle)
 	hk, ck := engine.FingerprintOf(&hc), engine.FingerprintOf(&cc)

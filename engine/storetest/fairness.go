@@ -2,11 +2,11 @@ package storetest
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/flood"
 )
 
 // Tenant starvation: one tenant offering ten times the capacity of the
@@ -62,30 +62,21 @@ func runTenantStarvation(t *testing.T, f Factory) {
 
 	// The attacker's share is full when it holds its listing and attempt
 	// quotas (its idempotency share then holds exactly both).
-	var next, admitted, shedQuota, other atomic.Int64
-	full := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
-	for range starvationAttackers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(attack)); i = next.Add(1) - 1 {
-				switch r := attack[i](); {
-				case r.OK():
-					if admitted.Add(1) == int64(e.l.TenantListingQuota-1+e.l.TenantAttemptQuota) {
-						once.Do(func() { close(full) })
-					}
-				case r.Quota():
-					shedQuota.Add(1)
-				default:
-					other.Add(1)
-				}
+	var admitted, shedQuota, other atomic.Int64
+	fl := flood.New()
+	fl.Go(starvationAttackers, int64(len(attack)), func(i int64) {
+		switch r := attack[i](); {
+		case r.OK():
+			if admitted.Add(1) == int64(e.l.TenantListingQuota-1+e.l.TenantAttemptQuota) {
+				fl.Saturate()
 			}
-			once.Do(func() { close(full) }) // offered everything: the victim may start
-		}()
-	}
-	<-full
+		case r.Quota():
+			shedQuota.Add(1)
+		default:
+			other.Add(1)
+		}
+	})
+	<-fl.Saturated()
 	ok := 0
 	var failed []engine.Result
 	for _, w := range work {
@@ -95,7 +86,7 @@ func runTenantStarvation(t *testing.T, f Factory) {
 			failed = append(failed, r)
 		}
 	}
-	wg.Wait()
+	fl.Wait()
 
 	pct := 100 * float64(ok) / float64(len(work))
 	t.Logf("tenant starvation: victim %d/%d in-quota creations and joins succeeded (%.1f%%) while the attacker offered %d (%dx the pools): %d admitted, %d shed by quota",

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/flood"
 )
 
 // Fair shares with any number of tenants (docs/contracts/semantics.md#quotas):
@@ -49,13 +50,13 @@ func runFairShares(t *testing.T, f Factory, tenants int) {
 	}
 	offered := fairOverload * (e.l.MaxListings + e.l.MaxAttempts)
 	type call func() engine.Result
-	flood := make([][]call, fairFlooders)
-	for fl := range flood {
+	floods := make([][]call, fairFlooders)
+	for fl := range floods {
 		for i := 0; i < offered/2; i++ {
 			lc := e.listingCmd(engine.Subject(fmt.Sprintf("flood-%d-publisher-%d", fl, i)))
 			lc.Tenant = fairTenant(fl)
 			jc := e.attemptCmd(home[fl], engine.Subject(fmt.Sprintf("flood-%d-client-%d", fl, i)))
-			flood[fl] = append(flood[fl],
+			floods[fl] = append(floods[fl],
 				func() engine.Result { _, r, err := e.s.CreateListing(e.ctx, lc); return mustNoErr(t, r, err) },
 				func() engine.Result { _, r, err := e.s.CreateJoinAttempt(e.ctx, jc); return mustNoErr(t, r, err) })
 		}
@@ -78,33 +79,23 @@ func runFairShares(t *testing.T, f Factory, tenants int) {
 	// victims start when both are, and the flood goes on meanwhile.
 	var admitted, shedQuota, shedPool atomic.Int64
 	refused := make([]atomic.Int64, fairFlooders)
-	saturated := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
-	for fl := range flood {
-		var next atomic.Int64
-		for range fairFloodWorkers / fairFlooders {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := next.Add(1) - 1; i < int64(len(flood[fl])); i = next.Add(1) - 1 {
-					switch r := flood[fl][i](); {
-					case r.OK():
-						admitted.Add(1)
-					case r.Quota():
-						shedQuota.Add(1)
-						if refused[fl].Add(1) == fairSaturatedRefusd && refused[1-fl].Load() >= fairSaturatedRefusd {
-							once.Do(func() { close(saturated) })
-						}
-					default:
-						shedPool.Add(1)
-					}
+	fd := flood.New()
+	for fl := range floods {
+		fd.Go(fairFloodWorkers/fairFlooders, int64(len(floods[fl])), func(i int64) {
+			switch r := floods[fl][i](); {
+			case r.OK():
+				admitted.Add(1)
+			case r.Quota():
+				shedQuota.Add(1)
+				if refused[fl].Add(1) == fairSaturatedRefusd && refused[1-fl].Load() >= fairSaturatedRefusd {
+					fd.Saturate()
 				}
-				once.Do(func() { close(saturated) })
-			}()
-		}
+			default:
+				shedPool.Add(1)
+			}
+		})
 	}
-	<-saturated
+	<-fd.Saturated()
 	var ok, work atomic.Int64
 	var failures sync.Map
 	var vw sync.WaitGroup
@@ -123,7 +114,7 @@ func runFairShares(t *testing.T, f Factory, tenants int) {
 		}()
 	}
 	vw.Wait()
-	wg.Wait()
+	fd.Wait()
 
 	pct := 100 * float64(ok.Load()) / float64(work.Load())
 	t.Logf("fair shares, %d tenants: victims %d/%d creations and joins succeeded (%.1f%%) while %d tenants offered %d each (%dx the pools): %d admitted, %d shed by their shares, %d by a pool",

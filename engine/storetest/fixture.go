@@ -29,7 +29,11 @@ func lan(port uint16) netip.AddrPort {
 }
 
 // spec is the reference fixture's listing.
-func spec() engine.ListingSpec {
+func spec() engine.ListingSpec { return Spec() }
+
+// Spec is the reference fixture's listing, for tests of a store outside
+// this suite as well.
+func Spec() engine.ListingSpec {
 	return engine.ListingSpec{
 		Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3",
 		DisplayName: "Test host", Visibility: engine.Public, TrustMode: engine.ManagedDedicated,
@@ -57,25 +61,14 @@ func (e *env) attemptCmd(v engine.ListingView, client engine.Subject) engine.Cre
 }
 
 // Fingerprints computed the way the store must compute them.
-func (e *env) leaseKey(id engine.LeaseID) engine.Fingerprint {
-	c := e.k.Lease(id)
-	return engine.FingerprintOf(&c)
-}
+func (e *env) leaseKey(id engine.LeaseID) engine.Fingerprint { return Keys{e.k}.Lease(id) }
 
-func (e *env) presenceKey(h engine.Handle) engine.Fingerprint {
-	c := e.k.Presence(h)
-	return engine.FingerprintOf(&c)
-}
+func (e *env) presenceKey(h engine.Handle) engine.Fingerprint { return Keys{e.k}.Presence(h) }
 
-func (e *env) clientKey(attempt engine.Handle) engine.Fingerprint {
-	c := e.k.AttemptClient(attempt)
-	return engine.FingerprintOf(&c)
-}
+func (e *env) clientKey(attempt engine.Handle) engine.Fingerprint { return Keys{e.k}.Client(attempt) }
 
 func (e *env) hostKey(presence, attempt engine.Handle) engine.Fingerprint {
-	p := e.k.Presence(presence)
-	c := engine.HostAttemptCapability(&p, attempt)
-	return engine.FingerprintOf(&c)
+	return Keys{e.k}.Host(presence, attempt)
 }
 
 // create registers a listing and requires a fresh (non-replay) Success.
@@ -134,11 +127,7 @@ func (e *env) attempt(v engine.ListingView, client engine.Subject) engine.Attemp
 
 // bindCmd binds role's endpoint of attempt a with the right capability.
 func (e *env) bindCmd(a engine.AttemptView, role engine.Role, public, local netip.AddrPort) engine.BindAttempt {
-	key := e.clientKey(a.Handle)
-	if role == engine.RoleHost {
-		key = e.hostKey(a.HostPresence, a.Handle)
-	}
-	return engine.BindAttempt{Handle: a.Handle, Role: role, Key: key, Public: public, Local: local}
+	return Keys{e.k}.Bind(a, role, public, local)
 }
 
 // bind binds an endpoint and returns the outcome.

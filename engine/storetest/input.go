@@ -31,6 +31,16 @@ var badKeys = []string{"", strings.Repeat("k", 129), "has space", "tab\tkey", "Ã
 // badEndpoints are invalid public endpoints; the zero AddrPort among them.
 var badEndpoints = []netip.AddrPort{{}, netip.AddrPortFrom(netip.MustParseAddr("203.0.113.10"), 0)}
 
+// refusedListing requires CreateListing(cmd), with what is wrong in it, to
+// be an *engine.InputError naming one of fields and to change nothing.
+func (e *env) refusedListing(what string, cmd engine.CreateListing, fields ...string) {
+	e.t.Helper()
+	e.unchanged(what, func() {
+		_, _, err := e.s.CreateListing(e.ctx, cmd)
+		e.wantInput("CreateListing with "+what, err, fields...)
+	})
+}
+
 // runInput checks that every invalid input gives an *engine.InputError
 // naming the field and changes nothing.
 func runInput(t *testing.T, f Factory) {
@@ -80,10 +90,7 @@ func runInput(t *testing.T, f Factory) {
 		for _, c := range cases {
 			cmd := e.listingCmd("publisher-1")
 			c.mod(&cmd.Spec)
-			e.unchanged("invalid "+c.field, func() {
-				_, _, err := e.s.CreateListing(e.ctx, cmd)
-				e.wantInput("CreateListing with invalid "+c.field, err, c.field)
-			})
+			e.refusedListing("invalid "+c.field, cmd, c.field)
 		}
 	})
 
@@ -93,32 +100,20 @@ func runInput(t *testing.T, f Factory) {
 		for _, bt := range badTenants {
 			cmd := e.listingCmd("publisher-1")
 			cmd.Tenant = bt
-			e.unchanged("invalid tenant", func() {
-				_, _, err := e.s.CreateListing(e.ctx, cmd)
-				e.wantInput("CreateListing with invalid tenant", err, fTenant...)
-			})
+			e.refusedListing("invalid tenant", cmd, fTenant...)
 		}
 		for _, bs := range badSubjects {
 			cmd := e.listingCmd(bs)
-			e.unchanged("invalid owner", func() {
-				_, _, err := e.s.CreateListing(e.ctx, cmd)
-				e.wantInput("CreateListing with invalid owner", err, fSubject...)
-			})
+			e.refusedListing("invalid owner", cmd, fSubject...)
 		}
 		for _, bk := range badKeys {
 			cmd := e.listingCmd("publisher-1")
 			cmd.IdempotencyKey = bk
-			e.unchanged("invalid key", func() {
-				_, _, err := e.s.CreateListing(e.ctx, cmd)
-				e.wantInput("CreateListing with invalid idempotency key", err, fIdemKey...)
-			})
+			e.refusedListing("invalid idempotency key", cmd, fIdemKey...)
 		}
 		cmd := e.listingCmd("publisher-1")
 		cmd.Doc = make([]byte, engine.MaxDoc+1)
-		e.unchanged("oversized doc", func() {
-			_, _, err := e.s.CreateListing(e.ctx, cmd)
-			e.wantInput("CreateListing with a doc over MaxDoc", err, "doc")
-		})
+		e.refusedListing("a doc over MaxDoc", cmd, "doc")
 		cmd.Doc = cmd.Doc[:engine.MaxDoc]
 		if _, r, err := e.s.CreateListing(e.ctx, cmd); err != nil || !r.OK() {
 			t.Fatalf("CreateListing with a doc of exactly MaxDoc: %v %v", r.Outcome, err)

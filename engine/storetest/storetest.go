@@ -39,6 +39,20 @@ import (
 // and deriving capabilities with k. It is called once per (sub)test.
 type Factory func(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store
 
+// FactoryOf is the Factory of a store whose constructor takes just the
+// limits, clock and keyring (memstore.New, refstore.New); its error fails the
+// test.
+func FactoryOf[S engine.Store](newStore func(engine.Limits, engine.Clock, *engine.Keyring) (S, error)) Factory {
+	return func(t *testing.T, l engine.Limits, c *engine.ManualClock, k *engine.Keyring) engine.Store {
+		t.Helper()
+		s, err := newStore(l, c, k)
+		if err != nil {
+			t.Fatalf("new store: %v", err)
+		}
+		return s
+	}
+}
+
 // Option adjusts the suite to a store's features.
 type Option func(*options)
 

@@ -2,24 +2,12 @@ package stun
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/binary"
 	"net/netip"
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/stunoracle"
 )
-
-// refIntegrity is the independent oracle: RFC 8489 §14.6 over a copy of the
-// message up to the attribute at off, with crypto/hmac.
-func refIntegrity(raw []byte, off int, key []byte) []byte {
-	in := append([]byte(nil), raw[:off]...)
-	binary.BigEndian.PutUint16(in[2:4], uint16(off-HeaderSize+4+IntegritySize))
-	mac := hmac.New(sha256.New, key)
-	mac.Write(in)
-	return mac.Sum(nil)
-}
 
 // The precomputed-pad variants sign and verify exactly as the plain ones, for
 // messages across the SHA-256 block edges.
@@ -43,7 +31,7 @@ func TestIntegrityWithPads(t *testing.T) {
 		if raw == nil {
 			t.Fatalf("user %d: %v", userLen, b.Err())
 		}
-		if got := raw[off+4 : off+4+IntegritySize]; !bytes.Equal(got, refIntegrity(raw, off, key)) {
+		if got := raw[off+4 : off+4+IntegritySize]; !bytes.Equal(got, stunoracle.Integrity(raw, off, key)) {
 			t.Fatalf("user %d: AddIntegrityWith differs from the RFC 8489 computation", userLen)
 		}
 		plain := NewBuilder(make([]byte, 0, 600), BindingRequest, testTx)

@@ -2,8 +2,6 @@ package stun
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"net"
 	"net/netip"
@@ -12,42 +10,15 @@ import (
 	pion "github.com/pion/stun/v3"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/internal/stunoracle"
 )
 
-// pionSign adds MESSAGE-INTEGRITY-SHA256 to a pion message, computed here per
-// RFC 8489 §14.6 over pion's raw bytes (pion only names the attribute), so the
-// oracle does not depend on our codec.
-func pionSign(m *pion.Message, key []byte) {
-	raw := append([]byte(nil), m.Raw...)
-	binary.BigEndian.PutUint16(raw[2:4], uint16(len(raw)-20+36))
-	mac := hmac.New(sha256.New, key)
-	mac.Write(raw)
-	m.Add(pion.AttrMessageIntegritySHA256, mac.Sum(nil))
-}
-
-// pionVerify checks MESSAGE-INTEGRITY-SHA256 of a message decoded by pion.
+// pionVerify checks MESSAGE-INTEGRITY-SHA256 of a message decoded by pion,
+// with the oracle of internal/stunoracle (not our codec).
 func pionVerify(t *testing.T, m *pion.Message, key []byte) {
 	t.Helper()
-	got, err := m.Get(pion.AttrMessageIntegritySHA256)
-	if err != nil {
-		t.Fatalf("pion: no MESSAGE-INTEGRITY-SHA256: %v", err)
-	}
-	// Find the attribute's offset in the raw message.
-	off := 20
-	for off < len(m.Raw) {
-		typ := binary.BigEndian.Uint16(m.Raw[off:])
-		l := int(binary.BigEndian.Uint16(m.Raw[off+2:]))
-		if pion.AttrType(typ) == pion.AttrMessageIntegritySHA256 {
-			break
-		}
-		off += 4 + (l+3)&^3
-	}
-	raw := append([]byte(nil), m.Raw[:off]...)
-	binary.BigEndian.PutUint16(raw[2:4], uint16(off-20+36))
-	mac := hmac.New(sha256.New, key)
-	mac.Write(raw)
-	if !hmac.Equal(mac.Sum(nil), got) {
-		t.Fatal("pion-side MESSAGE-INTEGRITY-SHA256 check failed")
+	if err := stunoracle.Verify(m.Raw, key); err != nil {
+		t.Fatalf("pion side: %v", err)
 	}
 }
 
@@ -69,16 +40,11 @@ func TestInteropPionRequestsWeParse(t *testing.T) {
 	u := Username(KindPresence, h)
 	f := func(name string, signed bool, setters ...pion.Setter) *Message {
 		t.Helper()
-		pm, err := pion.Build(append([]pion.Setter{pion.TransactionID}, setters...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var k []byte
 		if signed {
-			pionSign(pm, key)
+			k = key
 		}
-		if err := pion.Fingerprint.AddTo(pm); err != nil {
-			t.Fatal(err)
-		}
+		pm := stunoracle.Build(t, k, append([]pion.Setter{pion.TransactionID}, setters...)...)
 		var m Message
 		if err := Parse(pm.Raw, &m); err != nil {
 			t.Fatalf("%s: Parse: %v", name, err)
