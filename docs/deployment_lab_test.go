@@ -75,6 +75,9 @@ func TestDeploymentLab(t *testing.T) {
 	// with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A script that stops half-way leaves its servers holding the output
+	// pipe: Wait gives up on it shortly after the script itself ends.
+	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
