@@ -18,6 +18,9 @@ type AdminStats struct {
 	Available  bool                `json:"available"`
 	Draining   bool                `json:"draining"`
 	Pools      map[string]PoolStat `json:"pools"`
+	// AgeMS is how old the figures are: the server reads them from its
+	// store at most once a second and shares them between readers.
+	AgeMS int64 `json:"age_ms"`
 }
 
 // Stats reads the operator stats (operator role; others get an *APIError

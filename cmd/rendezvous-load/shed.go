@@ -70,13 +70,14 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		return nil
 	})
 	fill.TotalSeconds = time.Since(t0).Seconds()
+	filled := time.Now()
 	if u, err := r.serverUsage(); err == nil {
 		fill.UsageAtFull = &u
 		fill.RSSMiB = float64(u.RSSBytes) / (1 << 20)
 	} else {
 		fmt.Fprintf(r.out, "warning: server RSS not available: %v\n", err)
 	}
-	st2 := r.stats(ctx)
+	st2 := r.statsSince(ctx, filled)
 
 	// Overload: offered over-ceiling work plus accepted work, open loop.
 	d := cfg.Duration
@@ -168,7 +169,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		enumerated, enumErr = r.enumerate(ctx)
 		return nil
 	})
-	st3 := r.stats(ctx)
+	st3 := r.statsSince(ctx, time.Now())
 
 	sh.OfferedOverCeiling = oc.Total(KindCreate) + oc.Total(KindJoin) + presOver
 	sh.TypedShed = oc.Class(KindCreate, ClassShed) + oc.Class(KindJoin, ClassShed) + presOverShed
@@ -273,6 +274,21 @@ func (r *Run) stats(ctx context.Context) *client.AdminStats {
 		return &client.AdminStats{}
 	}
 	return st
+}
+
+// statsSince reads the operator stats until their figures were read from
+// the store after since (the server shares one read a second between its
+// readers, docs/contracts/http.md), for at most 3 s.
+func (r *Run) statsSince(ctx context.Context, since time.Time) *client.AdminStats {
+	giveUp := time.Now().Add(3 * time.Second)
+	for {
+		st := r.stats(ctx)
+		readAt := time.Now().Add(-time.Duration(st.AgeMS) * time.Millisecond)
+		if readAt.After(since) || time.Now().After(giveUp) || ctx.Err() != nil {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // poolsLine renders the pools of a stats answer as "name used/ceiling, ...".
