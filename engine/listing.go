@@ -71,6 +71,8 @@ type ListingSpec struct {
 	Metadata []MetaEntry
 	// RelayOnlyJoins makes every join attempt of the listing relay-only.
 	RelayOnlyJoins bool
+	// Attributes are the indexed attributes the listing starts with.
+	Attributes Attributes
 }
 
 // Validate checks every limit of docs/contracts/http.md#create-a-listing.
@@ -113,7 +115,7 @@ func (s *ListingSpec) Validate() error {
 			return inputErr("metadata", "values must be 0-256 bytes of UTF-8 without control characters")
 		}
 	}
-	return nil
+	return s.Attributes.Validate()
 }
 
 // Hash is the canonical request fingerprint used for idempotency: equal specs
@@ -145,6 +147,20 @@ func (s *ListingSpec) Hash() [32]byte {
 	}
 	if s.RelayOnlyJoins { // appended only when set: every other spec keeps its fingerprint
 		num(1)
+	}
+	if len(s.Attributes) > 0 { // likewise: a spec without attributes keeps its fingerprint
+		num(2)
+		num(uint64(len(s.Attributes)))
+		for _, a := range s.Attributes {
+			str(a.Name)
+			if a.IsNum {
+				num(1)
+				num(uint64(a.Num))
+			} else {
+				num(0)
+				str(a.Str)
+			}
+		}
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])

@@ -13,12 +13,15 @@ const (
 	Draining
 	ReplayRejected
 	ServiceUnavailable
+	// Full refuses a join to a listing whose host reports
+	// current_players = max_players.
+	Full
 	numOutcomes
 )
 
 var outcomeNames = [numOutcomes]string{
 	"success", "not_found", "expired", "revoked", "conflict",
-	"capacity_exceeded", "draining", "replay_rejected", "service_unavailable",
+	"capacity_exceeded", "draining", "replay_rejected", "service_unavailable", "full",
 }
 
 func (o Outcome) String() string {

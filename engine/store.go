@@ -125,6 +125,10 @@ type RenewLease struct {
 	LeaseKey        Fingerprint
 	ExpectedVersion uint64
 	CurrentPlayers  int
+	// SetAttributes replaces the listing's indexed attributes with
+	// Attributes (nil or empty: none); without it they stay.
+	SetAttributes bool
+	Attributes    Attributes
 }
 
 type DeleteListing struct {
@@ -147,9 +151,21 @@ type Browse struct {
 	Tenant          Tenant
 	ProtocolVersion uint32
 	Region          string // empty: any region
-	After           ListingID
-	HasAfter        bool
-	Limit           int // 1..BrowsePageMax
+	Limit           int    // 1..BrowsePageMax
+	Filter          BrowseFilter
+	// Order and Desc choose the walk: ascending (Desc false) or descending
+	// OrderKey, ties by listing ID in the same direction.
+	Order Order
+	Desc  bool
+	// HasAfter continues a walk after (AfterKey, After) in its order
+	// (AfterKey is 0 in OrderID). Since is the walk's change version
+	// (BrowseNext.Since; 0 on the first page): in a Mutable order a
+	// continuation skips listings whose key changed after it, so under
+	// churn no listing comes twice.
+	After    ListingID
+	AfterKey int64
+	Since    uint64
+	HasAfter bool
 }
 
 // ListingView is a snapshot of a listing.
@@ -163,6 +179,8 @@ type ListingView struct {
 	Doc      []byte       // immutable, shared
 	// CurrentPlayers is the live count (renew may change it).
 	CurrentPlayers int
+	// Attributes are the live indexed attributes (renew may replace them).
+	Attributes     Attributes
 	Version        uint64
 	LeaseExpiresAt time.Time // wall time, informational only
 	LeaseTTL       time.Duration

@@ -119,6 +119,9 @@ func ValidateRenew(cmd *RenewLease) error {
 	if cmd.CurrentPlayers > MaxPlayers {
 		return errPlayers
 	}
+	if cmd.SetAttributes {
+		return cmd.Attributes.Validate()
+	}
 	return nil
 }
 
@@ -136,7 +139,7 @@ func ValidateBrowse(q *Browse) error {
 	if q.Limit < 1 || q.Limit > BrowsePageMax {
 		return errLimit
 	}
-	return nil
+	return q.validateQuery()
 }
 
 // ValidateCreateAttempt checks a join (tenant, client, idempotency key,
@@ -219,3 +222,22 @@ func ValidateReplay(cmd *ConsumeReplay, replayTTL time.Duration) (time.Duration,
 	}
 	return life, nil
 }
+
+// ValidateQuickJoin checks a quick join: its join as any join, its query
+// as any browse (Limit, Order, Desc and the continuation are ignored), and
+// that both name the same tenant and protocol version.
+func ValidateQuickJoin(cmd *QuickJoin) error {
+	if err := ValidateCreateAttempt(&cmd.Join); err != nil {
+		return err
+	}
+	q := Browse{Tenant: cmd.Query.Tenant, ProtocolVersion: cmd.Query.ProtocolVersion, Region: cmd.Query.Region, Limit: 1, Filter: cmd.Query.Filter}
+	if err := ValidateBrowse(&q); err != nil {
+		return err
+	}
+	if q.Tenant != cmd.Join.Tenant || q.ProtocolVersion != cmd.Join.ProtocolVersion {
+		return errQuickJoinScope
+	}
+	return nil
+}
+
+var errQuickJoinScope = &InputError{Field: "protocol_version", Reason: "the query and the join must name the same tenant and protocol version"}

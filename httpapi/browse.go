@@ -132,10 +132,10 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 		// The store copies out only what a page shows, and encoding reads
 		// it from one small array.
 		start := time.Now()
-		items, more, r, err := a.items.BrowseItems(context.Background(), q, s.items[:0])
+		items, next, r, err := a.items.BrowseItems(context.Background(), q, s.items[:0])
 		s.items = items
 		a.learnRegion(p, &q, learn && len(items) > 0)
-		writePage(a, ctx, s, items, more, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
+		writePage(a, ctx, s, items, next.More, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
 			return appendBrowseItem(b, it, &s.times)
 		})
 		return

@@ -146,9 +146,9 @@ func TestAllocsBrowse(t *testing.T) {
 		}
 	})
 	wantNoAllocs(t, "BrowseItems", 100, func() {
-		got, more, r, err := f.s.BrowseItems(f.ctx, q, items[:0])
-		if err != nil || r.Outcome != engine.Success || len(got) != 20 || !more {
-			t.Fatalf("browse items = %d %v %v %v", len(got), more, r, err)
+		got, next, r, err := f.s.BrowseItems(f.ctx, q, items[:0])
+		if err != nil || r.Outcome != engine.Success || len(got) != 20 || !next.More {
+			t.Fatalf("browse items = %d %v %v %v", len(got), next.More, r, err)
 		}
 	})
 }

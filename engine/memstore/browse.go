@@ -27,11 +27,11 @@ var _ engine.ItemBrowser = (*Store)(nil)
 
 // BrowseItems is BrowseVisible returning BrowseItems. It does not allocate
 // when dst has room for q.Limit items.
-func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, bool, engine.Result, error) {
+func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, engine.BrowseNext, engine.Result, error) {
 	var page browsePage
 	_, locked, r, err := s.beginPage(ctx, &q, &page, false)
 	if !locked {
-		return dst, false, r, err
+		return dst, engine.BrowseNext{}, r, err
 	}
 	defer s.end()
 	for _, li := range page.slots[:page.n] {
@@ -42,7 +42,15 @@ func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.B
 			LeaseExpiresAt: s.wallMilli(s.leaseExp.deadline(li)),
 		})
 	}
-	return dst, page.more, engine.Result{}, nil
+	return dst, page.next(&q, dst), engine.Result{}, nil
+}
+
+// next is where page p of q ended, items its last items.
+func (p *browsePage) next(q *engine.Browse, items []engine.BrowseItem) engine.BrowseNext {
+	if !p.more || len(items) == 0 {
+		return engine.BrowseNext{More: p.more}
+	}
+	return engine.BrowseNext{More: true, After: items[len(items)-1].ID, Since: q.Since}
 }
 
 // beginPage validates q, takes the commit lock and collects q's page into p

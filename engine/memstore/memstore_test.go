@@ -186,9 +186,9 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 // items that agree with the views.
 func sameBrowseItems(t *testing.T, f *fx, q engine.Browse, views []engine.ListingView, more bool) {
 	t.Helper()
-	items, imore, r, err := f.s.BrowseItems(f.ctx, q, nil)
-	if err != nil || r.Outcome != engine.Success || imore != more || len(items) != len(views) {
-		t.Fatalf("BrowseItems = %d items, more %v, %v %v; BrowseVisible gave %d, %v", len(items), imore, r, err, len(views), more)
+	items, inext, r, err := f.s.BrowseItems(f.ctx, q, nil)
+	if err != nil || r.Outcome != engine.Success || inext.More != more || len(items) != len(views) {
+		t.Fatalf("BrowseItems = %d items, more %v, %v %v; BrowseVisible gave %d, %v", len(items), inext.More, r, err, len(views), more)
 	}
 	for i, it := range items {
 		v := &views[i]

@@ -13,19 +13,23 @@ var _ engine.ItemBrowser = (*Store)(nil)
 // index (browse_mirror.go): one small call brings the index to what Redis
 // holds, then the page is read from memory. Same page, order, more flag
 // and outcomes as BrowseVisible.
-func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, bool, engine.Result, error) {
+func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, engine.BrowseNext, engine.Result, error) {
 	if err := engine.ValidateBrowse(&q); err != nil {
-		return dst, false, engine.Result{}, err
+		return dst, engine.BrowseNext{}, engine.Result{}, err
 	}
 	r, err := s.browseFresh(ctx)
 	if err != nil || r.Outcome != engine.Success {
-		return dst, false, r, err
+		return dst, engine.BrowseNext{}, r, err
 	}
 	m := &s.mirror
 	m.mu.RLock()
 	dst, more := m.idx.page(&q, dst, s.wallMilli)
 	m.mu.RUnlock()
-	return dst, more, engine.Result{}, nil
+	next := engine.BrowseNext{More: more}
+	if more {
+		next.After = dst[len(dst)-1].ID
+	}
+	return dst, next, engine.Result{}, nil
 }
 
 // wallMilli is wall(ticks) in Unix milliseconds.

@@ -21,10 +21,10 @@ type itemsChecked struct {
 }
 
 func (s itemsChecked) BrowseVisible(ctx context.Context, q engine.Browse, dst []engine.ListingView) ([]engine.ListingView, bool, engine.Result, error) {
-	items, imore, ir, ierr := s.Store.BrowseItems(ctx, q, nil)
+	items, inext, ir, ierr := s.Store.BrowseItems(ctx, q, nil)
 	n := len(dst)
 	views, more, r, err := s.Store.BrowseVisible(ctx, q, dst)
-	checkItemsMatchViews(s.t, q, items, imore, ir, ierr, views[n:], more, r, err)
+	checkItemsMatchViews(s.t, q, items, inext.More, ir, ierr, views[n:], more, r, err)
 	return views, more, r, err
 }
 

@@ -111,9 +111,9 @@ func (f *mirrorFixture) check(via *redisstore.Store, what string) {
 	for _, q := range mirrorQueries {
 		q.Limit = 7
 		for page := 0; page < 1000; page++ {
-			items, imore, ir, ierr := via.BrowseItems(ctx, q, nil)
+			items, inext, ir, ierr := via.BrowseItems(ctx, q, nil)
 			views, more, r, err := f.a.BrowseVisible(ctx, q, nil)
-			checkItemsMatchViews(f.t, q, items, imore, ir, ierr, views, more, r, err)
+			checkItemsMatchViews(f.t, q, items, inext.More, ir, ierr, views, more, r, err)
 			if f.t.Failed() {
 				f.t.Fatalf("after %s", what)
 			}
