@@ -97,11 +97,3 @@ func validAttrString(s string) bool {
 	}
 	return true
 }
-
-var (
-	errAttrCount  = &InputError{Field: "attributes", Reason: "at most 8 entries"}
-	errAttrName   = &InputError{Field: "attributes", Reason: "names must be 1-16 characters of [a-z0-9_] starting with a letter"}
-	errAttrOrder  = &InputError{Field: "attributes", Reason: "names must be unique and sorted"}
-	errAttrString = &InputError{Field: "attributes", Reason: "string values must be 1-32 bytes of UTF-8 without control characters or '|'"}
-	errAttrNumber = &InputError{Field: "attributes", Reason: "numbers must be integers in -(2^53-1)..2^53-1"}
-)

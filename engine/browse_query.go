@@ -25,23 +25,14 @@ const (
 	numOrders
 )
 
-var orderNames = [numOrders]string{"id", "free_slots", "current_players", "created_at"}
+var orderNames = names{"id", "free_slots", "current_players", "created_at"}
 
-func (o Order) String() string {
-	if o < numOrders {
-		return orderNames[o]
-	}
-	return "unknown"
-}
+func (o Order) String() string { return orderNames.name(int(o)) }
 
 // ParseOrder is String's inverse.
 func ParseOrder(s string) (Order, bool) {
-	for i, n := range orderNames {
-		if n == s {
-			return Order(i), true
-		}
-	}
-	return 0, false
+	i, ok := orderNames.parse(s)
+	return Order(i), ok
 }
 
 // Mutable reports whether a listing's key in o can change while it lives
@@ -62,20 +53,30 @@ const (
 	numNumOps
 )
 
-var numOpNames = [numNumOps]string{"eq", "ne", "lt", "le", "gt", "ge"}
+var numOpNames = names{"eq", "ne", "lt", "le", "gt", "ge"}
 
-func (o NumOp) String() string {
-	if o < numNumOps {
-		return numOpNames[o]
+func (o NumOp) String() string { return numOpNames.name(int(o)) }
+
+// ParseNumOp is String's inverse.
+func ParseNumOp(s string) (NumOp, bool) {
+	i, ok := numOpNames.parse(s)
+	return NumOp(i), ok
+}
+
+// names is the wire names of an enumeration, by value.
+type names []string
+
+func (ns names) name(i int) string {
+	if i >= 0 && i < len(ns) {
+		return ns[i]
 	}
 	return "unknown"
 }
 
-// ParseNumOp is String's inverse.
-func ParseNumOp(s string) (NumOp, bool) {
-	for i, n := range numOpNames {
+func (ns names) parse(s string) (int, bool) {
+	for i, n := range ns {
 		if n == s {
-			return NumOp(i), true
+			return i, true
 		}
 	}
 	return 0, false
@@ -232,15 +233,3 @@ func (q *Browse) validateQuery() error {
 	}
 	return nil
 }
-
-var (
-	errOrder        = &InputError{Field: "order", Reason: "must be id, free_slots, current_players or created_at, optionally with a leading -"}
-	errMinFree      = &InputError{Field: "min_free_slots", Reason: "must be 0..1024"}
-	errPlayersRange = &InputError{Field: "players", Reason: "min_players and max_players must be 0..1024"}
-	errFilterCount  = &InputError{Field: "attr", Reason: "at most 8 attribute filters"}
-	errFilterName   = &InputError{Field: "attr", Reason: "names must be 1-16 characters of [a-z0-9_] starting with a letter"}
-	errFilterValues = &InputError{Field: "attr", Reason: "a one-of filter takes 1-8 values"}
-	errFilterString = &InputError{Field: "attr", Reason: "string values must be 1-32 bytes of UTF-8 without control characters or '|'"}
-	errFilterOp     = &InputError{Field: "attr", Reason: "comparisons are eq, ne, lt, le, gt, ge"}
-	errFilterNumber = &InputError{Field: "attr", Reason: "numbers must be integers in -(2^53-1)..2^53-1"}
-)

@@ -29,6 +29,22 @@ var (
 	errReplayNamespace = &InputError{Field: "namespace", Reason: "must be 1-64 bytes"}
 	errReplayKey       = &InputError{Field: "key", Reason: "must be 1-128 bytes"}
 	errReplayLifetime  = &InputError{Field: "lifetime", Reason: "must be 0 (the replay lifetime) or positive and at most the replay lifetime"}
+	// Indexed attributes, and the filters that compare with them: these
+	// name "attr", the query parameters' prefix, with the same reasons.
+	errAttrCount    = &InputError{Field: "attributes", Reason: "at most 8 entries"}
+	errAttrName     = &InputError{Field: "attributes", Reason: "names must be 1-16 characters of [a-z0-9_] starting with a letter"}
+	errAttrOrder    = &InputError{Field: "attributes", Reason: "names must be unique and sorted"}
+	errAttrString   = &InputError{Field: "attributes", Reason: "string values must be 1-32 bytes of UTF-8 without control characters or '|'"}
+	errAttrNumber   = &InputError{Field: "attributes", Reason: "numbers must be integers in -(2^53-1)..2^53-1"}
+	errOrder        = &InputError{Field: "order", Reason: "must be id, free_slots, current_players or created_at, optionally with a leading -"}
+	errMinFree      = &InputError{Field: "min_free_slots", Reason: "must be 0..1024"}
+	errPlayersRange = &InputError{Field: "players", Reason: "min_players and max_players must be 0..1024"}
+	errFilterCount  = &InputError{Field: "attr", Reason: "at most 8 attribute filters"}
+	errFilterValues = &InputError{Field: "attr", Reason: "a one-of filter takes 1-8 values"}
+	errFilterOp     = &InputError{Field: "attr", Reason: "comparisons are eq, ne, lt, le, gt, ge"}
+	errFilterName   = &InputError{Field: "attr", Reason: errAttrName.Reason}
+	errFilterString = &InputError{Field: "attr", Reason: errAttrString.Reason}
+	errFilterNumber = &InputError{Field: "attr", Reason: errAttrNumber.Reason}
 )
 
 // ErrCurrentPlayers is the InputError of a renewal whose current_players
