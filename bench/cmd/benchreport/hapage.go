@@ -42,8 +42,7 @@ func haTables(w io.Writer, run *haRun, expect []string, m haMeta) (flags []strin
 			fmt.Fprintf(w, "- **%s** (`%s`, %s): %s\n", e.Scenario, e.Test, shortPkg(e.Package), e.Description)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | answers by outcome | recovery (bound) | lost admitted | double introductions | ceiling breaches | cross-tenant reads | bounds |")
-		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|---|")
+		tableHead(w, "llrrrrrl", "scenario", "answers by outcome", "recovery (bound)", "lost admitted", "double introductions", "ceiling breaches", "cross-tenant reads", "bounds")
 		for _, e := range evs {
 			bad := e.breaches()
 			for _, b := range bad {
