@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
@@ -18,11 +17,7 @@ import (
 // keeps up change no answer of the contract.
 func TestRedisStoreContractThroughSentinel(t *testing.T) {
 	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-	if err != nil {
-		t.Fatalf("connecting through Sentinel: %v", err)
-	}
-	t.Cleanup(c.Close)
+	c := sentinelClient(t, top)
 	storetest.Run(t, func(t *testing.T, l engine.Limits, clock *engine.ManualClock, k *engine.Keyring) engine.Store {
 		t.Helper()
 		s, err := redisstore.New(context.Background(), redisstore.Config{

@@ -151,11 +151,7 @@ func generation(t testing.TB, c rueidis.Client, name string) int64 {
 // and this test shows the guard holds even without it.
 func TestSentinelFailoverNeverIntroducesTwice(t *testing.T) {
 	top := redistest.RequireSentinel(t, redistest.SentinelOptions{MinReplicasToWrite: -1})
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-	if err != nil {
-		t.Fatalf("connecting through Sentinel: %v", err)
-	}
-	defer c.Close()
+	c := sentinelClient(t, top)
 	ctx := context.Background()
 	g := newAttemptRig(t, c, "failover")
 	pending, lost := g.boundAttempt(), g.boundAttempt()
@@ -270,11 +266,7 @@ func TestLibraryIsCheckedAgainAfterAFailedCall(t *testing.T) {
 // made before is void.
 func TestManualSentinelFailoverIsFollowed(t *testing.T) {
 	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-	if err != nil {
-		t.Fatalf("connecting through Sentinel: %v", err)
-	}
-	defer c.Close()
+	c := sentinelClient(t, top)
 	ctx := context.Background()
 	g := newAttemptRig(t, c, "manual")
 	before := g.boundAttempt()

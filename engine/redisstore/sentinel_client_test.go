@@ -1,0 +1,22 @@
+package redisstore_test
+
+import (
+	"testing"
+
+	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+)
+
+// sentinelClient connects to top's primary through its sentinels, as an
+// instance does (SentinelClientOption, with the topology's password), and
+// closes the client when the test ends.
+func sentinelClient(t *testing.T, top *redistest.Topology) rueidis.Client {
+	t.Helper()
+	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, top.Options.Password))
+	if err != nil {
+		t.Fatalf("connecting through Sentinel: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
