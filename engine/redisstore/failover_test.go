@@ -80,6 +80,17 @@ func (g *attemptRig) boundAttempt() engine.Handle {
 	return a.Handle
 }
 
+// pendingAndIntroduced binds two attempts and consumes the second's
+// introduction: one attempt of each state a promotion must judge.
+func (g *attemptRig) pendingAndIntroduced() (pending, introduced engine.Handle) {
+	g.t.Helper()
+	pending, introduced = g.boundAttempt(), g.boundAttempt()
+	if o := g.consume(introduced); o != engine.Success {
+		g.t.Fatalf("ConsumeIntroduction = %v", o)
+	}
+	return pending, introduced
+}
+
 func (g *attemptRig) consume(h engine.Handle) engine.Outcome {
 	g.t.Helper()
 	_, r, err := g.s.ConsumeIntroduction(context.Background(), h)
@@ -137,6 +148,15 @@ func generation(t testing.TB, c rueidis.Client, name string) int64 {
 		t.Fatalf("reading the generation: %v", err)
 	}
 	return n
+}
+
+// wantGeneration fails t unless the deployment's generation is want after
+// the step the test names (after: "after a restart", ...).
+func wantGeneration(t testing.TB, c rueidis.Client, name string, want int64, after string) {
+	t.Helper()
+	if now := generation(t, c, name); now != want {
+		t.Fatalf("generation %d %s, want %d", now, after, want)
+	}
 }
 
 // TestSentinelFailoverNeverIntroducesTwice drives a real failover in which
@@ -306,10 +326,7 @@ func TestRestartFromPersistenceKeepsAttempts(t *testing.T) {
 	c := newClient(t, srv.Addr)
 	t.Cleanup(c.Close)
 	g := newAttemptRig(t, c, "restart")
-	pending, introduced := g.boundAttempt(), g.boundAttempt()
-	if o := g.consume(introduced); o != engine.Success {
-		t.Fatalf("ConsumeIntroduction = %v", o)
-	}
+	pending, introduced := g.pendingAndIntroduced()
 	gen := generation(t, c, "restart")
 	srv.Stop()
 	if err := srv.Restart(); err != nil {
@@ -332,7 +349,5 @@ func TestRestartFromPersistenceKeepsAttempts(t *testing.T) {
 	if o := consume(introduced); o != engine.ReplayRejected {
 		t.Fatalf("ConsumeIntroduction of an attempt introduced before the restart = %v, want ReplayRejected", o)
 	}
-	if now := generation(t, c, "restart"); now != gen {
-		t.Fatalf("generation %d after a restart, want %d (no promotion)", now, gen)
-	}
+	wantGeneration(t, c, "restart", gen, "after a restart (no promotion)")
 }
