@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Pieces the shared-state tables have in common.
+// Pieces the generated pages' tables and lists have in common.
 
 // tableHead writes a Markdown table's header row, cols, and the row under
 // it that aligns each column: align has one letter a column, l for text
@@ -59,4 +59,13 @@ func subBenchmarks(run *Run, prefix string) map[string]*Sample {
 func callCells(s *Sample) string {
 	t := summarize(s.Values["ns/op"])
 	return fmt.Sprintf("%s µs %s | %s µs", fmtVal(t.Median/1e3), fmtSpread(t), fmtVal(summarize(s.Values["redis-us/op"]).Median))
+}
+
+// bullets writes title, a blank line and a Markdown list of items.
+func bullets(w io.Writer, title string, items []string) {
+	fmt.Fprintln(w, title)
+	fmt.Fprintln(w)
+	for _, it := range items {
+		fmt.Fprintf(w, "- %s\n", it)
+	}
 }
