@@ -22,8 +22,7 @@ import (
 //
 // It fails only when an acknowledged creation is not confirmed.
 func TestAckedCreateLatency(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c := sentinelClient(t, top)
+	_, c := sentinelTopology(t, redistest.SentinelOptions{})
 	l := engine.DefaultLimits()
 	l.MaxListings, l.OwnerListingQuota, l.TenantListingQuota = 100_000, 100_000, 100_000
 	l.MaxIdempotency, l.TenantIdempotencyQuota, l.SubjectIdempotencyQuota = 200_000, 200_000, 200_000

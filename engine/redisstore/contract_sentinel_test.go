@@ -16,8 +16,7 @@ import (
 // Sentinel client and a primary that takes writes only while a replica
 // keeps up change no answer of the contract.
 func TestRedisStoreContractThroughSentinel(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c := sentinelClient(t, top)
+	_, c := sentinelTopology(t, redistest.SentinelOptions{})
 	storetest.Run(t, func(t *testing.T, l engine.Limits, clock *engine.ManualClock, k *engine.Keyring) engine.Store {
 		t.Helper()
 		s, err := redisstore.New(context.Background(), redisstore.Config{

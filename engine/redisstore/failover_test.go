@@ -170,8 +170,7 @@ func wantGeneration(t testing.TB, c rueidis.Client, name string, want int64, aft
 // narrows the window in which a primary takes writes its replicas miss,
 // and this test shows the guard holds even without it.
 func TestSentinelFailoverNeverIntroducesTwice(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{MinReplicasToWrite: -1})
-	c := sentinelClient(t, top)
+	top, c := sentinelTopology(t, redistest.SentinelOptions{MinReplicasToWrite: -1})
 	ctx := context.Background()
 	g := newAttemptRig(t, c, "failover")
 	pending, lost := g.boundAttempt(), g.boundAttempt()
@@ -285,8 +284,7 @@ func TestLibraryIsCheckedAgainAfterAFailedCall(t *testing.T) {
 // follows without a restart, the listing is still served, and the attempt
 // made before is void.
 func TestManualSentinelFailoverIsFollowed(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c := sentinelClient(t, top)
+	top, c := sentinelTopology(t, redistest.SentinelOptions{})
 	ctx := context.Background()
 	g := newAttemptRig(t, c, "manual")
 	before := g.boundAttempt()

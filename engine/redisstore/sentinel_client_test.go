@@ -20,3 +20,11 @@ func sentinelClient(t *testing.T, top *redistest.Topology) rueidis.Client {
 	t.Cleanup(c.Close)
 	return c
 }
+
+// sentinelTopology starts a Sentinel topology with o
+// (redistest.RequireSentinel) and connects a client through its sentinels.
+func sentinelTopology(t *testing.T, o redistest.SentinelOptions) (*redistest.Topology, rueidis.Client) {
+	t.Helper()
+	top := redistest.RequireSentinel(t, o)
+	return top, sentinelClient(t, top)
+}
