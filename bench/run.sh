@@ -141,31 +141,9 @@ for area in $AREAS; do
 			fail "shared-state: redis-server did not start ($OUT/redis.log)"
 			continue
 		fi
-		rm -rf "$OUT"/udprate-memory* "$OUT"/udprate-redis*
-		# The same generator against the same build, the two stores
-		# alternating RUNS times, so a drift of the machine's load falls on
-		# both; each pair gives one ratio.
-		for r in $(seq 1 "$RUNS"); do
-			for store in memory redis; do
-				args=(--principals "$OUT/principals.json" --store "$store")
-				if [ "$store" = redis ]; then
-					# A key prefix of its own per run: nothing of an earlier
-					# run (listings, idempotency records) is left to count.
-					args+=(--redis-addr "$REDIS_ADDR" --redis-name "bench-r$r" --capability-key-file "$OUT/capability.key")
-				fi
-				if ! start_server "$OUT/bin/rendezvous" "$OUT/server-udprate-$store-r$r.log" "${args[@]}"; then
-					fail "shared-state: the $store server did not start (run $r)"
-					continue
-				fi
-				rate=("$OUT/bin/rendezvous-load" --mode udprate --stun presence --listings 5000 --http "$SERVER_HTTP"
-					--tokens "$OUT/tokens.json" --duration 5s --progress 2s --server-pid "$SERVER_PID" --out "$OUT/udprate-$store-r$r")
-				"${rate[@]}" || fail "shared-state: udprate on $store, run $r ($(failed_checks "$OUT/udprate-$store-r$r/result.json"))"
-				stop_server
-				if [ "$r" = 1 ]; then
-					meta shared-state "  $(show "${SERVER_CMD[@]}")" "  $(show "${rate[@]}")"
-				fi
-			done
-		done
+		# One instance's UDP presence rate on each store, the two
+		# alternating RUNS times; each pair gives one ratio.
+		alternate_stores udprate bench udprate_generator
 		# The 100-item browse page over HTTP, memory against Redis at 1-3
 		# instances (bench/browse.sh).
 		browse_bench

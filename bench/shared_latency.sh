@@ -1,4 +1,5 @@
-# The shared-state area's HTTP measurements, sourced by bench/run.sh after
+# The shared-state area's measurements on both stores (the UDP rate and
+# HTTP latency pairs) and its scrape count, sourced by bench/run.sh after
 # bench/lib.sh; they use its OUT, RUNS, meta, fail, show and loadavg, the
 # built binaries in $OUT/bin, the principals and tokens of the area and a
 # running redis-server (REDIS_ADDR).
@@ -10,32 +11,59 @@
 LATENCY_RATES=create=150,renew=300,join=150,browse=100,get=300,livez=100
 LATENCY_LISTINGS=2000
 
-# shared_latency: the HTTP latency per kind at LATENCY_RATES on the memory
-# store and the Redis store, the same build and generator, alternating RUNS
-# times (one pair per run), each on a fresh server.
-shared_latency() {
-	local r store args lat
-	rm -rf "$OUT"/latency-memory* "$OUT"/latency-redis*
+# alternate_stores NAME PREFIX GENERATOR [SERVER_FLAG...]: RUNS times, a
+# fresh server on the memory store and then one on the Redis store (under
+# the key prefix PREFIX-r<run>, nothing of an earlier run left to count),
+# each with the principals and SERVER_FLAGs, measured by the load
+# generator command the function GENERATOR puts in GEN for the output
+# directory it is given, $OUT/NAME-<store>-r<run>: the same build and
+# generator on both stores, alternating, so a drift of the machine's load
+# falls on both (one pair per run). The first run's commands go to the
+# area's record.
+alternate_stores() {
+	local name=$1 prefix=$2 generator=$3 r store args out
+	shift 3
+	rm -rf "$OUT/$name"-memory* "$OUT/$name"-redis*
 	for r in $(seq 1 "$RUNS"); do
 		for store in memory redis; do
-			args=(--principals "$OUT/principals.json" --store "$store" "${CEILING_FLAGS[@]}")
+			args=(--principals "$OUT/principals.json" --store "$store" "$@")
 			if [ "$store" = redis ]; then
-				args+=(--redis-addr "$REDIS_ADDR" --redis-name "latency-r$r" --capability-key-file "$OUT/capability.key")
+				args+=(--redis-addr "$REDIS_ADDR" --redis-name "$prefix-r$r" --capability-key-file "$OUT/capability.key")
 			fi
-			if ! start_server "$OUT/bin/rendezvous" "$OUT/server-latency-$store-r$r.log" "${args[@]}"; then
-				fail "shared-state: the $store server did not start for the latency run $r"
+			if ! start_server "$OUT/bin/rendezvous" "$OUT/server-$name-$store-r$r.log" "${args[@]}"; then
+				fail "shared-state: the $store server did not start for the $name run $r"
 				continue
 			fi
-			lat=("$OUT/bin/rendezvous-load" --mode load --listings "$LATENCY_LISTINGS" --rate "$LATENCY_RATES"
-				--http "$SERVER_HTTP" --tokens "$OUT/tokens.json" --duration 20s --ramp 2s --progress 5s
-				--server-pid "$SERVER_PID" --out "$OUT/latency-$store-r$r")
-			"${lat[@]}" || fail "shared-state: latency on $store, run $r ($(failed_checks "$OUT/latency-$store-r$r/result.json"))"
+			out="$OUT/$name-$store-r$r"
+			"$generator" "$out"
+			"${GEN[@]}" || fail "shared-state: $name on $store, run $r ($(failed_checks "$out/result.json"))"
 			stop_server
 			if [ "$r" = 1 ]; then
-				meta shared-state "  $(show "${SERVER_CMD[@]}")" "  $(show "${lat[@]}")"
+				meta shared-state "  $(show "${SERVER_CMD[@]}")" "  $(show "${GEN[@]}")"
 			fi
 		done
 	done
+}
+
+# udprate_generator OUT: one instance's authenticated UDP presence rate
+# (the udprate pairs).
+udprate_generator() {
+	GEN=("$OUT/bin/rendezvous-load" --mode udprate --stun presence --listings 5000 --http "$SERVER_HTTP"
+		--tokens "$OUT/tokens.json" --duration 5s --progress 2s --server-pid "$SERVER_PID" --out "$1")
+}
+
+# latency_generator OUT: the HTTP latency per kind at LATENCY_RATES.
+latency_generator() {
+	GEN=("$OUT/bin/rendezvous-load" --mode load --listings "$LATENCY_LISTINGS" --rate "$LATENCY_RATES"
+		--http "$SERVER_HTTP" --tokens "$OUT/tokens.json" --duration 20s --ramp 2s --progress 5s
+		--server-pid "$SERVER_PID" --out "$1")
+}
+
+# shared_latency: the HTTP latency per kind at LATENCY_RATES on the memory
+# store and the Redis store (at the ceilings the other areas use), the
+# same build and generator, alternating RUNS times.
+shared_latency() {
+	alternate_stores latency latency latency_generator "${CEILING_FLAGS[@]}"
 }
 
 # shared_scrapes: against one instance on the Redis store, counts the

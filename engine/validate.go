@@ -104,16 +104,23 @@ func validRegion(r string) bool {
 	return len(r) >= 1 && len(r) <= MaxRegionLen && allBytes(r, isRegionByte)
 }
 
+// validateCreation checks what every creation names: the tenant, the
+// subject it is created for (a listing's owner, an attempt's client) and
+// its idempotency key.
+func validateCreation(t Tenant, subject Subject, idempotencyKey string) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if err := subject.Validate(); err != nil {
+		return err
+	}
+	return ValidateIdempotencyKey(idempotencyKey)
+}
+
 // ValidateCreateListing checks a registration (tenant, owner, idempotency
 // key, document size, spec).
 func ValidateCreateListing(cmd *CreateListing) error {
-	if err := cmd.Tenant.Validate(); err != nil {
-		return err
-	}
-	if err := cmd.Owner.Validate(); err != nil {
-		return err
-	}
-	if err := ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
+	if err := validateCreation(cmd.Tenant, cmd.Owner, cmd.IdempotencyKey); err != nil {
 		return err
 	}
 	if len(cmd.Doc) > MaxDoc {
@@ -161,13 +168,7 @@ func ValidateBrowse(q *Browse) error {
 // ValidateCreateAttempt checks a join (tenant, client, idempotency key,
 // protocol version).
 func ValidateCreateAttempt(cmd *CreateAttempt) error {
-	if err := cmd.Tenant.Validate(); err != nil {
-		return err
-	}
-	if err := cmd.Client.Validate(); err != nil {
-		return err
-	}
-	if err := ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
+	if err := validateCreation(cmd.Tenant, cmd.Client, cmd.IdempotencyKey); err != nil {
 		return err
 	}
 	if cmd.ProtocolVersion == 0 {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
-	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
@@ -19,18 +18,8 @@ import (
 // client connected to it.
 func redisHarness(t *testing.T) (*harness, rueidis.Client) {
 	t.Helper()
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
-	limits, k := testLimits(), engine.RandomKeyring()
-	st, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: limits, Keyring: k})
-	if err != nil {
-		t.Fatalf("redisstore.New: %v", err)
-	}
-	return newHarness(t, limits, func(cfg *Config) { cfg.Store, cfg.Keys = st, k }), c
+	b := newRedisBacking(t)
+	return b.harness(t, b.store), b.client
 }
 
 // functionCalls counts the Redis function calls served so far: every call

@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
-	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
 // TestRedisJoinAndRenewalNameTheMediatorWithoutACall: on the Redis store
@@ -18,12 +16,7 @@ import (
 // instance's) with one Redis function call, the transition's: the route is
 // read from its answer and the registry this instance holds.
 func TestRedisJoinAndRenewalNameTheMediatorWithoutACall(t *testing.T) {
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
+	_, c := redisClient(t)
 	ctx, k, limits := context.Background(), engine.RandomKeyring(), testLimits()
 	register := func(addr string) *redisstore.Store {
 		// An hour's lease: no registry renewal (every lease/4) runs while

@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
-	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -43,19 +41,9 @@ func (s *revocationCounter) RevokedInTenant(ctx context.Context, t engine.Tenant
 // request (a revocation holds on every route at once); /readyz and the
 // unauthenticated metrics listener have none.
 func TestRedisScrapesCostAtMostOneCallASecond(t *testing.T) {
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
-	limits, k := testLimits(), engine.RandomKeyring()
-	rs, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: limits, Keyring: k})
-	if err != nil {
-		t.Fatalf("redisstore.New: %v", err)
-	}
-	st := &revocationCounter{Store: rs}
-	h := newHarness(t, limits, func(cfg *Config) { cfg.Store, cfg.Keys = st, k })
+	b := newRedisBacking(t)
+	c, st := b.client, &revocationCounter{Store: b.store}
+	h := b.harness(t, st)
 	h.visible(tokPub, listingBody("eu", 7, "public"))
 	paths := []struct{ path, token string }{
 		{"/metrics", tokGlobalOp}, {"/readyz", ""}, {"/v1/admin/stats", tokGlobalOp},
@@ -131,18 +119,8 @@ func promValue(body []byte, series string) (float64, bool) {
 // call bound, and ready again within the maximum age (plus room) once it
 // answers again.
 func TestRedisReadinessFollowsAnOutage(t *testing.T) {
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
-	limits, k := testLimits(), engine.RandomKeyring()
-	st, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: limits, Keyring: k})
-	if err != nil {
-		t.Fatalf("redisstore.New: %v", err)
-	}
-	h := newHarness(t, limits, func(cfg *Config) { cfg.Store, cfg.Keys = st, k })
+	b := newRedisBacking(t)
+	h := b.harness(t, b.store)
 	h.expect(req{method: "GET", path: "/readyz"}, 200, "")
 	waitStatus := func(want int, body string, bound time.Duration) time.Duration {
 		t.Helper()
@@ -158,21 +136,10 @@ func TestRedisReadinessFollowsAnOutage(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	if err := srv.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = srv.Resume()
-		}
-	}()
+	resume := b.srv.PauseInTest(t)
 	down := waitStatus(503, `{"status":"unavailable"}`, DefaultStoreStatsMaxAge+redisstore.DefaultTimeout+time.Second)
 	t.Logf("/readyz unavailable %v after redis-server stopped", down.Round(time.Millisecond))
-	if err := srv.Resume(); err != nil {
-		t.Fatal(err)
-	}
-	resumed = true
+	resume()
 	up := waitStatus(200, `{"status":"ready"}`, DefaultStoreStatsMaxAge+redisstore.DefaultTimeout+time.Second)
 	t.Logf("/readyz ready %v after redis-server resumed", up.Round(time.Millisecond))
 }

@@ -23,28 +23,34 @@ func errorFor(o engine.Outcome) (int, result) {
 	return stun.CodeServiceUnavailable, resUnavailable // Draining, ServiceUnavailable
 }
 
-// Reason phrases are short so unsigned answers stay within their size bound
+// errorAnswers are the STUN errors the mediator answers, by the result they
+// count under: the code and its reason phrase, short so unsigned answers
+// stay within their size bound
 // (docs/contracts/udp.md#answers-and-their-sizes).
+var errorAnswers = [numResults]struct {
+	code   int
+	reason string
+}{
+	resBadRequest:   {stun.CodeBadRequest, "Bad Request"},
+	resUnauthorized: {stun.CodeUnauthorized, "Unauthorized"},
+	resForbidden:    {stun.CodeForbidden, "Forbidden"},
+	resNotFound:     {stun.CodeNotFound, "Not Found"},
+	resConflict:     {stun.CodeConflict, "Conflict"},
+	resUnknownAttr:  {stun.CodeUnknownAttribute, "Unknown"},
+	resUnavailable:  {stun.CodeServiceUnavailable, "Unavailable"},
+	resCapacity:     {stun.CodeInsufficientCap, "Capacity"},
+	resPeerRefused:  {stun.CodePeerRefused, "Peer Refused"},
+}
+
+// reasonFor is an error code's reason phrase and result; a code not in
+// errorAnswers answers as unavailable.
 func reasonFor(code int) (string, result) {
-	switch code {
-	case stun.CodeBadRequest:
-		return "Bad Request", resBadRequest
-	case stun.CodeUnauthorized:
-		return "Unauthorized", resUnauthorized
-	case stun.CodeForbidden:
-		return "Forbidden", resForbidden
-	case stun.CodeNotFound:
-		return "Not Found", resNotFound
-	case stun.CodeConflict:
-		return "Conflict", resConflict
-	case stun.CodeUnknownAttribute:
-		return "Unknown", resUnknownAttr
-	case stun.CodeInsufficientCap:
-		return "Capacity", resCapacity
-	case stun.CodePeerRefused:
-		return "Peer Refused", resPeerRefused
+	for r := resBadRequest; r < numResults; r++ {
+		if errorAnswers[r].code == code {
+			return errorAnswers[r].reason, r
+		}
 	}
-	return "Unavailable", resUnavailable
+	return errorAnswers[resUnavailable].reason, resUnavailable
 }
 
 // plainBinding answers a Binding request without USERNAME

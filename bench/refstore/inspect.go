@@ -15,8 +15,7 @@ import (
 func (s *Store) CheckInvariants() error {
 	s.gate.Lock()
 	defer s.gate.Unlock()
-	now := s.clock.Now()
-	s.cleanup(now)
+	now := s.cleanNow()
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if len(s.leases) != len(s.listings) || len(s.presenceHandles) != len(s.listings) {
@@ -106,8 +105,7 @@ func (s *Store) CheckInvariants() error {
 func (s *Store) Snapshot() string {
 	s.gate.Lock()
 	defer s.gate.Unlock()
-	now := s.clock.Now()
-	s.cleanup(now)
+	s.cleanNow()
 	var lines []string
 	for _, l := range s.listings {
 		line := fmt.Sprintf("listing %v lease=%v presence=%v tenant=%v owner=%q version=%d players=%d deadline=%v seq=%d spec=%x doc=%q",

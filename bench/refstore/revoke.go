@@ -107,6 +107,12 @@ func (s *Store) revoke(ctx context.Context, tenant *engine.Tenant, subject engin
 }
 
 func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, error) {
+	return s.revokedIn(ctx, nil, subject)
+}
+
+// revokedIn tells whether subject is revoked everywhere or, with a tenant,
+// in that tenant.
+func (s *Store) revokedIn(ctx context.Context, tenant *engine.Tenant, subject engine.Subject) (bool, error) {
 	if err := subject.Validate(); err != nil {
 		return false, err
 	}
@@ -114,6 +120,9 @@ func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, erro
 		return false, err
 	}
 	defer s.gate.Unlock()
-	_, ok := s.revocations[subject]
-	return ok, nil
+	if _, global := s.revocations[subject]; global || tenant == nil {
+		return global, nil
+	}
+	_, inTenant := s.tenantRevocations[tenantSubject{*tenant, subject}]
+	return inTenant, nil
 }

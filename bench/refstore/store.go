@@ -154,9 +154,16 @@ func (s *Store) atomic(ctx context.Context) (time.Duration, error) {
 		s.gate.Unlock()
 		return 0, err
 	}
+	return s.cleanNow(), nil
+}
+
+// cleanNow reads the clock and runs the reference's Cleanup, which comes
+// first in every operation, under the lock the caller holds; it returns
+// the time it read.
+func (s *Store) cleanNow() time.Duration {
 	now := s.clock.Now()
 	s.cleanup(now)
-	return now, nil
+	return now
 }
 
 // transition runs fn in the atomic section, after cleanup, with the time

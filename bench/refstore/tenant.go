@@ -51,14 +51,5 @@ func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subje
 	if err := tenant.Validate(); err != nil {
 		return false, err
 	}
-	if err := subject.Validate(); err != nil {
-		return false, err
-	}
-	if _, err := s.atomic(ctx); err != nil {
-		return false, err
-	}
-	defer s.gate.Unlock()
-	_, global := s.revocations[subject]
-	_, inTenant := s.tenantRevocations[tenantSubject{tenant, subject}]
-	return global || inTenant, nil
+	return s.revokedIn(ctx, &tenant, subject)
 }

@@ -32,14 +32,20 @@ func validRegion(r string) bool {
 	return true
 }
 
+// validateCreation checks what a listing's and an attempt's creation both
+// name: the tenant, the owner or client, the idempotency key.
+func validateCreation(t engine.Tenant, subject engine.Subject, idempotencyKey string) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if err := subject.Validate(); err != nil {
+		return err
+	}
+	return engine.ValidateIdempotencyKey(idempotencyKey)
+}
+
 func validateCreate(cmd *engine.CreateListing) error {
-	if err := cmd.Tenant.Validate(); err != nil {
-		return err
-	}
-	if err := cmd.Owner.Validate(); err != nil {
-		return err
-	}
-	if err := engine.ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
+	if err := validateCreation(cmd.Tenant, cmd.Owner, cmd.IdempotencyKey); err != nil {
 		return err
 	}
 	if len(cmd.Doc) > engine.MaxDoc {
@@ -49,13 +55,7 @@ func validateCreate(cmd *engine.CreateListing) error {
 }
 
 func validateAttempt(cmd *engine.CreateAttempt) error {
-	if err := cmd.Tenant.Validate(); err != nil {
-		return err
-	}
-	if err := cmd.Client.Validate(); err != nil {
-		return err
-	}
-	if err := engine.ValidateIdempotencyKey(cmd.IdempotencyKey); err != nil {
+	if err := validateCreation(cmd.Tenant, cmd.Client, cmd.IdempotencyKey); err != nil {
 		return err
 	}
 	if cmd.ProtocolVersion == 0 {

@@ -197,11 +197,7 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_ADDR": ":6379"}, "redis-addr", "RDV_REDIS_ADDR")
 	f([]string{"--store", "redis", "--redis-name", "a{b}"}, e, "redis-name", "flag --redis-name")
 	f([]string{"--store", "redis"}, map[string]string{"RDV_REDIS_NAME": ""}, "capability-key-file", "default") // empty: unset, so the default name
-	redisKey := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(redisKey, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	redis := []string{"--store", "redis", "--capability-key-file", redisKey}
+	redis := []string{"--store", "redis", "--capability-key-file", testKeyFile(t)}
 	f(append(redis, "--redis-db", "-1"), e, "redis-db", "flag --redis-db")
 	f(redis, map[string]string{"RDV_REDIS_DB": "1048577"}, "redis-db", "RDV_REDIS_DB")
 	f(append(redis, "--redis-password-file", filepath.Join(t.TempDir(), "missing")), e, "redis-password-file", "flag --redis-password-file")
@@ -356,11 +352,7 @@ func TestAutoMaxConns(t *testing.T) {
 // TestParseConfigRedisPassword: the password is the file's one line without
 // its line ending, and a file others can read is flagged for the warning.
 func TestParseConfigRedisPassword(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, redis := t.TempDir(), devRedisArgs(t)
 	f := func(content string, mode os.FileMode, want string, shared bool) {
 		t.Helper()
 		pw := filepath.Join(dir, "pw")
@@ -368,8 +360,7 @@ func TestParseConfigRedisPassword(t *testing.T) {
 		if err := os.WriteFile(pw, []byte(content), mode); err != nil {
 			t.Fatal(err)
 		}
-		c, err := parseConfig([]string{"--dev", "--store", "redis", "--capability-key-file", key,
-			"--redis-password-file", pw, "--redis-db", "3"}, envOf(nil))
+		c, err := parseConfig(append(append([]string(nil), redis...), "--redis-password-file", pw, "--redis-db", "3"), envOf(nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,14 +28,7 @@ func TestHASentinelPrimaryKilled(t *testing.T) {
 	}
 	l := startFailoverLoad(t, d)
 	time.Sleep(1500 * time.Millisecond)
-	if _, err := top.KillPrimary(ctx); err != nil {
-		t.Fatal(err)
-	}
-	killed := time.Now()
-	promoted, err := top.WaitForPromotion(ctx, old, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	killed, promoted := top.KillPrimaryUntilPromoted(t, old, 30*time.Second)
 	l.waitServed(time.Now())
 	time.Sleep(time.Second)
 	l.Halt()

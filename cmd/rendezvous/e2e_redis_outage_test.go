@@ -417,15 +417,7 @@ func waitReady(t *testing.T, p *proc, status int, body string) {
 // (plus room), never hang; then resumes it and waits for readiness.
 func stoppedServerAnswersInTime(t *testing.T, p *proc, srv *redistest.Server, h *host) {
 	t.Helper()
-	if err := srv.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = srv.Resume()
-		}
-	}()
+	resume := srv.PauseInTest(t)
 	l := &outageLoad{p: p, counts: map[string]int{},
 		http: &http.Client{Timeout: answerBound + time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	l.phase.Store(phaseDown)
@@ -482,9 +474,6 @@ func stoppedServerAnswersInTime(t *testing.T, p *proc, srv *redistest.Server, h 
 	for _, f := range l.failures {
 		t.Error(f)
 	}
-	resumed = true
-	if err := srv.Resume(); err != nil {
-		t.Fatal(err)
-	}
+	resume()
 	waitReady(t, p, http.StatusOK, `{"status":"ready"}`)
 }

@@ -58,14 +58,7 @@ func TestE2ERedisSentinelFailover(t *testing.T) {
 	if _, err := top.Do(ctx, primary, "WAIT", "2", "5000"); err != nil {
 		t.Fatalf("WAIT: %v", err)
 	}
-	if _, err := top.KillPrimary(ctx); err != nil {
-		t.Fatal(err)
-	}
-	killed := time.Now()
-	promotedAddr, err := top.WaitForPromotion(ctx, primary, 60*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	killed, promotedAddr := top.KillPrimaryUntilPromoted(t, primary, 60*time.Second)
 	promoted := time.Since(killed)
 	waitReady(t, p, http.StatusOK, `{"status":"ready"}`)
 	t.Logf("the primary killed: promoted after %v, ready after %v", promoted.Round(10*time.Millisecond), time.Since(killed).Round(10*time.Millisecond))

@@ -72,6 +72,16 @@ func startHADeployment(t *testing.T, n int) *haDeployment {
 	return d
 }
 
+// startLoad runs the deployment's HA load, judged by rule, on two listings
+// per tenant; the test defers its finish.
+func (d *haDeployment) startLoad(t *testing.T, rule haRule) *haLoad {
+	t.Helper()
+	l := newHALoad(t, d.insts, d.tenants, rule)
+	l.seed(2)
+	l.start()
+	return l
+}
+
 // cutFromRedis partitions instance i (1-based) from redis-server, both ways.
 func (d *haDeployment) cutFromRedis(i int) {
 	gw := d.lab.gateway(i)
@@ -135,10 +145,8 @@ func TestHAInstancePartitionedFromRedis(t *testing.T) {
 		}
 		return ""
 	}
-	l := newHALoad(t, d.insts, d.tenants, rule)
+	l := d.startLoad(t, rule)
 	defer l.finish()
-	l.seed(2)
-	l.start()
 	time.Sleep(time.Second)
 
 	cut := time.Now()
@@ -314,10 +322,8 @@ func TestHAInstancePartitionedFromForwarding(t *testing.T) {
 		}
 		return ""
 	}
-	l := newHALoad(t, d.insts, d.tenants, rule)
+	l := d.startLoad(t, rule)
 	defer l.finish()
-	l.seed(2)
-	l.start()
 
 	// A host of tenant a whose listing names b, published through a.
 	tn := d.tenants[0]

@@ -2,19 +2,12 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
 
 func TestInstanceLeaseSetting(t *testing.T) {
-	key := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	redis := []string{"--dev", "--store", "redis", "--capability-key-file", key}
+	redis := devRedisArgs(t)
 	c, err := parseConfig(redis, envOf(nil))
 	if err != nil || c.InstanceLease != defaultInstanceLease {
 		t.Fatalf("default instance lease: %v %v, want %v", c.InstanceLease, err, defaultInstanceLease)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +11,7 @@ import (
 // their RDV_* variables) reach the config, and a value out of range is
 // named.
 func TestRedisAckSettings(t *testing.T) {
-	key := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	redis := []string{"--dev", "--store", "redis", "--capability-key-file", key}
+	redis := devRedisArgs(t)
 	c, err := parseConfig(redis, envOf(map[string]string{"RDV_REDIS_ACK_REPLICAS": "1", "RDV_REDIS_ACK_TIMEOUT": "250ms"}))
 	if err != nil {
 		t.Fatal(err)

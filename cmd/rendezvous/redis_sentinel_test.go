@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,11 +15,7 @@ var envTestedElsewhere = map[string]bool{"redis-sentinel": true, "redis-master":
 // TestSentinelSettings: --redis-sentinel and --redis-master (or their RDV_*
 // variables) go together, replace --redis-addr, and a bad one is named.
 func TestSentinelSettings(t *testing.T) {
-	key := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	redis := []string{"--dev", "--store", "redis", "--capability-key-file", key}
+	redis := devRedisArgs(t)
 	c, err := parseConfig(redis, envOf(map[string]string{
 		"RDV_REDIS_SENTINEL": "10.0.0.1:26379, sentinel-b:26379,[::1]:26380", "RDV_REDIS_MASTER": "rdv-primary"}))
 	if err != nil {

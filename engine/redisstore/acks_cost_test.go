@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
@@ -23,17 +22,13 @@ import (
 //
 // It fails only when an acknowledged creation is not confirmed.
 func TestAckedCreateLatency(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c := sentinelTopology(t, redistest.SentinelOptions{})
 	l := engine.DefaultLimits()
 	l.MaxListings, l.OwnerListingQuota, l.TenantListingQuota = 100_000, 100_000, 100_000
 	l.MaxIdempotency, l.TenantIdempotencyQuota, l.SubjectIdempotencyQuota = 200_000, 200_000, 200_000
 	stores := [2]*redisstore.Store{}
 	for i, acks := range []int{0, 1} {
+		var err error
 		if stores[i], err = redisstore.New(context.Background(), redisstore.Config{Client: c, Name: fmt.Sprintf("cost%d", i),
 			Limits: l, Keyring: engine.RandomKeyring(), AckReplicas: acks}); err != nil {
 			t.Fatal(err)

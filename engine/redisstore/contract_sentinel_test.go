@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
@@ -17,12 +16,7 @@ import (
 // Sentinel client and a primary that takes writes only while a replica
 // keeps up change no answer of the contract.
 func TestRedisStoreContractThroughSentinel(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-	if err != nil {
-		t.Fatalf("connecting through Sentinel: %v", err)
-	}
-	t.Cleanup(c.Close)
+	_, c := sentinelTopology(t, redistest.SentinelOptions{})
 	storetest.Run(t, func(t *testing.T, l engine.Limits, clock *engine.ManualClock, k *engine.Keyring) engine.Store {
 		t.Helper()
 		s, err := redisstore.New(context.Background(), redisstore.Config{

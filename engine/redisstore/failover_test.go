@@ -80,6 +80,17 @@ func (g *attemptRig) boundAttempt() engine.Handle {
 	return a.Handle
 }
 
+// pendingAndIntroduced binds two attempts and consumes the second's
+// introduction: one attempt of each state a promotion must judge.
+func (g *attemptRig) pendingAndIntroduced() (pending, introduced engine.Handle) {
+	g.t.Helper()
+	pending, introduced = g.boundAttempt(), g.boundAttempt()
+	if o := g.consume(introduced); o != engine.Success {
+		g.t.Fatalf("ConsumeIntroduction = %v", o)
+	}
+	return pending, introduced
+}
+
 func (g *attemptRig) consume(h engine.Handle) engine.Outcome {
 	g.t.Helper()
 	_, r, err := g.s.ConsumeIntroduction(context.Background(), h)
@@ -139,6 +150,15 @@ func generation(t testing.TB, c rueidis.Client, name string) int64 {
 	return n
 }
 
+// wantGeneration fails t unless the deployment's generation is want after
+// the step the test names (after: "after a restart", ...).
+func wantGeneration(t testing.TB, c rueidis.Client, name string, want int64, after string) {
+	t.Helper()
+	if now := generation(t, c, name); now != want {
+		t.Fatalf("generation %d %s, want %d", now, after, want)
+	}
+}
+
 // TestSentinelFailoverNeverIntroducesTwice drives a real failover in which
 // an acknowledged consume is lost: the replicas are cut off from the
 // primary (stopped, their links closed), an attempt is introduced on the
@@ -150,12 +170,7 @@ func generation(t testing.TB, c rueidis.Client, name string) int64 {
 // narrows the window in which a primary takes writes its replicas miss,
 // and this test shows the guard holds even without it.
 func TestSentinelFailoverNeverIntroducesTwice(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{MinReplicasToWrite: -1})
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-	if err != nil {
-		t.Fatalf("connecting through Sentinel: %v", err)
-	}
-	defer c.Close()
+	top, c := sentinelTopology(t, redistest.SentinelOptions{MinReplicasToWrite: -1})
 	ctx := context.Background()
 	g := newAttemptRig(t, c, "failover")
 	pending, lost := g.boundAttempt(), g.boundAttempt()
@@ -269,12 +284,7 @@ func TestLibraryIsCheckedAgainAfterAFailedCall(t *testing.T) {
 // follows without a restart, the listing is still served, and the attempt
 // made before is void.
 func TestManualSentinelFailoverIsFollowed(t *testing.T) {
-	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-	if err != nil {
-		t.Fatalf("connecting through Sentinel: %v", err)
-	}
-	defer c.Close()
+	top, c := sentinelTopology(t, redistest.SentinelOptions{})
 	ctx := context.Background()
 	g := newAttemptRig(t, c, "manual")
 	before := g.boundAttempt()
@@ -314,10 +324,7 @@ func TestRestartFromPersistenceKeepsAttempts(t *testing.T) {
 	c := newClient(t, srv.Addr)
 	t.Cleanup(c.Close)
 	g := newAttemptRig(t, c, "restart")
-	pending, introduced := g.boundAttempt(), g.boundAttempt()
-	if o := g.consume(introduced); o != engine.Success {
-		t.Fatalf("ConsumeIntroduction = %v", o)
-	}
+	pending, introduced := g.pendingAndIntroduced()
 	gen := generation(t, c, "restart")
 	srv.Stop()
 	if err := srv.Restart(); err != nil {
@@ -340,7 +347,5 @@ func TestRestartFromPersistenceKeepsAttempts(t *testing.T) {
 	if o := consume(introduced); o != engine.ReplayRejected {
 		t.Fatalf("ConsumeIntroduction of an attempt introduced before the restart = %v, want ReplayRejected", o)
 	}
-	if now := generation(t, c, "restart"); now != gen {
-		t.Fatalf("generation %d after a restart, want %d (no promotion)", now, gen)
-	}
+	wantGeneration(t, c, "restart", gen, "after a restart (no promotion)")
 }

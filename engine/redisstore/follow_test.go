@@ -82,19 +82,14 @@ func TestAttemptsOfAnEarlierPrimaryAreVoid(t *testing.T) {
 	a, ac := replicaServer(t)
 	_, bc := replicaServer(t)
 	g := newAttemptRig(t, ac, "gen")
-	pending, introduced := g.boundAttempt(), g.boundAttempt()
-	if o := g.consume(introduced); o != engine.Success {
-		t.Fatalf("ConsumeIntroduction = %v", o)
-	}
+	pending, introduced := g.pendingAndIntroduced()
 	gen := generation(t, ac, "gen")
 	follow(t, bc, a, ac)
 	do(t, bc, "REPLICAOF", "NO", "ONE")
 	g.moveTo(bc, "gen")
 	g.voidedEverywhere(pending, "an attempt bound under the earlier primary")
 	g.voidedEverywhere(introduced, "an attempt introduced under the earlier primary")
-	if now := generation(t, bc, "gen"); now != gen+1 {
-		t.Fatalf("generation %d after one new primary, want %d", now, gen+1)
-	}
+	wantGeneration(t, bc, "gen", gen+1, "after one new primary")
 	g.worksAgain()
 }
 
@@ -125,9 +120,7 @@ func TestDemotedPrimaryRepromotedLosingAConsumeVoids(t *testing.T) {
 	do(t, bc, "REPLICAOF", "127.0.0.1", "1") // B goes (a primary that never answers)
 	do(t, ac, "REPLICAOF", "NO", "ONE")      // A's second term
 	g.voidedEverywhere(lost, "the attempt whose introduction was lost")
-	if now := generation(t, ac, "lossy"); now != gen+1 {
-		t.Fatalf("generation %d after A's second term, want %d", now, gen+1)
-	}
+	wantGeneration(t, ac, "lossy", gen+1, "after A's second term")
 	g.worksAgain()
 }
 
@@ -139,10 +132,7 @@ func TestDemotedPrimaryRepromotedLosingAConsumeVoids(t *testing.T) {
 func TestDemotedThenPromotedOnItsOwnDataKeepsAttempts(t *testing.T) {
 	_, c := dedicatedServer(t)
 	g := newAttemptRig(t, c, "own")
-	pending, introduced := g.boundAttempt(), g.boundAttempt()
-	if o := g.consume(introduced); o != engine.Success {
-		t.Fatalf("ConsumeIntroduction = %v", o)
-	}
+	pending, introduced := g.pendingAndIntroduced()
 	gen := generation(t, c, "own")
 	l, err := net.Listen("tcp", "127.0.0.1:0") // a primary that never answers
 	if err != nil {
@@ -157,9 +147,7 @@ func TestDemotedThenPromotedOnItsOwnDataKeepsAttempts(t *testing.T) {
 	if o := g.consume(introduced); o != engine.ReplayRejected {
 		t.Fatalf("ConsumeIntroduction of the introduced attempt = %v, want ReplayRejected", o)
 	}
-	if now := generation(t, c, "own"); now != gen {
-		t.Fatalf("generation %d, want %d (no new primary's data)", now, gen)
-	}
+	wantGeneration(t, c, "own", gen, "with no new primary's data")
 }
 
 // attemptIDOn reads the ID of the attempt of handle h through c, without

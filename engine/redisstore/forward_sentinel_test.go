@@ -23,11 +23,7 @@ func TestForwardFollowsAPromotion(t *testing.T) {
 	top := redistest.RequireSentinel(t, redistest.SentinelOptions{})
 	k := engine.RandomKeyring()
 	instance := func() (*redisstore.Store, rueidis.Client) {
-		c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, ""))
-		if err != nil {
-			t.Fatalf("connecting through Sentinel: %v", err)
-		}
-		t.Cleanup(c.Close)
+		c := sentinelClient(t, top)
 		s, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Name: "fwd", Limits: engine.DefaultLimits(), Keyring: k})
 		if err != nil {
 			t.Fatalf("redisstore.New: %v", err)

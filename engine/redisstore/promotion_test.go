@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
@@ -17,11 +16,7 @@ import (
 // sentinelStore is a store on top's primary through its sentinels.
 func sentinelStore(t *testing.T, top *redistest.Topology, name string) *redisstore.Store {
 	t.Helper()
-	c, err := rueidis.NewClient(redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, top.Options.Password))
-	if err != nil {
-		t.Fatalf("connecting through Sentinel: %v", err)
-	}
-	t.Cleanup(c.Close)
+	c := sentinelClient(t, top)
 	// One tenant and owner may fill the whole listing pool: the writers of
 	// TestHAPromotionLossAndTimeToService measure loss, not quotas.
 	l := engine.DefaultLimits()

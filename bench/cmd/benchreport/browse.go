@@ -174,8 +174,7 @@ func browseTables(w io.Writer, in string) {
 	}
 	fmt.Fprintln(w, "The 100-item browse page (`GET /v1/listings?protocol_version=7&limit=100`) under `wrk -t1 -c16 -d5s`, one wrk per instance at once, over 25,000 listings held live by `rendezvous-load --mode load --listings 25000`: first while it runs (refreshing presence, renewing leases: the log moves), then with it stopped (SIGSTOP), when every FCALL is a page's. The memory store on one instance, the Redis store on 1, 2 and 3 instances of one deployment, the configurations alternating in each run; each Redis row's ratio is its pages/s per instance ÷ the memory store's in the same run and window. Redis CPU per page: INFO commandstats FCALL time over the stopped window ÷ its pages, which counts every call a page causes: the API's revocation check of the caller (`rdv_revoked`, one per page) and the page's share of the browse reads (`rdv_browse_sync`, shared by concurrent pages); FCALLs per page says how many (`bench/browse.sh`):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| instances | run | store | pages/s per instance, load tester running | ratio | pages/s per instance, load tester stopped | ratio | pages/s, all instances (stopped) | Redis CPU per page | FCALLs per page | non-2xx | load avg at start |")
-	fmt.Fprintln(w, "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+	tableHead(w, "rrlrrrrrrrrl", "instances", "run", "store", "pages/s per instance, load tester running", "ratio", "pages/s per instance, load tester stopped", "ratio", "pages/s, all instances (stopped)", "Redis CPU per page", "FCALLs per page", "non-2xx", "load avg at start")
 	ratios, stopped, cpus := map[int][]float64{}, map[int][]float64{}, map[int][]float64{}
 	for _, b := range runs {
 		live, paused := b.live.perInstance(), b.paused.perInstance()

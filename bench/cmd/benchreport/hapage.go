@@ -36,14 +36,13 @@ func haTables(w io.Writer, run *haRun, expect []string, m haMeta) (flags []strin
 	if len(evs) == 0 {
 		fmt.Fprintln(w, "_No scenario logged an evidence line in this run._")
 	} else {
-		fmt.Fprintln(w, "What each scenario does:")
-		fmt.Fprintln(w)
-		for _, e := range evs {
-			fmt.Fprintf(w, "- **%s** (`%s`, %s): %s\n", e.Scenario, e.Test, shortPkg(e.Package), e.Description)
+		about := make([]string, len(evs))
+		for i, e := range evs {
+			about[i] = fmt.Sprintf("**%s** (`%s`, %s): %s", e.Scenario, e.Test, shortPkg(e.Package), e.Description)
 		}
+		bullets(w, "What each scenario does:", about)
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | answers by outcome | recovery (bound) | lost admitted | double introductions | ceiling breaches | cross-tenant reads | bounds |")
-		fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|---|")
+		tableHead(w, "llrrrrrl", "scenario", "answers by outcome", "recovery (bound)", "lost admitted", "double introductions", "ceiling breaches", "cross-tenant reads", "bounds")
 		for _, e := range evs {
 			bad := e.breaches()
 			for _, b := range bad {
@@ -92,11 +91,7 @@ func haTables(w io.Writer, run *haRun, expect []string, m haMeta) (flags []strin
 	if len(flags) == 0 {
 		fmt.Fprintln(w, "Every scenario test passed, logged its line, and stayed within its bounds.")
 	} else {
-		fmt.Fprintln(w, "**Flagged in this run:**")
-		fmt.Fprintln(w)
-		for _, f := range flags {
-			fmt.Fprintf(w, "- %s\n", f)
-		}
+		bullets(w, "**Flagged in this run:**", flags)
 	}
 	fmt.Fprintln(w)
 	return flags

@@ -41,31 +41,19 @@ func sharedHTTP(w io.Writer, run *Run, in string) {
 }
 
 func readsTable(w io.Writer, run *Run) {
-	bySub := map[string]*Sample{}
-	if run != nil {
-		for _, s := range run.Samples {
-			if sub, ok := strings.CutPrefix(s.Name, "RedisStoreReads/op="); ok {
-				bySub[sub] = s
-			}
-		}
-	}
-	fmt.Fprintln(w)
-	if len(bySub) == 0 {
-		fmt.Fprintln(w, "_Single reads on the Redis store not measured in this run._")
+	bySub := subBenchmarks(run, "RedisStoreReads/op=")
+	if !measured(w, len(bySub), "Single reads on the Redis store") {
 		return
 	}
 	fmt.Fprintln(w, "Single reads on the Redis store at the same fill (`BenchmarkRedisStoreReads` in `bench/store_redis_reads_test.go`), one call of a fixed set of key reads each; medians of the runs:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| read | client time per call | Redis CPU per call |")
-	fmt.Fprintln(w, "|---|--:|--:|")
+	tableHead(w, "lrr", "read", "client time per call", "Redis CPU per call")
 	for _, rd := range sharedReads {
-		s := bySub[rd.op]
-		if s == nil {
-			fmt.Fprintf(w, "| %s | not measured | |\n", rd.label)
-			continue
+		cells := "not measured |"
+		if s := bySub[rd.op]; s != nil {
+			cells = callCells(s)
 		}
-		t := summarize(s.Values["ns/op"])
-		fmt.Fprintf(w, "| %s | %s µs %s | %s µs |\n", rd.label, fmtVal(t.Median/1e3), fmtSpread(t), fmtVal(summarize(s.Values["redis-us/op"]).Median))
+		fmt.Fprintf(w, "| %s | %s |\n", rd.label, cells)
 	}
 }
 
@@ -117,14 +105,11 @@ func latencyTable(w io.Writer, in string) {
 			pairs = append(pairs, pair{m, r})
 		}
 	}
-	fmt.Fprintln(w)
-	if len(pairs) == 0 {
-		fmt.Fprintln(w, "_HTTP latency on both stores not measured in this run._")
+	if !measured(w, len(pairs), "HTTP latency on both stores") {
 		return
 	}
 	fmt.Fprintf(w, "HTTP latency at 1,000 requests/s mixed, open loop (latency from each request's intended start), one instance, the same build and generator, the two stores alternating, %d pairs (`rendezvous-load --mode load --listings 2000 --rate create=150,renew=300,join=150,browse=100,get=300,livez=100`; each join also binds both sides over UDP and is introduced, and the held listings' presence runs besides); medians over the pairs, milliseconds:\n\n", len(pairs))
-	fmt.Fprintln(w, "| kind | answered/s (memory, redis) | memory p50 | memory p99 | redis p50 | redis p99 | p99 redis ÷ memory | not sent on time (memory, redis) |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|")
+	tableHead(w, "lrrrrrrr", "kind", "answered/s (memory, redis)", "memory p50", "memory p99", "redis p50", "redis p99", "p99 redis ÷ memory", "not sent on time (memory, redis)")
 	worst := 0.0
 	for _, k := range latencyKinds {
 		var mp50, mp99, rp50, rp99, ratios, mrate, rrate []float64
@@ -182,8 +167,7 @@ func scrapeTable(w io.Writer, in string) {
 	}
 	fmt.Fprintln(w, "What scrapes cost the Redis server: Redis function calls (`INFO commandstats` around each batch) of one instance on the Redis store, 25 requests at a time (`curl --parallel`); the instance renews its registration besides (the idle row):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| batch | requests | seconds | Redis function calls | calls/s |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
+	tableHead(w, "lrrrr", "batch", "requests", "seconds", "Redis function calls", "calls/s")
 	fmt.Fprintf(w, "| idle (no request) | 0 | %.2f | %.0f | %.1f |\n", v["idle_seconds"], v["idle_fcalls"], perSecond("idle"))
 	fmt.Fprintf(w, "| `/metrics` (metrics listener) and `/readyz`, half each | %.0f | %.2f | %.0f | %.1f |\n", v["scrapes"], v["open_seconds"], v["open_fcalls"], perSecond("open"))
 	fmt.Fprintf(w, "| `GET /v1/admin/stats` (global operator) | %.0f | %.2f | %.0f | %.1f |\n", v["scrapes"], v["admin_seconds"], v["admin_fcalls"], perSecond("admin"))

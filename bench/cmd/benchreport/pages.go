@@ -327,8 +327,7 @@ func compareRounds(w io.Writer, in string) {
 		return
 	}
 	fmt.Fprintf(w, "Same generator, the two servers alternating, %d rounds; coturn answers plain Bindings, rendezvous authenticated presence refreshes:\n\n", len(rows))
-	fmt.Fprintln(w, "| round | coturn answered/s | rendezvous answered/s | rate ratio rendezvous ÷ coturn | coturn CPU µs/answer | rendezvous CPU µs/answer | CPU ratio coturn ÷ rendezvous |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
+	tableHead(w, "lrrrrrr", "round", "coturn answered/s", "rendezvous answered/s", "rate ratio rendezvous ÷ coturn", "coturn CPU µs/answer", "rendezvous CPU µs/answer", "CPU ratio coturn ÷ rendezvous")
 	fmt.Fprintln(w, strings.Join(rows, "\n"))
 	med, lo, hi := medianRange(ratios)
 	fmt.Fprintf(w, "\nRate ratio rendezvous ÷ coturn: **%s**, median of %d rounds (range %s–%s; expected ≥ 1.0).", fmtRatio(med), len(ratios), fmtRatio(lo), fmtRatio(hi))

@@ -57,8 +57,7 @@ func Table(w io.Writer, run *Run, o Overrides) {
 		fmt.Fprintln(w, "_No benchmark results for this area in this run._")
 		return
 	}
-	fmt.Fprintln(w, "| benchmark | time/op | B/op | allocs/op | other | baseline | baseline time/op | baseline ÷ ours |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|---|---|--:|--:|")
+	tableHead(w, "lrrrllrr", "benchmark", "time/op", "B/op", "allocs/op", "other", "baseline", "baseline time/op", "baseline ÷ ours")
 	for _, s := range run.Samples {
 		t := summarize(s.Values["ns/op"])
 		var other []string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 )
 
 // The shared-state suite: the Redis store's transitions at the full fill
@@ -37,25 +36,18 @@ var sharedTransitions = []struct {
 func sharedTables(w io.Writer, run *Run, pairs []storePair) {
 	fmt.Fprintln(w, "Per transition on the Redis store at 25,000 listings with presence and 10,000 attempts (`BenchmarkRedisStore` in `bench/store_redis_test.go`); medians of the runs:")
 	fmt.Fprintln(w)
-	bySub := map[string]*Sample{}
-	for _, s := range run.Samples {
-		if sub, ok := strings.CutPrefix(s.Name, "RedisStore/op="); ok {
-			bySub[sub] = s
-		}
-	}
+	bySub := subBenchmarks(run, "RedisStore/op=")
 	if len(bySub) == 0 {
 		fmt.Fprintln(w, "_No Redis store benchmark results in this run._")
 	} else {
-		fmt.Fprintln(w, "| transition | client time per call | Redis CPU per call | Redis CPU per refresh | target |")
-		fmt.Fprintln(w, "|---|--:|--:|--:|---|")
+		tableHead(w, "lrrrl", "transition", "client time per call", "Redis CPU per call", "Redis CPU per refresh", "target")
 		for _, tr := range sharedTransitions {
 			s := bySub[tr.op]
 			if s == nil {
 				fmt.Fprintf(w, "| %s | not measured | | | |\n", tr.label)
 				continue
 			}
-			t := summarize(s.Values["ns/op"])
-			row := fmt.Sprintf("| %s | %s µs %s | %s µs |", tr.label, fmtVal(t.Median/1e3), fmtSpread(t), fmtVal(summarize(s.Values["redis-us/op"]).Median))
+			row := fmt.Sprintf("| %s | %s |", tr.label, callCells(s))
 			if per, ok := s.Values["redis-us/refresh"]; ok && tr.targeted {
 				v := summarize(per).Median
 				fmt.Fprintf(w, "%s **%s µs** | ≤ %.0f µs: %s |\n", row, fmtVal(v), targetRefreshUS, verdict(v <= targetRefreshUS))
@@ -66,14 +58,11 @@ func sharedTables(w io.Writer, run *Run, pairs []storePair) {
 			}
 		}
 	}
-	fmt.Fprintln(w)
-	if len(pairs) == 0 {
-		fmt.Fprintln(w, "_UDP presence rate on both stores not measured in this run._")
+	if !measured(w, len(pairs), "UDP presence rate on both stores") {
 		return
 	}
 	fmt.Fprintf(w, "Authenticated UDP presence answered per second by one instance, same generator, the two stores alternating, %d pairs (`rendezvous-load --mode udprate --stun presence --listings 5000`):\n\n", len(pairs))
-	fmt.Fprintln(w, "| run | memory answered/s | redis answered/s | ratio redis ÷ memory | memory CPU/answer | redis CPU/answer | lost (memory, redis) |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
+	tableHead(w, "lrrrrrr", "run", "memory answered/s", "redis answered/s", "ratio redis ÷ memory", "memory CPU/answer", "redis CPU/answer", "lost (memory, redis)")
 	var ratios []float64
 	for _, p := range pairs {
 		m, r := p.mem.UDPRate, p.redis.UDPRate

@@ -28,13 +28,7 @@ func TestSentinelPromotesAReplica(t *testing.T) {
 	if _, err := top.Do(ctx, old, "WAIT", "2", "5000"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := top.KillPrimary(ctx); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := top.WaitForPromotion(ctx, old, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, addr := top.KillPrimaryUntilPromoted(t, old, 30*time.Second)
 	if top.Node(addr) == nil || addr == old {
 		t.Fatalf("promoted %s, not a former replica", addr)
 	}
