@@ -75,6 +75,7 @@ func (s *Store) send(ctx context.Context, fn string, acks int64, args []string) 
 	if rerr != nil {
 		s.fenced(f, rerr)
 		s.noteFailure(rerr)
+		followRefusal(rerr)
 	}
 	return m, rerr == nil, rerr == nil && unconfirmed, nil
 }

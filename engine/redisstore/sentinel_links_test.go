@@ -1,0 +1,69 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
+	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
+)
+
+// TestStoreFollowsAPlannedFailoverAtOnce: under a writer, the store is on
+// the promoted primary within 400 ms of the planned failover's end, by the
+// READONLY its writes meet on the demoted one. The client here neither
+// polls the sentinels nor hears an early +switch-master: it subscribes to
+// the sentinel the failover was asked of, which announces the switch only
+// once every replica is reconfigured, a second or more later.
+func TestStoreFollowsAPlannedFailoverAtOnce(t *testing.T) {
+	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Replicas: 2})
+	ctx := context.Background()
+	opt := redisstore.SentinelClientOption(top.SentinelAddrs(), redistest.MasterName, "")
+	opt.Sentinel.TopologyRefreshInterval = 0
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	s, err := redisstore.New(ctx, redisstore.Config{Client: c, Name: "follow", Limits: engine.DefaultLimits(),
+		Keyring: engine.RandomKeyring(), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			_, _, _ = createListing(s, fmt.Sprint(i))
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	old := s.Primary()
+	promoted, err := top.PlannedFailover(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatalf("planned failover: %v%s", err, top.Describe(ctx))
+	}
+	ended := time.Now()
+	for s.Primary() != promoted {
+		if time.Since(ended) > 3*time.Second {
+			t.Fatalf("the store still sends to %s 3 s after the promotion of %s (was %s)", s.Primary(), promoted, old)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	took := time.Since(ended)
+	t.Logf("%s -> %s: the store followed %v after the failover ended", old, promoted, took.Round(time.Millisecond))
+	if took > 400*time.Millisecond {
+		t.Errorf("the store followed the promotion %v after the failover ended, want at most 400 ms", took)
+	}
+	if _, r, err := createListing(s, "after"); err != nil || !r.OK() {
+		t.Fatalf("a creation after the failover: %+v, %v", r, err)
+	}
+}
