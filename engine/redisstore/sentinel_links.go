@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"crypto/tls"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -22,9 +23,10 @@ import (
 // refuses a write with READONLY. So a READONLY refusal makes the store drop
 // the client's connections to the sentinels; the client then asks them
 // again, within milliseconds (losing its sentinel connection is one of the
-// times it asks), and follows the primary they name. The sentinels remain
-// the only authority on which node is the primary: nothing is inferred
-// from the refusal but that it is time to ask.
+// times it asks), and follows the primary they name; the refused call is
+// sent again once it has (retryReadOnly). The sentinels remain the only
+// authority on which node is the primary: nothing is inferred from the
+// refusal but that it is time to ask.
 
 // askAgainEvery bounds how often READONLY refusals drop the sentinel
 // connections: every call sent to a demoted primary meets one, and one
@@ -108,9 +110,46 @@ func askSentinelsAgain() {
 }
 
 // followRefusal asks the sentinels again when err is a demoted primary's
-// READONLY.
-func followRefusal(err error) {
-	if e, ok := rueidis.IsRedisErr(err); ok && strings.HasPrefix(e.Error(), "READONLY") {
-		askSentinelsAgain()
+// READONLY, and reports whether it was.
+func followRefusal(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	if !ok || !strings.HasPrefix(e.Error(), "READONLY") {
+		return false
 	}
+	askSentinelsAgain()
+	return true
+}
+
+// A call a demoted primary refused with READONLY did not run (Redis refuses
+// a function that may write on a replica before running it), so it is sent
+// again once the client follows the new primary: a write held by a planned
+// failover's pause then succeeds when the pause ends instead of answering
+// service_unavailable. The retries are short and jittered (every caller
+// held by the pause is released at once), and bounded.
+const (
+	readOnlyBackoff  = 5 * time.Millisecond // plus up to as much again
+	readOnlyRetryFor = 250 * time.Millisecond
+)
+
+// retryReadOnly sends a call that answered err again, with do, while it
+// meets READONLY, for at most readOnlyRetryFor and within ctx. Only a
+// client following the sentinels moves to another node: the store calls
+// it for those alone.
+func retryReadOnly(ctx context.Context, do func() (rueidis.RedisMessage, error), m rueidis.RedisMessage, err error) (rueidis.RedisMessage, error) {
+	until := time.Now().Add(readOnlyRetryFor)
+	for followRefusal(err) {
+		wait := readOnlyBackoff + rand.N(readOnlyBackoff)
+		if time.Now().Add(wait).After(until) {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return m, err
+		case <-t.C:
+		}
+		m, err = do()
+	}
+	return m, err
 }

@@ -84,6 +84,42 @@ func TestReadOnlyDropsOnlySentinelLinksAtMostEveryInterval(t *testing.T) {
 	}
 }
 
+// TestReadOnlyIsRetriedBriefly: retryReadOnly sends a call again while it
+// meets READONLY (it did not run), for at most readOnlyRetryFor; any other
+// failure is answered at once.
+func TestReadOnlyIsRetriedBriefly(t *testing.T) {
+	readOnly, other := refusals(t)
+	ctx := context.Background()
+	calls := 0
+	// answers is a call answering errs in turn, then without error, sent
+	// once already (the first of errs).
+	answers := func(errs ...error) (context.Context, func() (rueidis.RedisMessage, error), rueidis.RedisMessage, error) {
+		calls = 1
+		return ctx, func() (rueidis.RedisMessage, error) {
+			calls++
+			if calls <= len(errs) {
+				return rueidis.RedisMessage{}, errs[calls-1]
+			}
+			return rueidis.RedisMessage{}, nil
+		}, rueidis.RedisMessage{}, errs[0]
+	}
+	if _, err := retryReadOnly(answers(readOnly, readOnly)); err != nil || calls != 3 {
+		t.Fatalf("READONLY twice, then an answer: %v after %d calls, want the answer after 3", err, calls)
+	}
+	if _, err := retryReadOnly(answers(other)); err != other || calls != 1 {
+		t.Fatalf("another refusal: %v after %d calls, want it after 1", err, calls)
+	}
+	start := time.Now()
+	always := make([]error, 1000)
+	for i := range always {
+		always[i] = readOnly
+	}
+	_, err := retryReadOnly(answers(always...))
+	if took := time.Since(start); err != readOnly || took > readOnlyRetryFor+100*time.Millisecond || calls < 2 {
+		t.Fatalf("READONLY throughout: %v after %d calls and %v, want READONLY within %v", err, calls, took, readOnlyRetryFor)
+	}
+}
+
 // refusals are real refusals of a replica: READONLY for a write, and
 // another for an unknown command.
 func refusals(t *testing.T) (readOnly, other error) {

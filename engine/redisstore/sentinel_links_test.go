@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,11 +30,12 @@ func TestStoreFollowsAPlannedFailoverAtOnce(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	s, err := redisstore.New(ctx, redisstore.Config{Client: c, Name: "follow", Limits: engine.DefaultLimits(),
-		Keyring: engine.RandomKeyring(), Timeout: 2 * time.Second})
+		Keyring: engine.RandomKeyring(), Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
+	var failed atomic.Int64
 	go func() {
 		defer close(done)
 		for i := 0; ; i++ {
@@ -42,7 +44,9 @@ func TestStoreFollowsAPlannedFailoverAtOnce(t *testing.T) {
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
-			_, _, _ = createListing(s, fmt.Sprint(i))
+			if _, r, err := createListing(s, fmt.Sprint(i)); err != nil || !r.OK() {
+				failed.Add(1)
+			}
 		}
 	}()
 	defer func() { close(stop); <-done }()
@@ -59,7 +63,11 @@ func TestStoreFollowsAPlannedFailoverAtOnce(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	took := time.Since(ended)
-	t.Logf("%s -> %s: the store followed %v after the failover ended", old, promoted, took.Round(time.Millisecond))
+	// The writes the pause held met READONLY when it ended, and were sent
+	// again to the new primary: none failed, unless the machine was slow
+	// enough for one to outlast a bound (which is why it is not asserted).
+	t.Logf("%s -> %s: the store followed %v after the failover ended; %d creations failed",
+		old, promoted, took.Round(time.Millisecond), failed.Load())
 	if took > 400*time.Millisecond {
 		t.Errorf("the store followed the promotion %v after the failover ended, want at most 400 ms", took)
 	}
