@@ -16,7 +16,8 @@
 //     so a crash of this command cannot leave it paused);
 //  3. waits until every replica has acknowledged the whole stream, so any
 //     replica Sentinel picks holds every acknowledged write;
-//  4. asks SENTINEL FAILOVER;
+//  4. asks SENTINEL FAILOVER, of the last sentinel of the list first
+//     (askFailover says why);
 //  5. waits for the promotion itself: the chosen replica reports
 //     role:master and every reachable sentinel names it (a check of the
 //     old primary's replica count is true before that);
