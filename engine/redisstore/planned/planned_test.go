@@ -94,12 +94,12 @@ func (w *writer) longestGap(from time.Time) time.Duration {
 // failover promotes one under a writer acknowledging through Sentinel,
 // loses no acknowledged write, leaves the old primary a replica of the new
 // one, restores the sentinels' down-after-milliseconds, and stops writes
-// for at most 2 s. On a shared 2-core machine (load average 12 to 16) the
-// outage measured 1.18 to 1.44 s, every write acknowledged: the pause
-// (1.17 to 1.42 s, nearly all of it Sentinel's own: the leader reads the
-// promoted replica's role once a second) plus 10 to 50 ms before the
-// write it held, refused with READONLY by the demoted primary, is sent
-// again to the new one and confirmed by its replica
+// for at most 2 s. On a shared 2-core machine (load average 8 to 16) the
+// outage measured 0.45 to 1.70 s over ten runs, 1.2 to 1.3 s typically:
+// the pause (0.43 to 1.54 s, nearly all of it Sentinel's own: the leader
+// reads the promoted replica's role once a second) plus 10 to 160 ms
+// before the write it held, refused with READONLY by the demoted primary,
+// is sent again to the new one and confirmed by its replica
 // (docs/benchmarks/ha.md#planned-failover).
 func TestPlannedFailoverTwoReplicas(t *testing.T) {
 	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Replicas: 2})
