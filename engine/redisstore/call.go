@@ -60,6 +60,9 @@ func (s *Store) send(ctx context.Context, fn string, acks int64, args []string) 
 		}
 	}
 	m, rerr := do()
+	if rerr != nil && s.c.Mode() == rueidis.ClientModeSentinel {
+		m, rerr = retryReadOnly(cctx, do, m, rerr)
+	}
 	if rerr != nil {
 		// Maybe a new primary (a failover passes through failed calls):
 		// check its library's version before the next call.

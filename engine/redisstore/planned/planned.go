@@ -16,13 +16,19 @@
 //     so a crash of this command cannot leave it paused);
 //  3. waits until every replica has acknowledged the whole stream, so any
 //     replica Sentinel picks holds every acknowledged write;
-//  4. asks SENTINEL FAILOVER;
+//  4. asks SENTINEL FAILOVER, of the last sentinel of the list first
+//     (askFailover says why);
 //  5. waits for the promotion itself: the chosen replica reports
 //     role:master and every reachable sentinel names it (a check of the
 //     old primary's replica count is true before that);
 //  6. turns the old primary into a replica of the new one (what the
 //     sentinels would do seconds later), so a client still on it meets
-//     READONLY instead of a write that would vanish, then unpauses it.
+//     READONLY instead of a write that would vanish, waits (briefly) until
+//     the new primary has a replica online, so the writes held by the pause
+//     can be acknowledged there, then unpauses the old one. The store
+//     takes the READONLY its held writes meet as the sign to ask the
+//     sentinels again, and follows the new primary within milliseconds
+//     (engine/redisstore/sentinel_links.go).
 //
 // A paused primary holds the sentinels' hello messages (PUBLISH), and past
 // down-after-milliseconds they would think it down and start a failover of
@@ -181,6 +187,9 @@ func Failover(ctx context.Context, o Options) (res Result, err error) {
 	}
 	if err := r.do(ctx, old, "REPLICAOF", host, port); err != nil {
 		return res, fmt.Errorf("turning the old primary %s into a replica of %s: %w", old, promoted, err)
+	}
+	if err := r.waitAttached(ctx, promoted); err != nil {
+		o.Log("no replica attached yet; unpausing anyway", "err", err.Error())
 	}
 	unpause()
 	o.Log("unpaused", "addr", old, "paused", res.Paused.Round(time.Millisecond).String())

@@ -94,11 +94,13 @@ func (w *writer) longestGap(from time.Time) time.Duration {
 // failover promotes one under a writer acknowledging through Sentinel,
 // loses no acknowledged write, leaves the old primary a replica of the new
 // one, restores the sentinels' down-after-milliseconds, and stops writes
-// for at most 3 s. The target is 2 s: on this 2-core machine the outage
-// measured 1.96 to 2.01 s quiet and 1.65 to 2.07 s under a load average
-// near 20: the pause (1.1 to 1.5 s, mostly Sentinel's promotion) plus
-// about 0.8 s before the writer's first write after it is confirmed by a
-// replica of the new primary (docs/benchmarks/ha.md#planned-failover).
+// for at most 2 s. On a shared 2-core machine (load average 8 to 16) the
+// outage measured 0.45 to 1.70 s over ten runs, 1.2 to 1.3 s typically:
+// the pause (0.43 to 1.54 s, nearly all of it Sentinel's own: the leader
+// reads the promoted replica's role once a second) plus 10 to 160 ms
+// before the write it held, refused with READONLY by the demoted primary,
+// is sent again to the new one and confirmed by its replica
+// (docs/benchmarks/ha.md#planned-failover).
 func TestPlannedFailoverTwoReplicas(t *testing.T) {
 	top := redistest.RequireSentinel(t, redistest.SentinelOptions{Replicas: 2})
 	ctx := context.Background()
@@ -120,8 +122,8 @@ func TestPlannedFailoverTwoReplicas(t *testing.T) {
 	if res.New == res.Old || res.InSync != 2 {
 		t.Fatalf("result %+v", res)
 	}
-	if outage > 3*time.Second {
-		t.Errorf("writes stopped for %v, want at most 3 s (target 2 s)", outage)
+	if outage > 2*time.Second {
+		t.Errorf("writes stopped for %v, want at most 2 s", outage)
 	}
 	m, err := top.Do(ctx, res.Old, "INFO", "replication")
 	if err != nil {

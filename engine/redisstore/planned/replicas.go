@@ -47,3 +47,29 @@ func (r *run) caughtUp(ctx context.Context, primary string) error {
 	}
 	return nil
 }
+
+// attachWait bounds waitAttached: a replica that needs a full
+// resynchronisation takes longer, and the failover is done by then.
+const attachWait = time.Second
+
+// waitAttached waits, at most attachWait, until the promoted primary lists
+// a replica online. Until then it refuses the writes a client must have
+// replicated (NOREPLICAS, or a WAIT that times out), and the clients held
+// by the old primary's pause would meet that refusal and back off, where
+// a moment later their write succeeds.
+func (r *run) waitAttached(ctx context.Context, primary string) error {
+	deadline := time.Now().Add(attachWait)
+	for {
+		info, err := r.info(ctx, primary)
+		if err == nil && inSync(info) > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = errors.New("no replica online")
+			}
+			return fmt.Errorf("%s after %v: %w", primary, attachWait, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,11 +104,16 @@ func (r *run) knowingSentinels(ctx context.Context, n int) ([]string, error) {
 
 // askFailover asks each of the sentinels in turn for SENTINEL FAILOVER
 // until one accepts (one still busy with an earlier failover answers
-// INPROG).
+// INPROG), from the last of the list to the first. The sentinel asked
+// leads the failover, and announces +switch-master only once every
+// replica is reconfigured, about a second after the others; the instances'
+// clients, given the same list, hear the events of its first sentinel, so
+// asking the last lets an instance that writes nothing meanwhile (and so
+// meets no READONLY) follow the promotion as soon as the others name it.
 func (r *run) askFailover(ctx context.Context, sentinels []string, deadline time.Time) error {
 	var last error
 	for {
-		for _, s := range sentinels {
+		for _, s := range slices.Backward(sentinels) {
 			if last = r.do(ctx, s, "SENTINEL", "FAILOVER", r.o.Master); last == nil {
 				r.o.Log("failover asked", "sentinel", s)
 				return nil
