@@ -232,4 +232,3 @@ func randomQuery(r *rand.Rand, tenant engine.Tenant, proto uint32) engine.Browse
 	}
 	return q
 }
-
