@@ -98,6 +98,17 @@ func (s *orderedSet) insert(e setEntry) bool {
 	if p < len(c) && c[p].pos() == ep {
 		return false
 	}
+	if len(c) == chunkMax && ci == len(s.chunks)-1 && p == len(c) {
+		// Past the last entry (the creation-time set grows this way):
+		// start a new chunk rather than split, so such a set's chunks
+		// stay full instead of half full.
+		nc := make([]setEntry, 1, chunkMax)
+		nc[0] = e
+		s.chunks = append(s.chunks, nc)
+		s.last = append(s.last, ep)
+		s.n++
+		return true
+	}
 	if len(c) == chunkMax {
 		// Split in halves, then insert into the half that covers e.
 		right := make([]setEntry, chunkMax/2, chunkMax)
