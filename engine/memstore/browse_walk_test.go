@@ -51,7 +51,7 @@ func (f *walkFixture) randomQuery() engine.Browse {
 // model is every match of q in q's order.
 func (f *walkFixture) model(q *engine.Browse) []engine.UUID {
 	var ids []engine.UUID
-	f.sc.byID.each(func(e setEntry) error {
+	f.sc.eachID(func(e setEntry) error {
 		en := &f.ents[e.slot]
 		if q.Filter.Match(en.Players, en.MaxPlayers, en.Attrs) {
 			ids = append(ids, en.ID)
