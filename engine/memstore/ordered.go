@@ -82,11 +82,7 @@ func search(c []setEntry, p setPos) int {
 func (s *orderedSet) insert(e setEntry) bool {
 	ep := e.pos()
 	if len(s.chunks) == 0 {
-		c := make([]setEntry, 1, chunkMax)
-		c[0] = e
-		s.chunks = append(s.chunks, c)
-		s.last = append(s.last, ep)
-		s.n++
+		s.appendChunk(e)
 		return true
 	}
 	ci := s.chunkFor(ep)
@@ -102,11 +98,7 @@ func (s *orderedSet) insert(e setEntry) bool {
 		// Past the last entry (the creation-time set grows this way):
 		// start a new chunk rather than split, so such a set's chunks
 		// stay full instead of half full.
-		nc := make([]setEntry, 1, chunkMax)
-		nc[0] = e
-		s.chunks = append(s.chunks, nc)
-		s.last = append(s.last, ep)
-		s.n++
+		s.appendChunk(e)
 		return true
 	}
 	if len(c) == chunkMax {
@@ -135,6 +127,15 @@ func (s *orderedSet) insert(e setEntry) bool {
 	s.last[ci] = c[len(c)-1].pos()
 	s.n++
 	return true
+}
+
+// appendChunk adds e, after every entry, in a chunk of its own.
+func (s *orderedSet) appendChunk(e setEntry) {
+	c := make([]setEntry, 1, chunkMax)
+	c[0] = e
+	s.chunks = append(s.chunks, c)
+	s.last = append(s.last, e.pos())
+	s.n++
 }
 
 // delete removes the entry at position ep; it reports whether it was

@@ -28,16 +28,18 @@ func runQuery(t *testing.T, f Factory, o options) {
 	t.Run("QuickJoinRace", func(t *testing.T) { runQuickJoinRace(t, f) })
 }
 
-// items is the store as an engine.ItemBrowser; every store with the query
-// features must be one.
-func (e *env) items() engine.ItemBrowser {
+// feature is the store as T (engine.ItemBrowser, engine.QuickJoiner):
+// every store with the query features must be both.
+func feature[T any](e *env) T {
 	e.t.Helper()
-	ib, ok := e.s.(engine.ItemBrowser)
+	v, ok := e.s.(T)
 	if !ok {
-		e.t.Fatalf("%T is not an engine.ItemBrowser (pass WithoutBrowseQuery for a store without filters)", e.s)
+		e.t.Fatalf("%T is not a %T (pass WithoutBrowseQuery for a store without filters and quick join)", e.s, new(T))
 	}
-	return ib
+	return v
 }
+
+func (e *env) items() engine.ItemBrowser { return feature[engine.ItemBrowser](e) }
 
 // qListing is the model of one listing the query tests made.
 type qListing struct {

@@ -9,16 +9,7 @@ import (
 	"github.com/rendezvous/rendezvous/engine"
 )
 
-// quick is the store as an engine.QuickJoiner; every store with the query
-// features must be one.
-func (e *env) quick() engine.QuickJoiner {
-	e.t.Helper()
-	qj, ok := e.s.(engine.QuickJoiner)
-	if !ok {
-		e.t.Fatalf("%T is not an engine.QuickJoiner (pass WithoutBrowseQuery for a store without quick join)", e.s)
-	}
-	return qj
-}
+func (e *env) quick() engine.QuickJoiner { return feature[engine.QuickJoiner](e) }
 
 // quickCmd is a quick join by client with idempotency key key and filter
 // f over region's listings.
