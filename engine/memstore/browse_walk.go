@@ -202,7 +202,7 @@ func (sc *BrowseScope) Walk(q *engine.Browse, ents []BrowseEntry, version uint64
 	if sc == nil {
 		return
 	}
-	a, b := sc.plan(q)
+	a, b, implied := sc.plan(q)
 	if a == nil {
 		return
 	}
@@ -227,7 +227,8 @@ func (sc *BrowseScope) Walk(q *engine.Browse, ents []BrowseEntry, version uint64
 	// A continuation in a Mutable order skips what moved after its first
 	// page: it may have been returned already under its old key.
 	skipMoved := q.HasAfter && q.Since != 0 && q.Order.Mutable()
-	check := skipMoved || !q.Filter.IsZero()
+	// The filter is checked per entry unless the set walked implies it.
+	check := skipMoved || !implied && !q.Filter.IsZero()
 	var last *setEntry // the last entry consumed
 	for {
 		if p.Examined == engine.BrowseExamineMax {
@@ -262,38 +263,43 @@ func (p *BrowsePage) goOn(last *setEntry) {
 }
 
 // plan picks the set q walks, or the two whose merge it walks (a nil:
-// nothing can match; b nil: a alone).
-func (sc *BrowseScope) plan(q *engine.Browse) (a, b *orderedSet) {
-	open := q.Filter.MinFreeSlots >= 1
+// nothing can match; b nil: a alone), and whether every entry of it
+// matches q's filter (it is "not full" alone, or one string equality
+// alone, walked in its own set).
+func (sc *BrowseScope) plan(q *engine.Browse) (a, b *orderedSet, implied bool) {
+	f := &q.Filter
+	open := f.MinFreeSlots >= 1
+	notFullOnly := f.MinFreeSlots == 1 && f.MinPlayers == 0 && !f.HasMaxPlayers && len(f.Strings) == 0 && len(f.Numbers) == 0
 	switch q.Order {
 	case engine.OrderFreeSlots:
-		return &sc.free, nil
+		return &sc.free, nil, false
 	case engine.OrderCurrentPlayers:
 		if open {
-			return &sc.openPl, nil
+			return &sc.openPl, nil, notFullOnly
 		}
-		return &sc.openPl, &sc.fullPl
+		return &sc.openPl, &sc.fullPl, false
 	case engine.OrderCreated:
-		return &sc.created, nil
+		return &sc.created, nil, false
 	}
 	a, b, n := &sc.open, &sc.full, sc.Len()
 	if open {
-		b, n = nil, sc.open.len()
+		b, n, implied = nil, sc.open.len(), notFullOnly
 	}
-	for i := range q.Filter.Strings {
-		sf := &q.Filter.Strings[i]
+	for i := range f.Strings {
+		sf := &f.Strings[i]
 		if len(sf.Values) != 1 {
 			continue
 		}
 		set := sc.strs[attrValue{name: sf.Name, value: sf.Values[0]}]
 		if set == nil {
-			return nil, nil
+			return nil, nil, false
 		}
 		if set.len() < n {
 			a, b, n = set, nil, set.len()
+			implied = f.MinFreeSlots == 0 && f.MinPlayers == 0 && !f.HasMaxPlayers && len(f.Strings) == 1 && len(f.Numbers) == 0
 		}
 	}
-	return a, b
+	return a, b, implied
 }
 
 // mergeIter walks one set, or the merge of two disjoint sets of the same
