@@ -8,10 +8,11 @@ import (
 )
 
 // Check verifies the scope against ents (its entries by slot): every set
-// well formed; every listing by ID also in the free slots, players and
-// created sets under its entry's keys, in the not-full set exactly when it
-// has a free slot, and in the set of each of its string attribute values;
-// and no set holds anything else. O(n); for invariant checks and tests.
+// well formed; every listing in exactly one half by ID and the same half
+// by players (not full exactly when it has a free slot), in the free
+// slots and created sets, each under its entry's keys, and in the set of
+// each of its string attribute values; and no set holds anything else.
+// O(n); for invariant checks and tests.
 func (sc *BrowseScope) Check(ents []BrowseEntry) error {
 	for _, set := range []*orderedSet{&sc.open, &sc.full, &sc.openPl, &sc.fullPl, &sc.free, &sc.created} {
 		if err := set.check(); err != nil {
