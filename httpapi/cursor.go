@@ -34,8 +34,14 @@ var cursorEncoding = base64.RawURLEncoding.Strict()
 var cursorTextLen = cursorEncoding.EncodedLen(cursorRawLen)
 
 // cursorOf is the cursor that continues a page of q that ended at next.
+// Only a walk in a Mutable order uses its change version: in the others it
+// is left out (0), so a position has one cursor.
 func cursorOf(q *engine.Browse, next *engine.BrowseNext) cursor {
-	return cursor{order: q.Order, desc: q.Desc, key: next.AfterKey, after: next.After, since: next.Since}
+	c := cursor{order: q.Order, desc: q.Desc, key: next.AfterKey, after: next.After}
+	if q.Order.Mutable() {
+		c.since = next.Since
+	}
+	return c
 }
 
 // append appends c's text.
