@@ -141,7 +141,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 const progressWidth = 180
 
 // progressNames are the kinds' three-letter names on the progress line.
-var progressNames = [numKinds]string{"crt", "rnw", "brw", "get", "joi", "prs", "bnd", "pln", "del", "lvz"}
+var progressNames = [numKinds]string{"crt", "rnw", "brw", "get", "joi", "prs", "bnd", "pln", "del", "lvz", "brf", "qjn"}
 
 // formatProgress renders one progress line of at most progressWidth
 // columns: elapsed seconds and phase (both truncated to fit), then per
