@@ -195,6 +195,14 @@ func TestBrowseFollowsCursor(t *testing.T) {
 	if q := f.reqs[2].URL.Query(); q.Get("cursor") != "c2" {
 		t.Fatalf("third page query %v", q)
 	}
+	// A listing ID starts after that listing (order id).
+	f.next = []http.HandlerFunc{jsonOK(200, `{"items":[],"next_after":null,"next_cursor":null}`)}
+	if _, _, err := api.BrowsePage(context.Background(), BrowseQuery{ProtocolVersion: 7}, idB); err != nil {
+		t.Fatal(err)
+	}
+	if q := f.reqs[3].URL.Query(); q.Get("after") != idB || q.Has("cursor") {
+		t.Fatalf("a page after a listing ID: %v", q)
+	}
 }
 
 func TestNewAPIBadConfig(t *testing.T) {

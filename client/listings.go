@@ -167,9 +167,10 @@ func (a *API) GetListing(ctx context.Context, id ListingID) (*Listing, error) {
 	return &l, nil
 }
 
-// BrowsePage fetches one page of q from the cursor (empty for the first
-// page; after that the next of the previous page, with the same q). next
-// is empty when the walk is over. A page may hold fewer items than the
+// BrowsePage fetches one page of q from the cursor: empty for the first
+// page, then the next of the previous page (with the same q), or a listing
+// ID to start after it (in ID order only). next is empty when the walk is
+// over. A page may hold fewer items than the
 // page size, even none, while next is not empty: the server bounds the
 // work of one page (docs/contracts/semantics.md#filters-and-order).
 func (a *API) BrowsePage(ctx context.Context, q BrowseQuery, cursor string) (items []Listing, next string, err error) {
@@ -177,7 +178,9 @@ func (a *API) BrowsePage(ctx context.Context, q BrowseQuery, cursor string) (ite
 	if err != nil {
 		return nil, "", err
 	}
-	if cursor != "" {
+	if _, ok := engine.ParseUUID(cursor); ok {
+		v.Set("after", cursor) // a listing ID: a cursor is never one
+	} else if cursor != "" {
 		v.Set("cursor", cursor)
 	}
 	var w wirePage

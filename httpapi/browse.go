@@ -17,10 +17,10 @@ import (
 // DefaultBrowseLimit is the page size when limit is not given.
 const DefaultBrowseLimit = 50
 
-// parseDecimal parses 1-10 ASCII digits without sign or leading zeros into
-// min..max.
+// parseDecimal parses 1-16 ASCII digits without sign or leading zeros into
+// min..max (max below 10^16).
 func parseDecimal(b []byte, min, max uint64) (uint64, bool) {
-	if len(b) == 0 || len(b) > 10 || (len(b) > 1 && b[0] == '0') {
+	if len(b) == 0 || len(b) > 16 || (len(b) > 1 && b[0] == '0') {
 		return 0, false
 	}
 	var n uint64

@@ -258,29 +258,20 @@ func parseNumOp(b []byte) (engine.NumOp, bool) {
 }
 
 // parseAttrInt parses an optionally negative decimal integer without
-// leading zeros in ±(2^53-1).
+// leading zeros in ±(2^53-1) ("-0" is not one).
 func parseAttrInt(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
 	}
-	if len(b) == 0 || len(b) > 16 || len(b) > 1 && b[0] == '0' {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if n > engine.MaxAttributeNumber || neg && n == 0 {
+	n, ok := parseDecimal(b, 0, engine.MaxAttributeNumber)
+	if !ok || neg && n == 0 {
 		return 0, false
 	}
 	if neg {
-		n = -n
+		return -int64(n), true
 	}
-	return n, true
+	return int64(n), true
 }
 
 // validAttrName is engine's rule for attribute names
