@@ -27,11 +27,7 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 	s := acquireBuf()
 	defer releaseBuf(s)
 	pv, relayOnly, err := decodeJoin(&s.dec, ctx.Request.Body())
-	if err != nil {
-		a.writeInputError(ctx, err)
-		return false
-	}
-	if !a.relayOnlyAllowed(ctx, p, relayOnly) {
+	if !a.admitJoin(ctx, p, relayOnly, err) {
 		return false
 	}
 	start := time.Now()
@@ -42,9 +38,14 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 	return a.answerAttempt(ctx, p, s, opCreateAttempt, v, r, err, relayOnly, start)
 }
 
-// relayOnlyAllowed checks a join that asks to be relay-only before its
-// transition, answering when it may not be.
-func (a *API) relayOnlyAllowed(ctx *fasthttp.RequestCtx, p *Principal, relayOnly bool) bool {
+// admitJoin checks a join's (or quick join's) body before its transition,
+// answering when it may not go on: err is the body's decoding error (400),
+// relayOnly what it asked.
+func (a *API) admitJoin(ctx *fasthttp.RequestCtx, p *Principal, relayOnly bool, err error) bool {
+	if err != nil {
+		a.writeInputError(ctx, err)
+		return false
+	}
 	if relayOnly && a.relay == nil {
 		a.writeProblem(ctx, probRelayUnavailable, "relay_only: the relay fallback is not enabled on this server", nil)
 		return false

@@ -30,20 +30,17 @@ func (a *API) quickJoin(ctx *fasthttp.RequestCtx, p *Principal) (checked bool) {
 		a.writeInputError(ctx, err)
 		return false
 	}
-	relayOnly := false
+	var relayOnly bool
+	var err error
 	if body := ctx.Request.Body(); len(body) > 0 {
 		// The body is optional; one that is given is JSON.
 		if !isJSONContentType(ctx.Request.Header.ContentType()) {
 			a.writeProblem(ctx, probUnsupportedMediaType, "", nil)
 			return false
 		}
-		var err error
-		if relayOnly, err = decodeQuickJoin(&s.dec, body); err != nil {
-			a.writeInputError(ctx, err)
-			return false
-		}
+		relayOnly, err = decodeQuickJoin(&s.dec, body)
 	}
-	if !a.relayOnlyAllowed(ctx, p, relayOnly) {
+	if !a.admitJoin(ctx, p, relayOnly, err) {
 		return false
 	}
 	start := time.Now()
