@@ -21,6 +21,8 @@ type ListingSpec struct {
 	Metadata        map[string]string `json:"metadata,omitempty"`
 	// RelayOnlyJoins makes every join attempt of the listing relay-only.
 	RelayOnlyJoins bool `json:"relay_only_joins,omitempty"`
+	// Attributes are the indexed attributes the listing starts with.
+	Attributes Attributes `json:"attributes,omitempty"`
 }
 
 // Validate checks the contract's limits locally, so a bad spec is refused
@@ -46,6 +48,10 @@ func (s *ListingSpec) Validate() error {
 		es.Metadata = append(es.Metadata, engine.MetaEntry{Key: k, Value: v})
 	}
 	sort.Slice(es.Metadata, func(i, j int) bool { return es.Metadata[i].Key < es.Metadata[j].Key })
+	var err error
+	if es.Attributes, err = s.Attributes.engine(); err != nil {
+		return err
+	}
 	return checked(es.Validate())
 }
 
@@ -65,6 +71,8 @@ type Listing struct {
 	LeaseExpiresAt  time.Time         `json:"lease_expires_at"`
 	Visibility      string            `json:"visibility,omitempty"` // get-by-ID only
 	RelayOnlyJoins  bool              `json:"relay_only_joins,omitempty"`
+	// Attributes are the live indexed attributes (nil when none).
+	Attributes Attributes `json:"attributes,omitempty"`
 }
 
 // Lease is a listing's lease as the owner sees it. Token is the lease
@@ -98,6 +106,8 @@ type CreatedListing struct {
 // Attempt is a join attempt as the client sees it (docs/contracts/http.md#create-a-join-attempt).
 type Attempt struct {
 	AttemptID AttemptID
+	// ListingID is the listing joined (the one a quick join chose).
+	ListingID ListingID
 	Handle    Handle
 	Token     Capability // the client's attempt capability
 	Mediator  string

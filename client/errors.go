@@ -21,6 +21,9 @@ var (
 	ErrQuotaExceeded      = errors.New("rendezvous: quota exceeded")
 	ErrDraining           = errors.New("rendezvous: server draining")
 	ErrServiceUnavailable = errors.New("rendezvous: service unavailable")
+	// ErrListingFull: a join to a listing whose host reports it full
+	// (problem listing_full).
+	ErrListingFull = errors.New("rendezvous: listing full")
 
 	ErrInvalidRequest = errors.New("rendezvous: invalid request")
 	ErrUnauthorized   = errors.New("rendezvous: unauthorized")
@@ -112,6 +115,7 @@ var codeSentinels = map[string]error{
 	"unauthorized":           ErrUnauthorized,
 	"forbidden":              ErrForbidden,
 	"relay_unavailable":      ErrRelayUnavailable,
+	"listing_full":           ErrListingFull,
 }
 
 // Is maps the problem code to the matching sentinel.

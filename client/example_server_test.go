@@ -13,7 +13,7 @@ import (
 
 // exampleNames are the examples of example_test.go, which run against a
 // real server.
-var exampleNames = []string{"Example_host", "Example_join", "Example_relay", "Example_errors"}
+var exampleNames = []string{"Example_host", "Example_join", "Example_filters", "Example_relay", "Example_errors"}
 
 // serveExamples starts, when the -run pattern selects any example, a
 // coturn on loopback for the relay example and a --dev server granting

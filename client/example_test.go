@@ -123,6 +123,66 @@ func Example_join() {
 	// Output: welcome, player one
 }
 
+func Example_filters() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hostAPI, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_HOST_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Three hosts: their player counts and indexed attributes.
+	for _, h := range []struct {
+		name    string
+		players int
+		attrs   client.Attributes
+	}{
+		{"Coop, nearly full", 7, client.Attributes{"mode": "coop", "level": 12}},
+		{"Coop, quiet", 2, client.Attributes{"mode": "coop", "level": 3}},
+		{"Versus", 5, client.Attributes{"mode": "pvp"}},
+	} {
+		pub, err := client.Publish(ctx, client.PublisherConfig{API: hostAPI, Spec: client.ListingSpec{
+			Region: "eu-central", ProtocolVersion: 7, BuildVersion: "1.2.3", DisplayName: h.name,
+			Visibility: "public", TrustMode: "player_hosted", CurrentPlayers: h.players, MaxPlayers: 8,
+			Attributes: h.attrs}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer pub.Close(ctx)
+	}
+
+	api, err := client.NewAPI(os.Getenv("RDV_SERVER"), os.Getenv("RDV_PLAYER_TOKEN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	j, err := client.NewJoiner(client.JoinerConfig{API: api, ProtocolVersion: 7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer j.Close()
+	// A server browser: not full, mode = coop, most players first.
+	q := client.BrowseQuery{}.NotFull().Where("mode", "coop").OrderBy("-current_players")
+	for l, err := range j.BrowseWith(ctx, q) { // follows next_cursor
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(l.DisplayName, l.CurrentPlayers, l.Attributes["level"])
+	}
+	// "Play now": the server picks the busiest coop session with room.
+	id, _, err := j.QuickJoin(ctx, client.BrowseQuery{}.Where("mode", "coop").WhereNumber("level", "ge", 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	l, err := api.GetListing(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("quick join:", l.DisplayName)
+	// Output:
+	// Coop, nearly full 7 12
+	// Coop, quiet 2 3
+	// quick join: Coop, nearly full
+}
+
 func Example_relay() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds every wait below
 	defer cancel()

@@ -175,8 +175,9 @@ const (
 func TestBrowseFollowsCursor(t *testing.T) {
 	f, api := newFake(t)
 	f.next = []http.HandlerFunc{
-		jsonOK(200, `{"items":[{"listing_id":"`+idA+`"},{"listing_id":"`+idB+`"}],"next_after":"`+idB+`"}`),
-		jsonOK(200, `{"items":[{"listing_id":"`+idC+`"}],"next_after":null}`),
+		jsonOK(200, `{"items":[{"listing_id":"`+idA+`"},{"listing_id":"`+idB+`"}],"next_after":"`+idB+`","next_cursor":"c1"}`),
+		jsonOK(200, `{"items":[],"next_after":null,"next_cursor":"c2"}`), // a page cut short by the examination bound
+		jsonOK(200, `{"items":[{"listing_id":"`+idC+`"}],"next_after":null,"next_cursor":null}`),
 	}
 	var got []string
 	for l, err := range api.Browse(context.Background(), BrowseQuery{ProtocolVersion: 7, PageSize: 2}) {
@@ -188,8 +189,19 @@ func TestBrowseFollowsCursor(t *testing.T) {
 	if strings.Join(got, ",") != idA+","+idB+","+idC {
 		t.Fatalf("got %v", got)
 	}
-	if q := f.reqs[1].URL.Query(); q.Get("after") != idB || q.Get("limit") != "2" || q.Get("protocol_version") != "7" {
+	if q := f.reqs[1].URL.Query(); q.Get("cursor") != "c1" || q.Has("after") || q.Get("limit") != "2" || q.Get("protocol_version") != "7" {
 		t.Fatalf("second page query %v", q)
+	}
+	if q := f.reqs[2].URL.Query(); q.Get("cursor") != "c2" {
+		t.Fatalf("third page query %v", q)
+	}
+	// A listing ID starts after that listing (order id).
+	f.next = []http.HandlerFunc{jsonOK(200, `{"items":[],"next_after":null,"next_cursor":null}`)}
+	if _, _, err := api.BrowsePage(context.Background(), BrowseQuery{ProtocolVersion: 7}, idB); err != nil {
+		t.Fatal(err)
+	}
+	if q := f.reqs[3].URL.Query(); q.Get("after") != idB || q.Has("cursor") {
+		t.Fatalf("a page after a listing ID: %v", q)
 	}
 }
 

@@ -68,6 +68,17 @@ func (j *Joiner) Browse(ctx context.Context, region string) iter.Seq2[Listing, e
 	return j.api.Browse(ctx, BrowseQuery{ProtocolVersion: j.cfg.ProtocolVersion, Region: region, PageSize: engine.BrowsePageMax})
 }
 
+// BrowseWith iterates the listings q selects (filters and order, see
+// BrowseQuery), of the joiner's protocol version whatever q says; a zero
+// PageSize asks for full pages.
+func (j *Joiner) BrowseWith(ctx context.Context, q BrowseQuery) iter.Seq2[Listing, error] {
+	q.ProtocolVersion = j.cfg.ProtocolVersion
+	if q.PageSize == 0 {
+		q.PageSize = engine.BrowsePageMax
+	}
+	return j.api.Browse(ctx, q)
+}
+
 // Get returns one joinable listing by ID.
 func (j *Joiner) Get(ctx context.Context, id ListingID) (*Listing, error) {
 	return j.api.GetListing(ctx, id)
@@ -92,6 +103,28 @@ func (j *Joiner) Join(ctx context.Context, listing ListingID) (Introduction, err
 	if err != nil {
 		return Introduction{}, err
 	}
+	return j.bindAttempt(ctx, start, at)
+}
+
+// QuickJoin joins the best listing q's filters find (not full, most
+// players first: docs/contracts/semantics.md#quick-join), of the joiner's
+// protocol version whatever q says, and returns it with the host's
+// endpoints as Join does. ErrNotFound when no listing matches.
+func (j *Joiner) QuickJoin(ctx context.Context, q BrowseQuery) (ListingID, Introduction, error) {
+	start := time.Now()
+	q.ProtocolVersion = j.cfg.ProtocolVersion
+	at, err := j.api.QuickJoin(ctx, NewIdempotencyKey(), q, j.cfg.RelayOnly)
+	if err != nil {
+		return ListingID{}, Introduction{}, err
+	}
+	in, err := j.bindAttempt(ctx, start, at)
+	return at.ListingID, in, err
+}
+
+// bindAttempt goes on with the attempt at, created at start: it binds the
+// joiner's socket and waits for the introduction.
+func (j *Joiner) bindAttempt(ctx context.Context, start time.Time, at *Attempt) (Introduction, error) {
+	listing := at.ListingID
 	med, err := resolveMediator(at.Mediator)
 	if err != nil {
 		return Introduction{}, err

@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"iter"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
@@ -33,6 +31,7 @@ type (
 	}
 	wireAttempt struct {
 		AttemptID string     `json:"attempt_id"`
+		ListingID string     `json:"listing_id"`
 		Handle    string     `json:"handle"`
 		Token     string     `json:"token"`
 		Mediator  string     `json:"mediator"`
@@ -48,8 +47,8 @@ type (
 		Mediator  string    `json:"mediator"`
 	}
 	wirePage struct {
-		Items     []Listing `json:"items"`
-		NextAfter *string   `json:"next_after"`
+		Items      []Listing `json:"items"`
+		NextCursor *string   `json:"next_cursor"`
 	}
 )
 
@@ -94,21 +93,49 @@ func (a *API) CreateListing(ctx context.Context, idempotencyKey string, spec Lis
 // matching ErrConflict whose CurrentVersion names the server's version.
 // currentPlayers < 0 leaves the player count unchanged.
 func (a *API) RenewLease(ctx context.Context, listing ListingID, lease *Lease, currentPlayers int) error {
-	_, err := a.renewLease(ctx, listing, lease, currentPlayers)
+	_, err := a.renewLease(ctx, listing, lease, Renewal{CurrentPlayers: currentPlayers})
 	return err
 }
 
-// renewLease is RenewLease that also answers the mediator the listing's
+// Renewal is what a lease renewal changes besides the lease.
+type Renewal struct {
+	// CurrentPlayers < 0 leaves the player count unchanged.
+	CurrentPlayers int
+	// SetAttributes replaces the indexed attributes with Attributes (nil
+	// or empty: clears them); without it they stay.
+	SetAttributes bool
+	Attributes    Attributes
+}
+
+// RenewLeaseWith is RenewLease changing what r says, in the same
+// compare-and-swap.
+func (a *API) RenewLeaseWith(ctx context.Context, listing ListingID, lease *Lease, r Renewal) error {
+	_, err := a.renewLease(ctx, listing, lease, r)
+	return err
+}
+
+// renewLease is RenewLeaseWith that also answers the mediator the listing's
 // presence should go to now ("" from a server that does not say).
-func (a *API) renewLease(ctx context.Context, listing ListingID, lease *Lease, currentPlayers int) (mediator string, err error) {
+func (a *API) renewLease(ctx context.Context, listing ListingID, lease *Lease, r Renewal) (mediator string, err error) {
 	body := struct {
-		LeaseID         string `json:"lease_id"`
-		LeaseToken      string `json:"lease_token"`
-		ExpectedVersion uint64 `json:"expected_version"`
-		CurrentPlayers  *int   `json:"current_players,omitempty"`
+		LeaseID         string      `json:"lease_id"`
+		LeaseToken      string      `json:"lease_token"`
+		ExpectedVersion uint64      `json:"expected_version"`
+		CurrentPlayers  *int        `json:"current_players,omitempty"`
+		Attributes      *Attributes `json:"attributes,omitempty"`
 	}{LeaseID: lease.ID.String(), LeaseToken: lease.Token.token(), ExpectedVersion: lease.Version}
-	if currentPlayers >= 0 {
-		body.CurrentPlayers = &currentPlayers
+	if r.CurrentPlayers >= 0 {
+		body.CurrentPlayers = &r.CurrentPlayers
+	}
+	if r.SetAttributes {
+		if err := r.Attributes.Validate(); err != nil {
+			return "", err
+		}
+		as := r.Attributes
+		if as == nil {
+			as = Attributes{} // {} clears; an absent member would keep them
+		}
+		body.Attributes = &as
 	}
 	var w wireRenewed
 	c := &call{op: "renew lease", method: "PUT", path: "/v1/listings/" + listing.String() + "/lease", body: &body, out: &w}
@@ -140,46 +167,36 @@ func (a *API) GetListing(ctx context.Context, id ListingID) (*Listing, error) {
 	return &l, nil
 }
 
-// BrowseQuery selects listings (docs/contracts/http.md#browse-listings). PageSize 0 means the
-// server's default; at most 100.
-type BrowseQuery struct {
-	ProtocolVersion uint32
-	Region          string
-	PageSize        int
-}
-
-// BrowsePage fetches one page after the cursor (empty for the first page).
-// next is empty when no further page exists.
-func (a *API) BrowsePage(ctx context.Context, q BrowseQuery, after string) (items []Listing, next string, err error) {
-	if q.ProtocolVersion == 0 {
-		return nil, "", &InputError{Field: "protocol_version", Reason: "must be 1..4294967295"}
+// BrowsePage fetches one page of q from the cursor: empty for the first
+// page, then the next of the previous page (with the same q), or a listing
+// ID to start after it (in ID order only). next is empty when the walk is
+// over. A page may hold fewer items than the
+// page size, even none, while next is not empty: the server bounds the
+// work of one page (docs/contracts/semantics.md#filters-and-order).
+func (a *API) BrowsePage(ctx context.Context, q BrowseQuery, cursor string) (items []Listing, next string, err error) {
+	v, err := q.values(true)
+	if err != nil {
+		return nil, "", err
 	}
-	if q.PageSize < 0 || q.PageSize > engine.BrowsePageMax {
-		return nil, "", &InputError{Field: "limit", Reason: "must be 1..100"}
-	}
-	v := url.Values{}
-	v.Set("protocol_version", strconv.FormatUint(uint64(q.ProtocolVersion), 10))
-	if q.Region != "" {
-		v.Set("region", q.Region)
-	}
-	if q.PageSize > 0 {
-		v.Set("limit", strconv.Itoa(q.PageSize))
-	}
-	if after != "" {
-		v.Set("after", after)
+	if _, ok := engine.ParseUUID(cursor); ok {
+		v.Set("after", cursor) // a listing ID: a cursor is never one
+	} else if cursor != "" {
+		v.Set("cursor", cursor)
 	}
 	var w wirePage
 	c := &call{op: "browse", method: "GET", path: "/v1/listings?" + v.Encode(), out: &w}
 	if err := a.do(ctx, c); err != nil {
 		return nil, "", err
 	}
-	if w.NextAfter != nil {
-		next = *w.NextAfter
+	if w.NextCursor != nil {
+		next = *w.NextCursor
 	}
 	return w.Items, next, nil
 }
 
-// Browse iterates every matching listing, following the cursor page by page.
+// Browse iterates every listing q matches, in q's order, following the
+// cursor page by page (each listing at most once, even while listings
+// change).
 // An error ends the iteration after being yielded once.
 func (a *API) Browse(ctx context.Context, q BrowseQuery) iter.Seq2[Listing, error] {
 	return func(yield func(Listing, error) bool) {
@@ -236,13 +253,19 @@ func (a *API) CreateJoinAttemptWith(ctx context.Context, idempotencyKey string, 
 	if err := a.do(ctx, c); err != nil {
 		return nil, err
 	}
+	return w.attempt(c)
+}
+
+// attempt converts a join's answer to c.
+func (w *wireAttempt) attempt(c *call) (*Attempt, error) {
 	out := &Attempt{Mediator: w.Mediator, ExpiresAt: w.ExpiresAt, TTL: time.Duration(w.TTL) * time.Second, Replayed: c.replay, RelayOnly: w.RelayOnly}
 	var ok3 bool
 	id, err1 := parseUUID("attempt_id", w.AttemptID)
 	handle, err2 := parseUUID("handle", w.Handle)
 	out.Token, ok3 = parseCapability(w.Token)
-	out.AttemptID, out.Handle = id, handle
-	if err1 != nil || err2 != nil || !ok3 || w.Mediator == "" {
+	listing, err4 := parseUUID("listing_id", w.ListingID)
+	out.AttemptID, out.Handle, out.ListingID = id, handle, listing
+	if err1 != nil || err2 != nil || !ok3 || err4 != nil || w.Mediator == "" {
 		return nil, &ProtocolError{Op: c.op, Reason: "missing or malformed identifiers"}
 	}
 	relay, err := w.Relay.relay(c.op)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"sync"
@@ -73,7 +74,11 @@ type Publisher struct {
 	created CreatedListing // the current listing (replaced on republish)
 	lease   Lease
 	players int // -1: unchanged
-	public  netip.AddrPort
+	// attrs replace the listing's attributes with every renewal once
+	// SetAttributes set them (setAttrs).
+	attrs    Attributes
+	setAttrs bool
+	public   netip.AddrPort
 
 	accepted chan Introduction
 	done     chan struct{} // closed when the loops stop
@@ -236,6 +241,21 @@ func (p *Publisher) SetPlayers(n int) error {
 	}
 	p.mu.Lock()
 	p.players = n
+	p.mu.Unlock()
+	return nil
+}
+
+// SetAttributes replaces the listing's indexed attributes with the next
+// lease renewal (and every one after it, and a republished listing starts
+// with them); nil or empty clears them. Attributes the server would refuse
+// are refused with an *InputError and change nothing.
+func (p *Publisher) SetAttributes(as Attributes) error {
+	if err := as.Validate(); err != nil {
+		return err
+	}
+	as = maps.Clone(as)
+	p.mu.Lock()
+	p.attrs, p.setAttrs = as, true
 	p.mu.Unlock()
 	return nil
 }

@@ -150,12 +150,13 @@ func (p *Publisher) renewIn() time.Duration {
 // server's outcome (ErrRevoked, ErrNotFound, ErrExpired).
 func (p *Publisher) renewLease(ctx context.Context) error {
 	p.mu.Lock()
-	id, lease, players := p.created.ListingID, p.lease, p.players
+	id, lease := p.created.ListingID, p.lease
+	r := Renewal{CurrentPlayers: p.players, SetAttributes: p.setAttrs, Attributes: p.attrs}
 	p.mu.Unlock()
 	var err error
 	var mediator string
 	for range maxRenewResync {
-		mediator, err = p.api.renewLease(ctx, id, &lease, players)
+		mediator, err = p.api.renewLease(ctx, id, &lease, r)
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Code == "conflict" && ae.CurrentVersion != 0 {
 			lease.Version = ae.CurrentVersion

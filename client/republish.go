@@ -106,13 +106,17 @@ func (p *Publisher) republishLoop(ctx context.Context, loss Event) (*presenceSta
 	}
 }
 
-// publishAgain creates the listing anew (with the player count last set)
+// publishAgain creates the listing anew (with the player count and
+// attributes last set)
 // and makes it current once its first presence refresh is answered.
 func (p *Publisher) publishAgain(ctx context.Context, key string) (*presenceState, error) {
 	spec := p.spec
 	p.mu.Lock()
 	if p.players >= 0 {
 		spec.CurrentPlayers = p.players
+	}
+	if p.setAttrs {
+		spec.Attributes = p.attrs
 	}
 	p.mu.Unlock()
 	created, err := p.api.CreateListing(ctx, key, spec)

@@ -66,6 +66,7 @@ type Config struct {
 type API struct {
 	store      engine.Store
 	items      engine.ItemBrowser // the store, if it implements it; else nil
+	quick      engine.QuickJoiner // the store, if it implements it; else nil
 	router     MediatorRouter     // the store, if it implements it; else nil
 	keys       *engine.Keyring
 	limits     engine.Limits
@@ -132,6 +133,7 @@ func New(cfg Config) (*API, error) {
 	}
 	a.ps.cur.Store(cfg.Principals)
 	a.items, _ = cfg.Store.(engine.ItemBrowser)
+	a.quick, _ = cfg.Store.(engine.QuickJoiner)
 	a.router, _ = cfg.Store.(MediatorRouter)
 	a.storeStats = cfg.StoreStats
 	if a.storeStats == nil {

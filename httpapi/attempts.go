@@ -27,6 +27,21 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 	s := acquireBuf()
 	defer releaseBuf(s)
 	pv, relayOnly, err := decodeJoin(&s.dec, ctx.Request.Body())
+	if !a.admitJoin(ctx, p, relayOnly, err) {
+		return false
+	}
+	start := time.Now()
+	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
+		Tenant: p.Tenant, Client: p.Subject, IdempotencyKey: key,
+		Listing: engine.ListingID{UUID: lid}, ProtocolVersion: pv, RelayOnly: relayOnly,
+	})
+	return a.answerAttempt(ctx, p, s, opCreateAttempt, v, r, err, relayOnly, start)
+}
+
+// admitJoin checks a join's (or quick join's) body before its transition,
+// answering when it may not go on: err is the body's decoding error (400),
+// relayOnly what it asked.
+func (a *API) admitJoin(ctx *fasthttp.RequestCtx, p *Principal, relayOnly bool, err error) bool {
 	if err != nil {
 		a.writeInputError(ctx, err)
 		return false
@@ -42,16 +57,25 @@ func (a *API) createAttempt(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (
 		a.writeProblem(ctx, probQuotaExceeded, relayCapDetail, nil)
 		return false
 	}
-	start := time.Now()
-	v, r, err := a.store.CreateJoinAttempt(context.Background(), engine.CreateAttempt{
-		Tenant: p.Tenant, Client: p.Subject, IdempotencyKey: key,
-		Listing: engine.ListingID{UUID: lid}, ProtocolVersion: pv, RelayOnly: relayOnly,
-	})
+	return true
+}
+
+// answerAttempt answers the transition of a join or quick join (o) that
+// began at start: v, r and err are the store's answer, relayOnly what the
+// request asked. A replay answers as the first answer did, with 200 and
+// Idempotent-Replay. It reports whether the answer came from the
+// transition past its revocation check (see serveOp).
+func (a *API) answerAttempt(ctx *fasthttp.RequestCtx, p *Principal, s *scratch, o op,
+	v engine.AttemptView, r engine.Result, err error, relayOnly bool, start time.Time) (checked bool) {
 	if err != nil {
 		a.writeStoreError(ctx, err)
 		return false
 	}
-	a.metrics.outcome(opCreateAttempt, r.Outcome, start)
+	a.metrics.outcome(o, r.Outcome, start)
+	if o == opQuickJoin && r.Outcome == engine.NotFound {
+		a.writeProblem(ctx, probNotFound, "no listing matches the query", nil)
+		return checkedRevocation(r)
+	}
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
 		return checkedRevocation(r)

@@ -17,82 +17,10 @@ import (
 // DefaultBrowseLimit is the page size when limit is not given.
 const DefaultBrowseLimit = 50
 
-// parseBrowse reads the query of GET /v1/listings. Unknown and repeated
-// parameters are rejected. It does not allocate for a region of the
-// tenant's interner. learn is set when the query names a region not in the
-// interner's current generation: the browse interns it if it finds listings.
-func (a *API) parseBrowse(ctx *fasthttp.RequestCtx, p *Principal, q *engine.Browse) (learn bool, err error) {
-	*q = engine.Browse{Tenant: p.Tenant, Limit: DefaultBrowseLimit}
-	var seenProto, seenRegion, seenLimit, seenAfter bool
-	dup := func(seen *bool, field string) bool {
-		if *seen && err == nil {
-			err = &engine.InputError{Field: field, Reason: "is given more than once"}
-		}
-		*seen = true
-		return err == nil
-	}
-	for k, v := range ctx.QueryArgs().All() {
-		if err != nil {
-			break
-		}
-		switch string(k) {
-		case "protocol_version":
-			if !dup(&seenProto, "protocol_version") {
-				break
-			}
-			n, ok := parseDecimal(v, 1, maxUint32)
-			if !ok {
-				err = &engine.InputError{Field: "protocol_version", Reason: "must be an integer in 1..4294967295"}
-				break
-			}
-			q.ProtocolVersion = uint32(n)
-		case "region":
-			if !dup(&seenRegion, "region") {
-				break
-			}
-			if !validRegion(v) {
-				err = &engine.InputError{Field: "region", Reason: "must be 1-32 characters of [a-z0-9-]"}
-				break
-			}
-			r, ok, current := a.regions.lookup(p.Tenant, v)
-			if !ok {
-				r = string(v)
-			}
-			q.Region, learn = r, !current
-		case "limit":
-			if !dup(&seenLimit, "limit") {
-				break
-			}
-			n, ok := parseDecimal(v, 1, engine.BrowsePageMax)
-			if !ok {
-				err = &engine.InputError{Field: "limit", Reason: "must be an integer in 1..100"}
-				break
-			}
-			q.Limit = int(n)
-		case "after":
-			if !dup(&seenAfter, "after") {
-				break
-			}
-			u, ok := engine.ParseUUID(v)
-			if !ok {
-				err = &engine.InputError{Field: "after", Reason: "must be a UUID (8-4-4-4-12 hex)"}
-				break
-			}
-			q.After, q.HasAfter = engine.ListingID{UUID: u}, true
-		default:
-			err = unknownField(k)
-		}
-	}
-	if err == nil && !seenProto {
-		err = missingField("protocol_version")
-	}
-	return learn, err
-}
-
-// parseDecimal parses 1-10 ASCII digits without sign or leading zeros into
-// min..max.
+// parseDecimal parses 1-16 ASCII digits without sign or leading zeros into
+// min..max (max below 10^16).
 func parseDecimal(b []byte, min, max uint64) (uint64, bool) {
-	if len(b) == 0 || len(b) > 10 || (len(b) > 1 && b[0] == '0') {
+	if len(b) == 0 || len(b) > 16 || (len(b) > 1 && b[0] == '0') {
 		return 0, false
 	}
 	var n uint64
@@ -118,35 +46,50 @@ func validRegion(b []byte) bool {
 }
 
 // browse answers GET /v1/listings. Apart from encoding into a pooled buffer
-// it does not allocate.
+// and the strings of attribute filters it does not allocate. Unknown and
+// repeated parameters are rejected (browse_query.go). A region of the
+// tenant's interner costs nothing; one not in its current generation is
+// interned if the browse finds listings.
 func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
-	var q engine.Browse
-	learn, err := a.parseBrowse(ctx, p, &q)
+	s := acquireBuf()
+	defer releaseBuf(s)
+	q := &s.query
+	learn, err := a.parseQuery(ctx, p, q, &s.filters, true)
 	if err != nil {
 		a.writeInputError(ctx, err)
 		return
 	}
-	s := acquireBuf()
-	defer releaseBuf(s)
 	if a.items != nil {
 		// The store copies out only what a page shows, and encoding reads
 		// it from one small array.
 		start := time.Now()
-		items, next, r, err := a.items.BrowseItems(context.Background(), q, s.items[:0])
+		items, next, r, err := a.items.BrowseItems(context.Background(), *q, s.items[:0])
 		s.items = items
-		a.learnRegion(p, &q, learn && len(items) > 0)
-		writePage(a, ctx, s, items, next.More, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
+		a.learnRegion(p, q, learn && len(items) > 0)
+		writePage(a, ctx, s, q, items, next, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
 			return appendBrowseItem(b, it, &s.times)
 		})
 		return
 	}
 	start := time.Now()
-	views, more, r, err := a.store.BrowseVisible(context.Background(), q, s.views[:0])
+	views, more, r, err := a.store.BrowseVisible(context.Background(), *q, s.views[:0])
 	s.views = views
-	a.learnRegion(p, &q, learn && len(views) > 0)
-	writePage(a, ctx, s, views, more, r, err, start, func(b []byte, v *engine.ListingView) []byte {
+	a.learnRegion(p, q, learn && len(views) > 0)
+	writePage(a, ctx, s, q, views, viewsNext(q, views, more), r, err, start, func(b []byte, v *engine.ListingView) []byte {
 		return appendListingItem(b, v, false)
 	})
+}
+
+// viewsNext is where a page of views from a store without BrowseItems
+// ended: after its last view, in the order of q (such a store keeps no
+// creation stamp in a view, so a created_at walk goes on by ID only).
+func viewsNext(q *engine.Browse, views []engine.ListingView, more bool) engine.BrowseNext {
+	if !more || len(views) == 0 {
+		return engine.BrowseNext{More: more}
+	}
+	v := &views[len(views)-1]
+	return engine.BrowseNext{More: true, After: v.ID, Since: q.Since,
+		AfterKey: engine.OrderKey(q.Order, int32(v.CurrentPlayers), int32(v.Spec.MaxPlayers), 0)}
 }
 
 // learnRegion interns the region of a browse that found listings (and
@@ -163,9 +106,10 @@ type listingItem interface {
 	engine.ListingView | engine.BrowseItem
 }
 
-// writePage answers one browse page from the store's answer: the items as
-// appendItem encodes them, then next_after. start is when the store call began.
-func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, items []T, more bool,
+// writePage answers one browse page of q from the store's answer: the
+// items as appendItem encodes them, then next_after (order id only) and
+// next_cursor. start is when the store call began.
+func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, q *engine.Browse, items []T, next engine.BrowseNext,
 	r engine.Result, err error, start time.Time, appendItem func([]byte, *T) []byte) {
 	if err != nil {
 		a.writeStoreError(ctx, err)
@@ -183,25 +127,23 @@ func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, item
 		}
 		b = appendItem(b, &items[i])
 	}
-	s.b = append(b, `],"next_after":`...)
-	if more && len(items) > 0 {
-		s.b = appendLastID(s.b, &items[len(items)-1])
+	b = append(b, `],"next_after":`...)
+	if next.More && q.Order == engine.OrderID {
+		b = appendUUID(b, next.After.UUID)
 	} else {
-		s.b = append(s.b, "null"...)
+		b = append(b, "null"...)
 	}
-	s.b = append(s.b, '}')
+	b = append(b, `,"next_cursor":`...)
+	if next.More {
+		c := cursorOf(q, &next)
+		b = append(b, '"')
+		b = c.append(b)
+		b = append(b, '"')
+	} else {
+		b = append(b, "null"...)
+	}
+	s.b = append(b, '}')
 	sendJSON(ctx, fasthttp.StatusOK, s)
-}
-
-// appendLastID appends the listing ID of a page's last item.
-func appendLastID[T listingItem](b []byte, it *T) []byte {
-	switch v := any(it).(type) {
-	case *engine.ListingView:
-		return appendUUID(b, v.ID.UUID)
-	case *engine.BrowseItem:
-		return appendUUID(b, v.ID.UUID)
-	}
-	panic("BUG: unknown listing item")
 }
 
 // getListing answers GET /v1/listings/{id}: the browse item plus visibility,

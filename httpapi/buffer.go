@@ -17,6 +17,9 @@ type scratch struct {
 	dec   decoder
 	spec  engine.ListingSpec
 	renew renewRequest
+	// query and filters hold a browse's or quick join's query.
+	query   engine.Browse
+	filters queryFilters
 }
 
 // maxPooledBuf keeps one huge response from pinning memory in the pool.
@@ -43,5 +46,8 @@ func releaseBuf(s *scratch) {
 		s.dec.scratch = nil
 	}
 	s.spec = engine.ListingSpec{}
+	s.renew.Attributes = nil
+	s.query = engine.Browse{}
+	s.filters = queryFilters{} // drop the filters' strings
 	scratchPool.Put(s)
 }

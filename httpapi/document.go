@@ -4,8 +4,9 @@ import "github.com/rendezvous/rendezvous/engine"
 
 // Listing documents. A listing's immutable browse-item members are encoded
 // once, at creation, and stored with it (engine.CreateListing.Doc); browse
-// and get concatenate that fragment with the few live members instead of
-// encoding every listing on every page.
+// and get concatenate that fragment with the few live members (players,
+// indexed attributes, lease deadline) instead of encoding every listing on
+// every page.
 
 // appendListingDoc appends the immutable members of a browse item, without
 // braces: "region":…,"protocol_version":…,"build_version":…,
@@ -62,6 +63,7 @@ func appendListingItem(dst []byte, v *engine.ListingView, withVisibility bool) [
 	}
 	dst = appendKey(dst, "current_players", false)
 	dst = appendInt(dst, int64(v.CurrentPlayers))
+	dst = appendAttributes(dst, v.Attributes)
 	dst = appendKey(dst, "lease_expires_at", false)
 	dst = appendTime(dst, v.LeaseExpiresAt)
 	if withVisibility {
@@ -85,6 +87,7 @@ func appendBrowseItem(dst []byte, it *engine.BrowseItem, tc *minuteCache) []byte
 	}
 	dst = append(dst, `,"current_players":`...)
 	dst = appendInt(dst, int64(it.CurrentPlayers))
+	dst = appendAttributes(dst, it.Attributes)
 	dst = append(dst, `,"lease_expires_at":`...)
 	dst = tc.append(dst, it.LeaseExpiresAt)
 	return append(dst, '}')

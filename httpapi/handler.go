@@ -112,6 +112,8 @@ func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) b
 		a.deleteListing(ctx, p, id)
 	case opCreateAttempt:
 		return a.createAttempt(ctx, p, id)
+	case opQuickJoin:
+		return a.quickJoin(ctx, p)
 	case opAdminRevokeListing:
 		a.revokeListing(ctx, p, id)
 	case opAdminRevokePrincipal:

@@ -158,6 +158,7 @@ func (a *API) renewLease(ctx *fasthttp.RequestCtx, p *Principal, id []byte) (che
 		Tenant: p.Tenant, Owner: p.Subject, Listing: engine.ListingID{UUID: lid},
 		Lease: req.Lease, LeaseKey: leaseKeyOf(&req.Token, req.TokenOK),
 		ExpectedVersion: req.ExpectedVersion, CurrentPlayers: req.CurrentPlayers,
+		SetAttributes: req.SetAttributes, Attributes: req.Attributes,
 	}
 	start := time.Now()
 	v, r, err := a.store.RenewLease(context.Background(), cmd)

@@ -58,7 +58,7 @@ var latencyBuckets = []float64{
 var storeOps = [...]op{
 	opBrowse, opCreateListing, opGetListing, opDeleteListing, opRenewLease,
 	opCreateAttempt, opAdminRevokeListing, opAdminRevokePrincipal,
-	opGetAttempt, opHostRelay,
+	opGetAttempt, opHostRelay, opQuickJoin,
 }
 
 // statusClasses are the statuses the API answers with; anything else is
@@ -83,7 +83,7 @@ type httpMetrics struct {
 	duration [numOps]*metrics.PrometheusHistogram
 	// commit and outcomes are set for storeOps only.
 	commit   [numOps]*metrics.PrometheusHistogram
-	outcomes [numOps][engine.ServiceUnavailable + 1]*metrics.Counter
+	outcomes [numOps][engine.Full + 1]*metrics.Counter
 }
 
 func newHTTPMetrics(set *metrics.Set, stats *StoreStats, limits engine.Limits) *httpMetrics {
@@ -156,7 +156,7 @@ func (m *httpMetrics) outcome(op op, o engine.Outcome, start time.Time) {
 		panic("BUG: a store outcome of " + opNames[op] + ", which is not in storeOps")
 	}
 	m.commit[op].Update(time.Since(start).Seconds())
-	if o > engine.ServiceUnavailable {
+	if o > engine.Full {
 		return
 	}
 	m.outcomes[op][o].Inc()

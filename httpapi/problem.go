@@ -33,6 +33,7 @@ const (
 	probNotReloadable
 	probPrincipalsInvalid
 	probRelayUnavailable
+	probListingFull
 	numProblems
 )
 
@@ -62,6 +63,7 @@ var problems = [numProblems]struct {
 	probNotReloadable:        {409, "not_reloadable", "The server has no principals file to reload"},
 	probPrincipalsInvalid:    {422, "principals_invalid", "The principals file was refused; the previous principals stay in force"},
 	probRelayUnavailable:     {409, "relay_unavailable", "The relay fallback is not enabled on this server"},
+	probListingFull:          {409, "listing_full", "The listing is full"},
 }
 
 // Retry-After values (seconds) on 429 and 503 answers.
@@ -165,6 +167,8 @@ func (a *API) writeOutcome(ctx *fasthttp.RequestCtx, r engine.Result, extra func
 		} else {
 			a.writeProblem(ctx, probCapacityExceeded, "pool "+r.Pool.String()+" is full", nil)
 		}
+	case engine.Full:
+		a.writeProblem(ctx, probListingFull, "the host reports current_players = max_players", nil)
 	case engine.Draining:
 		a.writeProblem(ctx, probDraining, "", nil)
 	case engine.ServiceUnavailable:

@@ -25,13 +25,15 @@ const (
 	fMax
 	fMeta
 	fRelayOnlyJoins
+	fAttrs
 )
 
 var listingFields = []string{"region", "protocol_version", "build_version", "display_name",
-	"visibility", "trust_mode", "current_players", "max_players", "metadata", "relay_only_joins"}
+	"visibility", "trust_mode", "current_players", "max_players", "metadata", "relay_only_joins", "attributes"}
 
-// Every member but metadata and relay_only_joins is required (omitted, null
-// and {} metadata are equal; relay_only_joins defaults to false).
+// Every member but metadata, relay_only_joins and attributes is required
+// (omitted, null and {} metadata or attributes are equal; relay_only_joins
+// defaults to false).
 const listingRequired = 1<<fMeta - 1
 
 var (
@@ -69,6 +71,8 @@ func decodeCreateListing(d *decoder, body []byte, spec *engine.ListingSpec) erro
 			err = decodeMetadata(d, spec)
 		case fRelayOnlyJoins:
 			spec.RelayOnlyJoins, err = d.readBool(f)
+		case fAttrs:
+			spec.Attributes, err = decodeAttributes(d)
 		}
 		return err
 	})
@@ -124,16 +128,20 @@ type renewRequest struct {
 	TokenOK         bool
 	ExpectedVersion uint64
 	CurrentPlayers  int // -1: not given
+	// SetAttributes is set when attributes is given (null and {} clear).
+	SetAttributes bool
+	Attributes    engine.Attributes
 }
 
-var renewFields = []string{"lease_id", "lease_token", "expected_version", "current_players"}
+var renewFields = []string{"lease_id", "lease_token", "expected_version", "current_players", "attributes"}
 
 const renewRequired = 0b0111 // current_players is optional
 
-// decodeRenew reads a renew body. It does not allocate on success.
+// decodeRenew reads a renew body. It does not allocate on success, unless
+// the body sets attributes.
 func decodeRenew(d *decoder, body []byte, r *renewRequest) error {
 	*r = renewRequest{CurrentPlayers: -1}
-	return d.object(body, renewFields, renewRequired, func(i int) error {
+	err := d.object(body, renewFields, renewRequired, func(i int) error {
 		f := renewFields[i]
 		switch i {
 		case 0:
@@ -163,9 +171,18 @@ func decodeRenew(d *decoder, body []byte, r *renewRequest) error {
 			v, err := d.readInt(f, 0, engine.MaxPlayers)
 			r.CurrentPlayers = v
 			return err
+		case 4:
+			var err error
+			r.SetAttributes = true
+			r.Attributes, err = decodeAttributes(d)
+			return err
 		}
 		return nil
 	})
+	if err == nil && r.SetAttributes {
+		err = r.Attributes.Validate()
+	}
+	return err
 }
 
 var joinFields = []string{"protocol_version", "relay_only"}

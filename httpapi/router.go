@@ -30,6 +30,7 @@ const (
 	opGetAttempt
 	opHostRelay
 	opClientRelay
+	opQuickJoin
 	numOps
 )
 
@@ -39,7 +40,7 @@ var opNames = [numOps]string{
 	"admin_revoke_listing", "admin_revoke_principal", "admin_drain", "admin_stats",
 	"admin_tenant_stats",
 	"admin_reload_principals",
-	"openapi", "get_join_attempt", "get_host_relay", "get_client_relay",
+	"openapi", "get_join_attempt", "get_host_relay", "get_client_relay", "quick_join",
 }
 
 // route is a path pattern.
@@ -65,6 +66,7 @@ const (
 	routeAttempt     // /v1/join-attempts/{attempt_id}
 	routeHostRelay   // /v1/listings/{listing_id}/join-attempts/{attempt}/relay
 	routeClientRelay // /v1/join-attempts/{attempt_id}/relay
+	routeQuickJoin
 	numRoutes
 )
 
@@ -109,6 +111,8 @@ func match(path []byte) (route, []byte) {
 		return routeReload, nil
 	case "/v1/openapi.json":
 		return routeOpenAPI, nil
+	case "/v1/quick-join":
+		return routeQuickJoin, nil
 	}
 	if rest, ok := bytes.CutPrefix(path, []byte(prefixListing)); ok {
 		id, sub, hasSub := bytes.Cut(rest, []byte{'/'})
@@ -185,6 +189,7 @@ var routeMethods = [numRoutes][]methodOp{
 	routeAttempt:      {{"GET", opGetAttempt}},
 	routeHostRelay:    {{"GET", opHostRelay}},
 	routeClientRelay:  {{"GET", opClientRelay}},
+	routeQuickJoin:    {{"POST", opQuickJoin}},
 }
 
 var routeAllow = func() (allow [numRoutes]string) {
@@ -245,4 +250,7 @@ var opAccess = [numOps]access{
 	opHostRelay:            {roles: Roles(RolePublisher), tenant: true},
 	opClientRelay:          {roles: Roles(RoleClient), tenant: true},
 	opMetrics:              {roles: Roles(RoleOperator), global: true},
+	// A quick join's body is optional: quickJoin checks its Content-Type
+	// when it has one.
+	opQuickJoin: {roles: Roles(RoleClient), tenant: true, ownRevocation: true},
 }

@@ -8,7 +8,7 @@ import (
 
 // SVG chart geometry, computed in Go so the template only places shapes.
 
-var kindColors = [numKinds]string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22"}
+var kindColors = [numKinds]string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22", "#393b79", "#ad494a"}
 
 const (
 	chartW, chartH = 760, 260

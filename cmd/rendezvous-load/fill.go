@@ -145,6 +145,8 @@ func (r *Run) fillListings(ctx context.Context, n int) (fillResult, error) {
 		if code == CodeOK {
 			if h = newHeld(cl, pub); h == nil {
 				code = CodeOtherStatus
+			} else {
+				h.mode = loadMode(i)
 			}
 		}
 		rec := r.rec.Load()
@@ -307,16 +309,7 @@ func (r *Run) join(li, c int, intended time.Time, keep bool) (Code, int, error) 
 	rec.ObserveService(KindJoin, code, time.Since(sent))
 	idx := -1
 	if code == CodeOK && keep {
-		// The SDK has checked the handle and token; the host derives its
-		// capability from its presence capability (docs/contracts/semantics.md#capabilities).
-		ah := engine.Handle{UUID: engine.UUID(at.Handle)}
-		at2 := attemptRec{Listing: li, Handle: ah, Client: engine.Capability(at.Token),
-			Host: engine.HostAttemptCapability(&h.PresCap, ah)}
-		r.attMu.Lock()
-		at2.At = sent
-		r.attempts = append(r.attempts, at2)
-		idx = len(r.attempts) - 1
-		r.attMu.Unlock()
+		idx = r.keepAttempt(li, at, sent)
 	}
 	return code, idx, err
 }

@@ -106,7 +106,7 @@ var problemCodes = map[string]bool{
 	"capacity_exceeded": true, "quota_exceeded": true, "draining": true, "service_unavailable": true,
 	"invalid_request": true, "unauthorized": true, "forbidden": true, "payload_too_large": true,
 	"unsupported_media_type": true, "method_not_allowed": true, "headers_too_large": true,
-	"internal_error": true, "not_reloadable": true, "principals_invalid": true,
+	"internal_error": true, "not_reloadable": true, "principals_invalid": true, "listing_full": true,
 }
 
 // classify maps the error of one client.API call to the request's Code:
@@ -151,6 +151,6 @@ func listingSpec(n int, region string, pv uint32) client.ListingSpec {
 	return client.ListingSpec{
 		Region: region, ProtocolVersion: pv, BuildVersion: "1.0.0",
 		DisplayName: "load " + strconv.Itoa(n), Visibility: "public", TrustMode: "player_hosted",
-		CurrentPlayers: 1, MaxPlayers: 8, Metadata: loadMetadata,
+		CurrentPlayers: n % 8, MaxPlayers: 8, Metadata: loadMetadata, Attributes: listingAttributes(n),
 	}
 }

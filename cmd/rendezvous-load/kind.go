@@ -18,10 +18,15 @@ const (
 	// floor of the generator, the HTTP stack and the machine, measured in
 	// the same run as the kinds that reach the store.
 	KindLivez
+	// KindBrowseFiltered is GET /v1/listings with "not full, mode = m,
+	// most players first", following next_cursor half the time.
+	KindBrowseFiltered
+	KindQuickJoin // POST /v1/quick-join (not full, mode = m)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind", "plain", "delete", "livez"}
+var kindNames = [numKinds]string{"create", "renew", "browse", "get", "join", "presence", "bind", "plain", "delete", "livez",
+	"browse_filtered", "quick_join"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -62,13 +67,14 @@ const (
 	CodeTransport         // connection or socket error
 	CodeBadSignature      // a STUN answer that must be signed is not, or its integrity fails
 	CodeUntyped           // an HTTP error without a problem code the contract knows
+	CodeFull              // 409 listing_full
 	numCodes
 )
 
 var codeNames = [numCodes]string{
 	"ok", "capacity_exceeded", "quota_exceeded", "stun_508", "not_found", "expired",
 	"conflict", "revoked", "draining", "service_unavailable", "bad_request",
-	"unauthorized", "forbidden", "other_status", "timeout", "transport", "bad_signature", "untyped",
+	"unauthorized", "forbidden", "other_status", "timeout", "transport", "bad_signature", "untyped", "listing_full",
 }
 
 func (c Code) String() string {
@@ -120,6 +126,8 @@ func httpCode(status int, problem string) Code {
 		return CodeNotFound
 	case status == 410:
 		return CodeExpired
+	case status == 409 && problem == "listing_full":
+		return CodeFull
 	case status == 409:
 		return CodeConflict
 	case status == 403 && problem == "revoked":

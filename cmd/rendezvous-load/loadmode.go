@@ -53,6 +53,7 @@ func runLoad(ctx context.Context, r *Run, res *Result) error {
 	add("setup.presence", fill.Presence.Admitted == fill.Listings.Admitted, "%d of %d presence bindings live",
 		fill.Presence.Admitted, fill.Listings.Admitted)
 	r.errorCheck(res, "load.errors", &c)
+	r.filterChecks(res, &c)
 	binds := c.Class(KindBind, ClassOK)
 	if binds == 0 {
 		res.skipCheck("load.introductions", "no bind succeeded, so no introduction was due (%d binds sent; offer join to test introductions)", c.Total(KindBind))
@@ -138,6 +139,7 @@ func (r *Run) trafficStreams(live []int, rates *RateSet, churn *soakChurn) []Str
 	if len(live) == 0 {
 		return streams
 	}
+	streams = append(streams, r.filterStreams(live, rates, workers)...)
 	return append(streams,
 		Stream{Kind: KindGet, Rate: rates[KindGet], Workers: workers, Do: func(ctx context.Context, intended time.Time) {
 			h := r.heldAt(live[rand.IntN(len(live))])

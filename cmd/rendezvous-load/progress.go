@@ -136,12 +136,13 @@ func sub(s, o *HistSnapshot) {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// progressWidth is the widest progress line: it fits a 160-column terminal
-// with every kind active and every figure at its widest.
-const progressWidth = 180
+// progressWidth bounds the widest progress line, with every kind active
+// and every figure at its widest (15 columns a kind); a run offers a few
+// kinds, so its lines are far shorter.
+const progressWidth = 210
 
 // progressNames are the kinds' three-letter names on the progress line.
-var progressNames = [numKinds]string{"crt", "rnw", "brw", "get", "joi", "prs", "bnd", "pln", "del", "lvz"}
+var progressNames = [numKinds]string{"crt", "rnw", "brw", "get", "joi", "prs", "bnd", "pln", "del", "lvz", "brf", "qjn"}
 
 // formatProgress renders one progress line of at most progressWidth
 // columns: elapsed seconds and phase (both truncated to fit), then per

@@ -32,6 +32,7 @@ type held struct {
 	sendMu   sync.Mutex   // held while a presence refresh is numbered and queued
 	inflight atomic.Int32 // presence requests awaiting an answer or timeout
 	deleted  atomic.Bool  // the run deleted it (soak churn): nothing is sent for it any more
+	mode     string       // its attribute mode (set by the fill)
 }
 
 // attemptRec is one join attempt the load tester created.
@@ -91,6 +92,7 @@ type Run struct {
 	presOver, presOverShed atomic.Uint64
 
 	introduces atomic.Uint64 // INTRODUCE indications received
+	filters    filterStats   // what the filtered kinds saw
 	relay      relayCounts   // relay-only attempts and credentials (--relay-only)
 	keyCounter atomic.Uint64 // idempotency key sequence
 }

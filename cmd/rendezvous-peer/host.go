@@ -18,6 +18,9 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 	c.register(fs)
 	name := fs.String("name", "", "display name of the listing (required)")
 	maxPlayers := fs.Int("max-players", 8, "max_players of the listing")
+	players := fs.Int("players", 1, "current_players the listing starts with")
+	var attrs multi
+	fs.Var(&attrs, "attr", "an indexed attribute name=value of the listing (repeatable; an integer value is numeric): joiners filter on them")
 	unlisted := fs.Bool("unlisted", false, "publish as unlisted (joinable by ID only)")
 	echo := fs.Bool("echo", false, "answer every line a joiner sends with \"echo: <line>\"")
 	if code, ok := c.parseArgs("host", fs, args, getenv, stderr); !ok {
@@ -25,6 +28,11 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if *name == "" {
 		fmt.Fprintln(stderr, "rendezvous-peer host: --name is required")
+		return exitUsage
+	}
+	as, err := parseAttributes(attrs)
+	if err != nil {
+		fmt.Fprintf(stderr, "rendezvous-peer host: %v\n", err)
 		return exitUsage
 	}
 	// Event lines come from the Publisher's and the API's goroutines: out
@@ -43,7 +51,8 @@ func runHost(ctx context.Context, args []string, getenv func(string) string, std
 		vis = "unlisted"
 	}
 	spec := client.ListingSpec{Region: region, ProtocolVersion: uint32(c.protocol), BuildVersion: "1.0.0",
-		DisplayName: *name, Visibility: vis, TrustMode: "player_hosted", CurrentPlayers: 1, MaxPlayers: *maxPlayers}
+		DisplayName: *name, Visibility: vis, TrustMode: "player_hosted", CurrentPlayers: *players, MaxPlayers: *maxPlayers,
+		Attributes: as}
 	onEvent := func(ev client.Event) { fmt.Fprintf(out, "%s\n", describeEvent(ev)) }
 	pub, err := client.Publish(ctx, client.PublisherConfig{API: api, Spec: spec, ListenAddr: c.listen, OnEvent: onEvent})
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +17,10 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("rendezvous-peer join", flag.ContinueOnError)
 	c.register(fs)
 	listing := fs.String("listing", "", "ID of the listing to join")
-	first := fs.Bool("first", false, "join the first listing browse returns")
+	first := fs.Bool("first", false, "join the first listing browse returns (with the filters and order given)")
+	quick := fs.Bool("quick", false, "quick join: the server picks the listing the filters find with the most players that is not full")
+	var filters filterFlags
+	filters.register(fs)
 	var says multi
 	fs.Var(&says, "say", "a line to send after the punch (repeatable; without it, stdin lines are sent)")
 	replies := fs.Int("replies", 0, "with --say: wait for this many lines from the host before exiting")
@@ -25,10 +29,23 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	if code, ok := c.parseArgs("join", fs, args, getenv, stderr); !ok {
 		return code
 	}
-	if (*listing == "") == !*first {
-		fmt.Fprintln(stderr, "rendezvous-peer join: give exactly one of --listing ID or --first")
+	if n := btoi(*listing != "") + btoi(*first) + btoi(*quick); n != 1 {
+		fmt.Fprintln(stderr, "rendezvous-peer join: give exactly one of --listing ID, --first or --quick")
 		return exitUsage
 	}
+	q, err := filters.query()
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "rendezvous-peer join: %v\n", err)
+		return exitUsage
+	case *listing != "" && filters.given():
+		fmt.Fprintln(stderr, "rendezvous-peer join: filters and --order go with --first or --quick, not --listing")
+		return exitUsage
+	case *quick && filters.order != "":
+		fmt.Fprintln(stderr, "rendezvous-peer join: --quick has its own order (most players first); --order goes with --first")
+		return exitUsage
+	}
+	q.Region = c.region
 	// The API's moves come from its requests' goroutines.
 	out := &syncWriter{w: stdout}
 	stdout = out
@@ -47,13 +64,26 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 		return exitCode(stderr, "join", err)
 	}
 	defer j.Close()
-	id, code := pickListing(ctx, j, *listing, c.region, stdout, stderr)
-	if code != exitOK {
-		return code
-	}
-	in, err := j.Join(ctx, id)
-	if err != nil {
-		return exitCode(stderr, "join", err)
+	var in client.Introduction
+	if *quick {
+		var id client.ListingID
+		id, in, err = j.QuickJoin(ctx, q)
+		if errors.Is(err, client.ErrNotFound) {
+			fmt.Fprintln(stderr, "rendezvous-peer join: no listing matches")
+			return exitNoListings
+		}
+		if err != nil {
+			return exitCode(stderr, "quick join", err)
+		}
+		fmt.Fprintf(stdout, "quick join chose listing %s\n", id)
+	} else {
+		id, code := pickListing(ctx, j, *listing, q, stdout, stderr)
+		if code != exitOK {
+			return code
+		}
+		if in, err = j.Join(ctx, id); err != nil {
+			return exitCode(stderr, "join", err)
+		}
 	}
 	fmt.Fprintf(stdout, "introduced to host: %s\n", describeIntro(in))
 	path, err := client.Punch(ctx, j.Socket(), in, client.RoleClient, client.PunchConfig{Timeout: c.punchTimeout})
@@ -76,8 +106,9 @@ func runJoin(ctx context.Context, args []string, getenv func(string) string, std
 	return exitOK
 }
 
-// pickListing resolves --listing or --first to a listing ID.
-func pickListing(ctx context.Context, j *client.Joiner, listing, region string, stdout, stderr io.Writer) (client.ListingID, int) {
+// pickListing resolves --listing, or --first with its query q, to a
+// listing ID.
+func pickListing(ctx context.Context, j *client.Joiner, listing string, q client.BrowseQuery, stdout, stderr io.Writer) (client.ListingID, int) {
 	if listing != "" {
 		id, err := client.ParseListingID(listing)
 		if err != nil {
@@ -91,15 +122,22 @@ func pickListing(ctx context.Context, j *client.Joiner, listing, region string, 
 		fmt.Fprintf(stdout, "joining listing %s (%q)\n", l.ListingID, l.DisplayName)
 		return id, exitOK
 	}
-	for l, err := range j.Browse(ctx, region) {
+	for l, err := range j.BrowseWith(ctx, q) {
 		if err != nil {
 			return client.ListingID{}, exitCode(stderr, "browse", err)
 		}
-		fmt.Fprintf(stdout, "joining listing %s (%q)\n", l.ListingID, l.DisplayName)
+		fmt.Fprintf(stdout, "joining listing %s (%q, %d of %d players)\n", l.ListingID, l.DisplayName, l.CurrentPlayers, l.MaxPlayers)
 		return l.ListingID, exitOK
 	}
 	fmt.Fprintln(stderr, "rendezvous-peer join: no joinable listing found")
 	return client.ListingID{}, exitNoListings
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func joinSay(ctx context.Context, sess *session, path client.Path, says []string, replies int, wait time.Duration, stderr io.Writer) int {

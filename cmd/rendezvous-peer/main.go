@@ -7,6 +7,8 @@
 //
 //	rendezvous-peer host --server http://127.0.0.1:8080 --name "My game"
 //	rendezvous-peer join --server http://127.0.0.1:8080 --first --say hello
+//	rendezvous-peer join --first --not-full --attr mode=coop --order -current_players
+//	rendezvous-peer join --quick --attr mode=coop
 //
 // --server (or RDV_SERVER) may list the instances of one deployment,
 // separated by commas: requests go to the first that serves and move to the
@@ -39,7 +41,7 @@ const (
 	exitUsage      = 2
 	exitPunch      = 3 // no direct path (client.ErrPunchFailed)
 	exitNoIntro    = 4 // the mediator never introduced the other side
-	exitNoListings = 5 // --first found nothing to join
+	exitNoListings = 5 // --first or --quick found nothing to join
 	exitRelay      = 6 // the relay refused the credentials or none was usable (client.ErrRelayRefused, ErrRelayUnavailable)
 )
 
@@ -74,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 const usage = `usage:
   rendezvous-peer host --name NAME [flags]   publish a listing, punch to each joiner, chat
-  rendezvous-peer join (--listing ID | --first) [flags]   join a listing, punch, chat
+  rendezvous-peer join (--listing ID | --first | --quick) [filters] [flags]   join a listing, punch, chat
 
 Run "rendezvous-peer host -h" or "rendezvous-peer join -h" for the flags,
 "rendezvous-peer --version" for the version.

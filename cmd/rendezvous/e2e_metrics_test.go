@@ -188,10 +188,10 @@ func TestMetricsFreshServer(t *testing.T) {
 			}
 			return n
 		}
-		// 10 store operations x 9 outcomes; 9 methods x 10 answers (peer_refused
-		// included); 6 pools.
-		if n := count("rendezvous_http_store_outcomes_total{"); n != 10*9 {
-			t.Errorf("fresh server: %d HTTP store outcome counters, want 90", n)
+		// 11 store operations (quick join included) x 10 outcomes (full
+		// included); 9 methods x 10 answers (peer_refused included); 6 pools.
+		if n := count("rendezvous_http_store_outcomes_total{"); n != 11*10 {
+			t.Errorf("fresh server: %d HTTP store outcome counters, want 110", n)
 		}
 		if n := count("rendezvous_udp_answers_total{"); n != 9*10 {
 			t.Errorf("fresh server: %d UDP answer counters, want 90", n)

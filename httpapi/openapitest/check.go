@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,19 +108,51 @@ func (c *Checker) Check(req *http.Request, reqBody []byte, resp *http.Response, 
 			out = append(out, "the answer has a body; the description promises none")
 		}
 	}
-	if _, errs := c.v.ValidateHttpRequestSync(withBody(req, reqBody)); len(requestFaults(errs)) > 0 && resp.StatusCode < 400 {
-		out = append(out, fmt.Sprintf("the server accepted (%d) a request the description rejects: %s", resp.StatusCode, describe(requestFaults(errs))))
+	if _, errs := c.v.ValidateHttpRequestSync(withBody(req, reqBody)); resp.StatusCode < 400 {
+		if faults := requestFaults(errs, queryPatterns(item, helpers.ExtractOperation(req, item))); len(faults) > 0 {
+			out = append(out, fmt.Sprintf("the server accepted (%d) a request the description rejects: %s", resp.StatusCode, describe(faults)))
+		}
 	}
 	return out
 }
 
 // requestFaults drops strict mode's undeclared request headers: the server
 // ignores headers it does not know (unlike unknown query parameters and
-// body members, which it refuses), so such a request is not invalid.
-func requestFaults(errs []*liberrors.ValidationError) []*liberrors.ValidationError {
+// body members, which it refuses), so such a request is not invalid. It
+// also drops undeclared query parameters whose names one of patterns
+// matches (see queryPatterns).
+func requestFaults(errs []*liberrors.ValidationError, patterns []*regexp.Regexp) []*liberrors.ValidationError {
 	return slices.DeleteFunc(slices.Clone(errs), func(e *liberrors.ValidationError) bool {
-		return e.ValidationType == liberrors.StrictValidationType && e.ValidationSubType == liberrors.StrictSubTypeHeader
+		if e.ValidationType != liberrors.StrictValidationType {
+			return false
+		}
+		return e.ValidationSubType == liberrors.StrictSubTypeHeader || e.ValidationSubType == liberrors.StrictSubTypeQuery &&
+			slices.ContainsFunc(patterns, func(re *regexp.Regexp) bool { return re.MatchString(e.ParameterName) })
 	})
+}
+
+// queryPatterns are the patternProperties of the exploded form object
+// query parameters of an operation (browse's attr: OpenAPI cannot name
+// parameters by pattern, so attr.<name>[.<op>] are the properties of one
+// exploded object). The validator checks their values against that
+// object's schema, but strict mode still calls each one undeclared.
+func queryPatterns(item *v3.PathItem, op *v3.Operation) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, p := range slices.Concat(item.Parameters, op.Parameters) {
+		if p.In != "query" || !p.IsExploded() || p.Schema == nil {
+			continue
+		}
+		s := p.Schema.Schema()
+		if s == nil || s.PatternProperties == nil {
+			continue
+		}
+		for pair := s.PatternProperties.First(); pair != nil; pair = pair.Next() {
+			if re, err := regexp.Compile(pair.Key()); err == nil {
+				out = append(out, re)
+			}
+		}
+	}
+	return out
 }
 
 // checkUndescribed checks the answer to a request for a path the
