@@ -45,6 +45,11 @@ type browseEntry struct {
 	maxPlayers int32
 	leaseDL    int64 // ticks
 	created    int64 // ticks (0 for a listing created before it was recorded)
+	// attrs are the live indexed attributes (replaced, never changed in
+	// place: items share them); keyVer the log's version after the last
+	// change of players (engine.Browse.Since).
+	attrs  engine.Attributes
+	keyVer uint64
 }
 
 func newBrowseIndex() *browseIndex {
@@ -131,7 +136,7 @@ func (x *browseIndex) remove(id engine.UUID) {
 // cannot read, having changed nothing.
 func (x *browseIndex) apply(m rueidis.RedisMessage) bool {
 	f, err := m.ToArray()
-	if err != nil || (len(f) != 1 && len(f) != 10) {
+	if err != nil || (len(f) != 1 && len(f) != 12) {
 		return false
 	}
 	id, ok := engine.ParseUUID(str(f[0]))
@@ -147,6 +152,7 @@ func (x *browseIndex) apply(m rueidis.RedisMessage) bool {
 	e := browseEntry{
 		id: id, game: x.intern(game), env: x.intern(env), region: x.intern(str(f[3])), proto: uint32(proto),
 		players: int32(num(f[6])), maxPlayers: int32(num(f[7])), leaseDL: num(f[8]), created: num(f[9]),
+		keyVer: uint64(num(f[11])),
 	}
 	li, had := x.byID[id]
 	if had {
@@ -154,7 +160,9 @@ func (x *browseIndex) apply(m rueidis.RedisMessage) bool {
 		// rather than decode them again on every renewal.
 		old := &x.slots[li]
 		e.doc, e.spec = old.doc, old.spec
+		e.attrs = x.attrs(str(f[10]), old.attrs)
 	} else {
+		e.attrs = x.attrs(str(f[10]), nil)
 		e.spec = new(engine.ListingSpec)
 		if json.Unmarshal([]byte(str(f[5])), e.spec) != nil {
 			return false
@@ -177,6 +185,18 @@ func (x *browseIndex) apply(m rueidis.RedisMessage) bool {
 	x.slots[li] = e
 	x.link(li)
 	return true
+}
+
+// attrs reads an item's attributes, answering old when they are the same
+// (most renewals keep them), so an unchanged listing costs no allocation.
+func (x *browseIndex) attrs(raw string, old engine.Attributes) engine.Attributes {
+	if raw == "" {
+		return nil
+	}
+	if old != nil && attrsAre(old, raw) {
+		return old
+	}
+	return parseAttrs(raw)
 }
 
 func (x *browseIndex) alloc() int32 {
@@ -209,7 +229,7 @@ func (x *browseIndex) page(q *engine.Browse, dst []engine.BrowseItem, wall func(
 		e := &x.slots[li]
 		dst = append(dst, engine.BrowseItem{
 			ID: engine.ListingID{UUID: e.id}, Doc: e.doc, Spec: e.spec, CurrentPlayers: e.players,
-			LeaseExpiresAt: wall(e.leaseDL),
+			Attributes: e.attrs, LeaseExpiresAt: wall(e.leaseDL),
 		})
 	}
 }
