@@ -1,9 +1,9 @@
 package memstore
 
-// browseRec is one ordered browse index: the currently visible listings
+// browseRec is one scope of browse indexes: the currently visible listings
 // (public, lease and presence fresh) of one (tenant, protocol_version), or of
-// one (tenant, protocol_version, region) when region is set, ordered by
-// listing ID. refs counts the public listings that map to it (visible or
+// one (tenant, protocol_version, region) when region is set, in every order
+// and filter set a browse walks (BrowseScope). refs counts the public listings that map to it (visible or
 // not), so an index lives as long as a listing can enter it and presence
 // flapping never creates or frees one.
 type browseRec struct {
@@ -11,7 +11,7 @@ type browseRec struct {
 	tenant int32 // tenants slot (the listing's reference keeps it alive)
 	proto  uint32
 	region string // "" for the all-regions index
-	set    orderedSet
+	scope  BrowseScope
 	refs   int
 }
 
@@ -54,7 +54,7 @@ func (s *Store) browseUnref(i int32) {
 	r := s.browse.at(i)
 	r.refs--
 	if r.refs == 0 {
-		if r.set.len() != 0 {
+		if r.scope.Len() != 0 {
 			panic("BUG: freeing a non-empty browse index")
 		}
 		chainRemove(&s.browseIdx, &s.browse, i)
@@ -69,15 +69,28 @@ func (s *Store) setVisible(li int32, visible bool) {
 		return
 	}
 	for _, b := range [2]int32{l.browseAll, l.browseRegion} {
-		set := &s.browse.at(b).set
+		sc := &s.browse.at(b).scope
 		var ok bool
 		if visible {
-			ok = set.insert(setEntry{id: l.id.UUID, slot: li})
+			ok = sc.Insert(li, &s.bents[li])
 		} else {
-			ok = set.delete(l.id.UUID)
+			ok = sc.Delete(&s.bents[li])
 		}
 		if !ok {
 			panic("BUG: browse index out of step with presence")
 		}
 	}
+}
+
+// setBrowseEntry replaces listing slot li's browse entry with cur, moving
+// it in its browse indexes when it is visible.
+func (s *Store) setBrowseEntry(li int32, cur *BrowseEntry) {
+	l := s.listings.at(li)
+	old := &s.bents[li]
+	if l.browseAll >= 0 && l.fresh {
+		for _, b := range [2]int32{l.browseAll, l.browseRegion} {
+			s.browse.at(b).scope.Update(li, old, cur)
+		}
+	}
+	*old = *cur
 }

@@ -159,6 +159,9 @@ func (s *Store) verifyListingBrowse(li int32) error {
 	if l.public != (sp.Visibility == engine.Public) || l.proto != sp.ProtocolVersion || int(l.maxPlayers) != sp.MaxPlayers {
 		return errors.New("record disagrees with its spec")
 	}
+	if err := s.verifyBrowseEntry(li); err != nil {
+		return err
+	}
 	if !l.public {
 		if l.browseAll != -1 || l.browseRegion != -1 {
 			return errors.New("unlisted listing mapped to a browse index")
@@ -176,15 +179,7 @@ func (s *Store) verifyListingBrowse(li int32) error {
 		if r.tenant != l.tenant || r.proto != l.proto || r.region != b.region {
 			return errors.New("public listing mapped to the wrong browse index")
 		}
-		it := r.set.seek(l.id.UUID, false)
-		found := false
-		for e, ok := it.next(); ok; e, ok = it.next() {
-			if e.id == l.id.UUID {
-				found = e.slot == li
-				break
-			}
-		}
-		if found != l.fresh {
+		if found := r.scope.Contains(l.id.UUID); found != l.fresh {
 			return fmt.Errorf("in browse index %v, presence fresh %v", found, l.fresh)
 		}
 	}
@@ -339,13 +334,13 @@ func (s *Store) verifyTenants() error {
 		if s.findBrowse(r.tenant, r.proto, r.region) != bi || r.refs != browseRefs[bi] || r.refs == 0 {
 			return fmt.Errorf("browse index %d: refs %d (counted %d)", bi, r.refs, browseRefs[bi])
 		}
-		if err := r.set.check(); err != nil {
+		if err := r.scope.Check(s.bents); err != nil {
 			return fmt.Errorf("browse index %d: %w", bi, err)
 		}
-		if r.set.len() != visible[bi] {
-			return fmt.Errorf("browse index %d holds %d, %d visible", bi, r.set.len(), visible[bi])
+		if r.scope.Len() != visible[bi] {
+			return fmt.Errorf("browse index %d holds %d, %d visible", bi, r.scope.Len(), visible[bi])
 		}
-		if err := r.set.each(func(e setEntry) error {
+		if err := r.scope.byID.each(func(e setEntry) error {
 			if !s.listings.live(e.slot) || s.listings.at(e.slot).id.UUID != e.id {
 				return fmt.Errorf("browse index %d names a gone listing %v", bi, e.id)
 			}

@@ -3,8 +3,6 @@ package memstore
 import (
 	"fmt"
 	"time"
-
-	"github.com/rendezvous/rendezvous/engine"
 )
 
 // Structural checks of the building blocks, used by CheckInvariants and by
@@ -146,16 +144,16 @@ func (h *deadlineHeap) check(live func(int32) bool, now time.Duration) error {
 // check verifies chunk bounds and strict ascending order.
 func (s *orderedSet) check() error {
 	n := 0
-	var last engine.UUID
+	var last setPos
 	for ci, c := range s.chunks {
 		if len(c) == 0 || len(c) > chunkMax {
 			return fmt.Errorf("chunk %d has %d entries", ci, len(c))
 		}
 		for _, e := range c {
-			if n > 0 && last.Compare(e.id) >= 0 {
-				return fmt.Errorf("set not strictly ascending at %v", e.id)
+			if n > 0 && last.cmp(e.pos()) >= 0 {
+				return fmt.Errorf("set not strictly ascending at (%d, %v)", e.key, e.id)
 			}
-			last = e.id
+			last = e.pos()
 			n++
 		}
 	}
@@ -166,8 +164,8 @@ func (s *orderedSet) check() error {
 		return fmt.Errorf("set has %d chunks, %d last IDs", len(s.chunks), len(s.last))
 	}
 	for ci, c := range s.chunks {
-		if s.last[ci] != c[len(c)-1].id {
-			return fmt.Errorf("chunk %d ends at %v, last ID says %v", ci, c[len(c)-1].id, s.last[ci])
+		if s.last[ci] != c[len(c)-1].pos() {
+			return fmt.Errorf("chunk %d ends at %v, last position says %v", ci, c[len(c)-1].pos(), s.last[ci])
 		}
 	}
 	return nil

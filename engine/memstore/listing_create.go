@@ -117,9 +117,14 @@ func (s *Store) insertListing(d *listingDraft, tk tenantKey, ok subjectKey, now 
 	}
 	for int(li) >= len(s.docs) {
 		s.docs = append(s.docs, listingDoc{})
+		s.bents = append(s.bents, BrowseEntry{})
 		s.listingIdem = append(s.listingIdem, -1)
 	}
 	s.docs[li] = d.doc
+	s.bents[li] = BrowseEntry{
+		ID: d.id.UUID, Attrs: spec.Attributes, Created: int64(now),
+		Players: l.players, MaxPlayers: l.maxPlayers,
+	}
 	if l.public {
 		l.browseAll = s.browseRef(tenant, spec.ProtocolVersion, "")
 		l.browseRegion = s.browseRef(tenant, spec.ProtocolVersion, spec.Region)

@@ -8,8 +8,9 @@ import (
 )
 
 // packListingDoc copies a new listing's spec and document into memory the
-// store owns, in three allocations whatever the metadata: the spec struct,
-// its metadata array, and one byte buffer that holds the document followed
+// store owns, in three allocations whatever the metadata (a fourth for
+// indexed attributes): the spec struct, its metadata array, and one byte
+// buffer that holds the document followed
 // by the bytes of every spec string that does not occur verbatim inside the
 // document. Every spec string points into that buffer.
 //
@@ -32,6 +33,9 @@ func packListingDoc(src *engine.ListingSpec, doc []byte) listingDoc {
 	} else {
 		spec.Metadata = nil
 	}
+	// The attributes are the listing's until a renewal replaces them: a
+	// copy the caller cannot change.
+	spec.Attributes = ownAttrs(src.Attributes)
 	strs := [3 + 2*engine.MaxMetadataEntries]*string{&spec.Region, &spec.BuildVersion, &spec.DisplayName}
 	n := 3
 	for i := range spec.Metadata {

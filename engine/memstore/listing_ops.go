@@ -42,6 +42,7 @@ func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.L
 	if cmd.CurrentPlayers >= 0 {
 		l.players = int32(cmd.CurrentPlayers) // <= MaxPlayers, checked above
 	}
+	s.renewBrowseEntry(li, &cmd)
 	s.leaseExp.refresh(li, now+s.lim.LeaseTTL)
 	s.idemExp.refresh(s.listingIdem[li], now+s.lim.IdempotencyTTL)
 	return s.listingView(li, now), engine.Result{}, nil
@@ -121,4 +122,35 @@ func (s *Store) ownedListing(t engine.Tenant, owner engine.Subject, id engine.Li
 func (s *Store) leaseMatches(li int32, lease engine.LeaseID, key *engine.Fingerprint) bool {
 	l := s.listings.at(li)
 	return l.lease == lease && l.leaseKey.Equal(key)
+}
+
+// renewBrowseEntry applies renewal cmd (accepted) to listing slot li's
+// browse entry: a players change bumps the change version and becomes the
+// entry's key version; SetAttributes replaces the attributes (the same
+// values keep the slice the listing has, so a renewal repeating them
+// allocates nothing).
+func (s *Store) renewBrowseEntry(li int32, cmd *engine.RenewLease) {
+	cur := s.bents[li]
+	changed := false
+	if p := s.listings.at(li).players; p != cur.Players {
+		cur.Players = p
+		s.browseVersion++
+		cur.KeyVersion = s.browseVersion
+		changed = true
+	}
+	if cmd.SetAttributes && !cur.Attrs.Equal(cmd.Attributes) {
+		cur.Attrs = ownAttrs(cmd.Attributes)
+		changed = true
+	}
+	if changed {
+		s.setBrowseEntry(li, &cur)
+	}
+}
+
+// ownAttrs is a copy of as the store owns (nil when empty).
+func ownAttrs(as engine.Attributes) engine.Attributes {
+	if len(as) == 0 {
+		return nil
+	}
+	return append(engine.Attributes(nil), as...)
 }

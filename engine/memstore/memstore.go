@@ -43,6 +43,14 @@ type Store struct {
 
 	listings slab[listingRec]
 	docs     []listingDoc // by listing slot
+	// bents is, by listing slot, what the browse indexes and walk read:
+	// live players and attributes, creation stamp, key version (pointer
+	// holding, so not in the record).
+	bents []BrowseEntry
+	// browseVersion is the change version: bumped by every transition
+	// that changes a listing's players (BrowseEntry.KeyVersion). It starts
+	// at 1, so a first page's Since is never 0.
+	browseVersion uint64
 	// listingIdem is, by listing slot, the idempotency record that created
 	// the listing; each renewal extends it (see idemRec).
 	listingIdem       []int32
@@ -109,7 +117,7 @@ func New(l engine.Limits, c engine.Clock, k *engine.Keyring) (*Store, error) {
 	}
 	s := &Store{
 		lim: l, clock: c, keys: k, id: engine.NewUUID(), seed: newSeed(),
-		wallOrigin: c.Wall(), monoOrigin: c.Now(),
+		wallOrigin: c.Wall(), monoOrigin: c.Now(), browseVersion: 1,
 	}
 	s.wallNanos = s.wallOrigin.UnixNano() - int64(s.monoOrigin)
 	s.available.Store(true)

@@ -17,7 +17,7 @@ func (o *OrderedSet) Insert(id engine.UUID, slot int32) bool {
 }
 
 // Delete removes id; it reports whether it was present.
-func (o *OrderedSet) Delete(id engine.UUID) bool { return o.s.delete(id) }
+func (o *OrderedSet) Delete(id engine.UUID) bool { return o.s.delete(setPos{id: id}) }
 
 // OrderedIter walks an OrderedSet in ascending ID order; any change to the
 // set invalidates it.

@@ -32,6 +32,7 @@ func (s *Store) removeListing(li int32, end engine.AttemptEnd) {
 	s.tenants.at(l.tenant).counts.listings--
 	s.tenantUnref(l.tenant)
 	s.docs[li] = listingDoc{}
+	s.bents[li] = BrowseEntry{}
 	s.listingIdem[li] = -1
 	s.listings.release(li)
 }

@@ -201,7 +201,7 @@ func TestOrderedSet(t *testing.T) {
 	}
 	f(0, false)
 	f(5, true)
-	if s.delete(uuidN(1)) {
+	if s.delete(setPos{id: uuidN(1)}) {
 		t.Fatalf("delete from empty set succeeded")
 	}
 	for _, n := range []uint32{5, 1, 9, 3} {
@@ -217,7 +217,7 @@ func TestOrderedSet(t *testing.T) {
 	f(4, true, 5, 9) // after an absent ID
 	f(9, true)       // after the last
 	f(0, true, 1, 3, 5, 9)
-	if !s.delete(uuidN(3)) || s.delete(uuidN(3)) || s.delete(uuidN(4)) {
+	if !s.delete(setPos{id: uuidN(3)}) || s.delete(setPos{id: uuidN(3)}) || s.delete(setPos{id: uuidN(4)}) {
 		t.Fatalf("delete results wrong")
 	}
 	f(0, false, 1, 5, 9)
@@ -237,7 +237,7 @@ func TestOrderedSetRandom(t *testing.T) {
 			}
 			ref[n] = true
 		} else {
-			if s.delete(uuidN(n)) != ref[n] {
+			if s.delete(setPos{id: uuidN(n)}) != ref[n] {
 				t.Fatalf("step %d: delete %d result wrong", step, n)
 			}
 			delete(ref, n)

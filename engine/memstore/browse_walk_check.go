@@ -1,0 +1,112 @@
+package memstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+// Check verifies the scope against ents (its entries by slot): every set
+// well formed; every listing by ID also in the free slots, players and
+// created sets under its entry's keys, in the not-full set exactly when it
+// has a free slot, and in the set of each of its string attribute values;
+// and no set holds anything else. O(n); for invariant checks and tests.
+func (sc *BrowseScope) Check(ents []BrowseEntry) error {
+	for _, set := range []*orderedSet{&sc.byID, &sc.notFull, &sc.free, &sc.players, &sc.created} {
+		if err := set.check(); err != nil {
+			return err
+		}
+	}
+	slots := make(map[engine.UUID]int32, sc.byID.len())
+	notFull, strs := 0, 0
+	if err := sc.byID.each(func(e setEntry) error {
+		if e.key != 0 || int(e.slot) >= len(ents) || ents[e.slot].ID != e.id {
+			return fmt.Errorf("listing %v at slot %d: entry names %v", e.id, e.slot, entryID(ents, e.slot))
+		}
+		slots[e.id] = e.slot
+		en := &ents[e.slot]
+		if en.free() >= 1 {
+			notFull++
+		}
+		for _, a := range en.Attrs {
+			if !a.IsNum {
+				strs++
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	member := func(name string, set *orderedSet, want int, key func(*BrowseEntry) int64, ok func(*BrowseEntry) bool) error {
+		if set.len() != want {
+			return fmt.Errorf("%s set holds %d, want %d", name, set.len(), want)
+		}
+		return set.each(func(e setEntry) error {
+			li, in := slots[e.id]
+			if !in || li != e.slot || e.key != key(&ents[li]) || !ok(&ents[li]) {
+				return fmt.Errorf("%s set entry (%d, %v) at slot %d out of step", name, e.key, e.id, e.slot)
+			}
+			return nil
+		})
+	}
+	any := func(*BrowseEntry) bool { return true }
+	zero := func(*BrowseEntry) int64 { return 0 }
+	if err := member("free slots", &sc.free, len(slots), func(en *BrowseEntry) int64 { return int64(en.free()) }, any); err != nil {
+		return err
+	}
+	if err := member("players", &sc.players, len(slots), func(en *BrowseEntry) int64 { return int64(en.Players) }, any); err != nil {
+		return err
+	}
+	if err := member("created", &sc.created, len(slots), func(en *BrowseEntry) int64 { return en.Created }, any); err != nil {
+		return err
+	}
+	if err := member("not full", &sc.notFull, notFull, zero, func(en *BrowseEntry) bool { return en.free() >= 1 }); err != nil {
+		return err
+	}
+	inAttrs := 0
+	for k, set := range sc.strs {
+		if set.len() == 0 {
+			return errors.New("empty attribute set kept")
+		}
+		if err := set.check(); err != nil {
+			return err
+		}
+		inAttrs += set.len()
+		has := func(en *BrowseEntry) bool {
+			a, ok := en.Attrs.Get(k.name)
+			return ok && !a.IsNum && a.Str == k.value
+		}
+		if err := member(fmt.Sprintf("attribute %s=%q", k.name, k.value), set, set.len(), zero, has); err != nil {
+			return err
+		}
+	}
+	if inAttrs != strs {
+		return fmt.Errorf("attribute sets hold %d entries, listings have %d string attributes", inAttrs, strs)
+	}
+	return nil
+}
+
+func entryID(ents []BrowseEntry, slot int32) any {
+	if slot < 0 || int(slot) >= len(ents) {
+		return "nothing"
+	}
+	return ents[slot].ID
+}
+
+// verifyBrowseEntry checks listing slot li's browse entry against its
+// record: the same ID, players and max players, valid attributes, a key
+// version not after the store's.
+func (s *Store) verifyBrowseEntry(li int32) error {
+	l, en := s.listings.at(li), &s.bents[li]
+	if en.ID != l.id.UUID || en.Players != l.players || en.MaxPlayers != l.maxPlayers {
+		return fmt.Errorf("browse entry (%v, %d/%d) disagrees with its record", en.ID, en.Players, en.MaxPlayers)
+	}
+	if err := en.Attrs.Validate(); err != nil {
+		return fmt.Errorf("browse entry attributes: %w", err)
+	}
+	if en.KeyVersion > s.browseVersion {
+		return fmt.Errorf("key version %d after the store's %d", en.KeyVersion, s.browseVersion)
+	}
+	return nil
+}
