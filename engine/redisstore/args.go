@@ -61,6 +61,7 @@ const (
 	brRegion
 	brAfter
 	brLimit
+	brIDs
 	brArgs
 )
 

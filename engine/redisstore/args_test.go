@@ -28,7 +28,7 @@ func TestArgumentPositionsAgree(t *testing.T) {
 		"delete_listing": ordered(t, dlArgs, map[int]string{dlTenant: "tenant", dlOwner: "owner", dlListing: "listing",
 			dlLease: "lease", dlLeaseKey: "lease_key"}),
 		"browse": ordered(t, brArgs, map[int]string{brTenant: "tenant", brProtocol: "protocol", brRegion: "region",
-			brAfter: "after", brLimit: "limit"}),
+			brAfter: "after", brLimit: "limit", brIDs: "ids"}),
 		"create_attempt": ordered(t, caArgs, map[int]string{caTenant: "tenant", caClient: "client", caIdem: "idem",
 			caRequest: "request", caListing: "listing", caProtocol: "protocol", caAttempt: "attempt", caHandle: "handle",
 			caPresence: "presence", caHostKey: "host_key", caClientKey: "client_key", caRelayOnly: "relay_only"}),

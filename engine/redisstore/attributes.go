@@ -14,7 +14,7 @@ import (
 // Names are [a-z0-9_] and strings hold no control character
 // (engine.Attributes.Validate), so the separators are unambiguous.
 
-// attrsArg renders validated attributes (” for none).
+// attrsArg renders validated attributes (empty for none).
 func attrsArg(as engine.Attributes) string {
 	if len(as) == 0 {
 		return ""
@@ -36,7 +36,7 @@ func attrsArg(as engine.Attributes) string {
 	return string(b)
 }
 
-// parseAttrs is attrsArg's inverse (nil for ”). The names and strings
+// parseAttrs is attrsArg's inverse (nil for none). The names and strings
 // are parts of s, which they keep alive: one allocation for them all. An
 // entry it cannot read is left out.
 func parseAttrs(s string) engine.Attributes {

@@ -18,7 +18,7 @@ local ARG = {
     set_attrs = 10, attrs = 11},
   delete_listing = {tenant = 3, owner = 4, listing = 5, lease = 6, lease_key = 7},
   get_listing = {tenant = 3, listing = 4, joinable = 5},
-  browse = {tenant = 3, protocol = 4, region = 5, after = 6, limit = 7},
+  browse = {tenant = 3, protocol = 4, region = 5, after = 6, limit = 7, ids = 8},
   -- rdv_browse_sync and rdv_browse_snapshot (browse_mirror.go).
   browse_sync = {version = 3, max = 4},
   browse_snapshot = {after = 3, count = 4},

@@ -1,0 +1,128 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+	"strconv"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
+
+var _ engine.QuickJoiner = (*Store)(nil)
+
+// quickJoinCandidates is the most listings one quick join's call tries:
+// the candidates the local index finds first in the quick join's walk.
+// A candidate that a concurrent join fills, or that went meanwhile, is
+// passed over in the call; sixteen in a row is beyond what the index's
+// freshness (one sync call before the walk) lets happen but by a crowd.
+const quickJoinCandidates = 16
+
+// QuickJoin is one small sync call (the local index brought to what Redis
+// holds, as for a browse page), the walk of the query on the local index
+// (memstore.QuickJoinWalk: not full, most players first) for at most
+// quickJoinCandidates listings, then one call (quick_join.lua) that tries
+// them in order with a join's checks and creates the attempt on the
+// first that passes. A replay answers the attempt first created, whatever
+// the index finds now: the call checks the idempotency record first.
+func (s *Store) QuickJoin(ctx context.Context, cmd engine.QuickJoin) (engine.AttemptView, engine.Result, error) {
+	if err := engine.ValidateQuickJoin(&cmd); err != nil {
+		return engine.AttemptView{}, engine.Result{}, err
+	}
+	if s.reg.draining.Load() {
+		return engine.AttemptView{}, instanceDraining, nil
+	}
+	if r, err := s.browseFresh(ctx); err != nil || r.Outcome != engine.Success {
+		return engine.AttemptView{}, r, err
+	}
+	var buf [quickJoinCandidates]engine.UUID
+	m := &s.mirror
+	m.mu.RLock()
+	ids := m.idx.quickJoin(&cmd.Query, m.ver, buf[:0])
+	m.mu.RUnlock()
+
+	j := &cmd.Join
+	n := len(ids)
+	a := make([]string, qjArgs+3*n)
+	a[qjTenant], a[qjClient] = tenantArg(j.Tenant), string(j.Client)
+	a[qjIdem] = packKey('q', j.Tenant.Game, j.Tenant.Env, string(j.Client), j.IdempotencyKey)
+	a[qjRequest], a[qjProtocol] = quickJoinRequest(&cmd), strconv.FormatUint(uint64(j.ProtocolVersion), 10)
+	a[qjRelayOnly], a[qjCount] = flagArg(j.RelayOnly), strconv.Itoa(n)
+	var caps [quickJoinCandidates]engine.Capability
+	for k, id := range ids {
+		pres := s.presenceHandle(engine.ListingID{UUID: id})
+		a[qjArgs+k], a[qjArgs+n+k] = uuidArg(id), uuidArg(pres.UUID)
+		caps[k] = s.keys.Presence(pres)
+	}
+	for {
+		id, handle := engine.AttemptID{UUID: engine.NewUUID()}, s.newAttemptHandle()
+		cc := s.keys.AttemptClient(handle)
+		ck := engine.FingerprintOf(&cc)
+		a[qjAttempt], a[qjHandle], a[qjClientKey] = uuidArg(id.UUID), uuidArg(handle.UUID), fpArg(&ck)
+		for k := range ids {
+			hc := engine.HostAttemptCapability(&caps[k], handle)
+			hk := engine.FingerprintOf(&hc)
+			a[qjArgs+2*n+k] = fpArg(&hk)
+		}
+		m, ok, nr, err := s.callAcked(ctx, "rdv_quick_join", a...)
+		if err != nil || nr {
+			return engine.AttemptView{}, unconfirmed(nr), err
+		}
+		code, r, rest := reply(m, ok)
+		if code == codeRetry {
+			continue // an ID collided (astronomically unlikely); nothing was written
+		}
+		return s.attemptResult(r, rest)
+	}
+}
+
+// quickJoinRequest is a quick join's request fingerprint (hex): its
+// tenant, protocol, region, filter and relay-only flag, canonically (the
+// filters sorted, as their order does not change what they match), so a
+// replay with the same key and another query is a conflict.
+func quickJoinRequest(cmd *engine.QuickJoin) string {
+	q, f := &cmd.Query, &cmd.Query.Filter
+	var b []byte
+	put := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	num := func(n int64) { b = binary.AppendVarint(b, n) }
+	put(q.Tenant.Game)
+	put(q.Tenant.Env)
+	num(int64(q.ProtocolVersion))
+	put(q.Region)
+	num(int64(f.MinFreeSlots))
+	num(int64(f.MinPlayers))
+	if f.HasMaxPlayers {
+		num(1)
+		num(int64(f.MaxPlayers))
+	} else {
+		num(0)
+	}
+	strs := make([]string, len(f.Strings))
+	for i, sf := range f.Strings {
+		vs := slices.Clone(sf.Values)
+		slices.Sort(vs)
+		vs = slices.Compact(vs)
+		strs[i] = packKey('s', append([]string{sf.Name}, vs...)...)
+	}
+	nums := make([]string, len(f.Numbers))
+	for i, nf := range f.Numbers {
+		nums[i] = packKey('n', nf.Name, nf.Op.String(), strconv.FormatInt(nf.Value, 10))
+	}
+	for _, set := range [2][]string{strs, nums} {
+		slices.Sort(set)
+		num(int64(len(set)))
+		for _, s := range set {
+			put(s)
+		}
+	}
+	if cmd.Join.RelayOnly {
+		num(1)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
