@@ -10,9 +10,9 @@ import (
 // CreateJoinAttempt authorises one client to be introduced to one listing's
 // host. Order: input -> ServiceUnavailable -> Draining -> Revoked(client) ->
 // idempotency -> NotFound (listing missing, other tenant, protocol mismatch,
-// presence not fresh) -> global pools (attempts, idempotency) -> quotas
-// (subject attempts, subject idempotency records, tenant attempts, tenant
-// idempotency records).
+// presence not fresh) -> Full (current_players >= max_players) -> global
+// pools (attempts, idempotency) -> quotas (subject attempts, subject
+// idempotency records, tenant attempts, tenant idempotency records).
 func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt) (engine.AttemptView, engine.Result, error) {
 	if err := engine.ValidateCreateAttempt(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
@@ -31,19 +31,40 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	if r, stop := s.admitNewWork(client, &rev); stop {
 		return engine.AttemptView{}, r, nil
 	}
-	if ii := s.findIdem(&ik); ii >= 0 {
-		rec := s.idem.at(ii)
-		if rec.fp != fp {
-			return engine.AttemptView{}, engine.Result{Outcome: engine.Conflict}, nil
-		}
-		if ai, ok := s.attemptByID.get(rec.res); ok {
-			return s.attemptView(ai, now), engine.Result{Replay: true}, nil
-		}
-		return engine.AttemptView{}, engine.Result{Outcome: engine.Expired}, nil
+	if v, r, found := s.replayAttempt(&ik, &fp, now); found {
+		return v, r, nil
 	}
 	li := s.tenantListing(cmd.Tenant, cmd.Listing)
 	if li < 0 || s.listings.at(li).proto != cmd.ProtocolVersion || !s.listings.at(li).fresh {
 		return engine.AttemptView{}, engine.Result{Outcome: engine.NotFound}, nil
+	}
+	return s.joinListing(li, &draft, client, &ik, &fp, cmd.RelayOnly, now)
+}
+
+// replayAttempt answers a join or quick join whose idempotency record
+// exists (found): Conflict for another request, the attempt first created,
+// or Expired once it is gone.
+func (s *Store) replayAttempt(ik *idemKey, fp *[32]byte, now time.Duration) (v engine.AttemptView, r engine.Result, found bool) {
+	ii := s.findIdem(ik)
+	if ii < 0 {
+		return v, r, false
+	}
+	rec := s.idem.at(ii)
+	if rec.fp != *fp {
+		return v, engine.Result{Outcome: engine.Conflict}, true
+	}
+	if ai, ok := s.attemptByID.get(rec.res); ok {
+		return s.attemptView(ai, now), engine.Result{Replay: true}, true
+	}
+	return v, engine.Result{Outcome: engine.Expired}, true
+}
+
+// joinListing is the rest of a join to listing slot li, found, of the
+// join's tenant and protocol, with fresh presence: Full, then the pools
+// and quotas, then the attempt and its idempotency record.
+func (s *Store) joinListing(li int32, draft *attemptDraft, client subjectKey, ik *idemKey, fp *[32]byte, relayOnly bool, now time.Duration) (engine.AttemptView, engine.Result, error) {
+	if l := s.listings.at(li); l.players >= l.maxPlayers {
+		return engine.AttemptView{}, engine.Result{Outcome: engine.Full}, nil
 	}
 	if s.attempts.n >= s.lim.MaxAttempts {
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: engine.PoolAttempts}, nil
@@ -54,10 +75,10 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	if q := s.attemptQuota(client, s.listings.at(li).tenant); q != engine.PoolNone {
 		return engine.AttemptView{}, engine.Result{Outcome: engine.CapacityExceeded, Pool: q}, nil
 	}
-	ai := s.insertAttempt(&draft, li, client, now)
-	s.attempts.at(ai).relayOnly = cmd.RelayOnly || s.docs[li].spec.RelayOnlyJoins
+	ai := s.insertAttempt(draft, li, client, now)
+	s.attempts.at(ai).relayOnly = relayOnly || s.docs[li].spec.RelayOnlyJoins
 	a := s.attempts.at(ai)
-	s.addIdem(&ik, a.tenant, a.client, fp, a.id.UUID, now+s.lim.IdempotencyTTL)
+	s.addIdem(ik, a.tenant, a.client, *fp, a.id.UUID, now+s.lim.IdempotencyTTL)
 	return s.attemptView(ai, now), engine.Result{}, nil
 }
 

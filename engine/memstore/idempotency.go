@@ -12,13 +12,19 @@ type idemKind uint8
 const (
 	idemListing idemKind = iota + 1
 	idemAttempt
+	// idemQuickJoin is a quick join's: it creates an attempt too, but its
+	// key names a query, not a listing, so it is a namespace of its own.
+	idemQuickJoin
 )
 
 func (k idemKind) String() string {
-	if k == idemListing {
+	switch k {
+	case idemListing:
 		return "listing"
+	case idemAttempt:
+		return "attempt"
 	}
-	return "attempt"
+	return "quick join"
 }
 
 // idemRec remembers one creation: the request fingerprint and the ID of what it

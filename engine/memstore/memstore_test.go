@@ -183,8 +183,8 @@ func TestMemStoreBrowsePaging(t *testing.T) {
 
 // sameBrowseItems checks that BrowseItems answers q exactly as
 // BrowseVisible did: the same listings in order, the same more flag, and
-// items that agree with the views.
-func sameBrowseItems(t *testing.T, f *fx, q engine.Browse, views []engine.ListingView, more bool) {
+// items that agree with the views. It returns where the walk goes on.
+func sameBrowseItems(t *testing.T, f *fx, q engine.Browse, views []engine.ListingView, more bool) engine.BrowseNext {
 	t.Helper()
 	items, inext, r, err := f.s.BrowseItems(f.ctx, q, nil)
 	if err != nil || r.Outcome != engine.Success || inext.More != more || len(items) != len(views) {
@@ -193,10 +193,11 @@ func sameBrowseItems(t *testing.T, f *fx, q engine.Browse, views []engine.Listin
 	for i, it := range items {
 		v := &views[i]
 		if it.ID != v.ID || it.Spec != v.Spec || int(it.CurrentPlayers) != v.CurrentPlayers ||
-			it.LeaseExpiresAt != v.LeaseExpiresAt.UnixMilli() || string(it.Doc) != string(v.Doc) {
+			it.LeaseExpiresAt != v.LeaseExpiresAt.UnixMilli() || string(it.Doc) != string(v.Doc) || !it.Attributes.Equal(v.Attributes) {
 			t.Fatalf("item %d = %+v, view %+v", i, it, *v)
 		}
 	}
+	return inext
 }
 
 func TestMemStoreRejectionsChangeNothing(t *testing.T) {
@@ -258,6 +259,16 @@ func TestMemStoreRejectionsChangeNothing(t *testing.T) {
 	if cv.Version != 1 {
 		t.Fatalf("conflict view version = %d", cv.Version)
 	}
+	rc.SetAttributes, rc.Attributes = true, engine.Attributes{{Name: "mode", Str: "coop"}}
+	_, r, err = f.s.RenewLease(f.ctx, rc)
+	wantSame("attributes on a stale version", err, r, false, engine.Conflict)
+	rc.ExpectedVersion, rc.Attributes = 1, engine.Attributes{{Name: "Mode", Str: "coop"}}
+	_, r, err = f.s.RenewLease(f.ctx, rc)
+	wantSame("bad attribute name", err, r, true, 0)
+	rc.Attributes = engine.Attributes{{Name: "mode", Str: "a|b"}}
+	_, r, err = f.s.RenewLease(f.ctx, rc)
+	wantSame("bad attribute value", err, r, true, 0)
+	rc.SetAttributes, rc.ExpectedVersion = false, 5
 	rc.Owner = "pub-2"
 	_, r, err = f.s.RenewLease(f.ctx, rc)
 	wantSame("other owner", err, r, false, engine.NotFound)
@@ -275,6 +286,17 @@ func TestMemStoreRejectionsChangeNothing(t *testing.T) {
 	wantSame("browse items region", err, r, true, 0)
 	_, _, r, err = f.s.BrowseItems(cancelled, engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 5}, nil)
 	wantSame("cancelled browse items", err, r, true, 0)
+	_, _, r, err = f.s.BrowseItems(f.ctx, engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Limit: 5, Filter: engine.BrowseFilter{MinFreeSlots: -1}}, nil)
+	wantSame("browse bad filter", err, r, true, 0)
+	qj := engine.QuickJoin{
+		Join:  engine.CreateAttempt{Tenant: fxTenant, Client: "c", IdempotencyKey: "qj", ProtocolVersion: 7},
+		Query: engine.Browse{Tenant: fxTenant, ProtocolVersion: 7, Filter: engine.BrowseFilter{Strings: []engine.StringFilter{{Name: "mode", Values: []string{"none"}}}}},
+	}
+	_, r, err = f.s.QuickJoin(f.ctx, qj)
+	wantSame("quick join without a match", err, r, false, engine.NotFound)
+	qj.Query.ProtocolVersion = 8
+	_, r, err = f.s.QuickJoin(f.ctx, qj)
+	wantSame("quick join of another protocol", err, r, true, 0)
 	r, err = f.s.ConsumeReplay(f.ctx, engine.ConsumeReplay{Namespace: "n", Key: "k", Lifetime: time.Hour})
 	wantSame("replay lifetime", err, r, true, 0)
 	ops := []engine.Op{{Kind: 9}, {Kind: engine.OpPresence, Presence: engine.BindPresence{Handle: v.Presence}}}

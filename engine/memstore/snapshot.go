@@ -12,7 +12,8 @@ import (
 
 // Snapshot renders the whole state after cleanup (as any operation would
 // see it), deterministically sorted: flags, pool counts, every listing
-// (IDs, tenant, owner, version, players, spec, doc, deadlines, presence,
+// (IDs, tenant, owner, version, players, attributes, browse keys, spec,
+// doc, deadlines, presence,
 // attempts and pending list in order), attempt (bindings, consumed),
 // idempotency record, replay entry, revocation, tenant count and browse
 // index. Never a fingerprint or capability. O(state); for tests.
@@ -26,6 +27,7 @@ func (s *Store) Snapshot() string {
 	if s.draining.Load() {
 		fmt.Fprintf(&b, " drain_deadline=%v", s.drainDeadline)
 	}
+	fmt.Fprintf(&b, " browse_version=%d", s.browseVersion)
 	fmt.Fprintf(&b, "\npools listings=%d presence=%d attempts=%d replay=%d revocations=%d idempotency=%d in_flight=%d tombstones=%d\n",
 		s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.nRevocations(), s.idem.n, s.inFlight, s.tombs.n)
 
@@ -119,9 +121,11 @@ func (s *Store) snapListing(li int32) string {
 	} else {
 		b.WriteString(" presence_state=absent")
 	}
+	en := &s.bents[li]
+	fmt.Fprintf(&b, " attributes=%v created=%d key_version=%d", en.Attrs, en.Created, en.KeyVersion)
 	sp := s.docs[li].spec
-	fmt.Fprintf(&b, " spec={region=%q protocol=%d build=%q name=%q visibility=%v trust=%v players=%d max=%d metadata=%q relay_only_joins=%v} doc=%q",
-		sp.Region, sp.ProtocolVersion, sp.BuildVersion, sp.DisplayName, sp.Visibility, sp.TrustMode, sp.CurrentPlayers, sp.MaxPlayers, sp.Metadata, sp.RelayOnlyJoins, s.docs[li].doc)
+	fmt.Fprintf(&b, " spec={region=%q protocol=%d build=%q name=%q visibility=%v trust=%v players=%d max=%d metadata=%q relay_only_joins=%v attributes=%v} doc=%q",
+		sp.Region, sp.ProtocolVersion, sp.BuildVersion, sp.DisplayName, sp.Visibility, sp.TrustMode, sp.CurrentPlayers, sp.MaxPlayers, sp.Metadata, sp.RelayOnlyJoins, sp.Attributes, s.docs[li].doc)
 	b.WriteString(" attempts=[")
 	for ai := s.byListing.first(&l.attempts); ai >= 0; ai = s.byListing.next(ai) {
 		fmt.Fprintf(&b, " %v", s.attempts.at(ai).id)
