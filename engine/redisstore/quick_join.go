@@ -2,10 +2,7 @@ package redisstore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"slices"
 	"strconv"
 
 	"github.com/rendezvous/rendezvous/engine"
@@ -48,7 +45,8 @@ func (s *Store) QuickJoin(ctx context.Context, cmd engine.QuickJoin) (engine.Att
 	a := make([]string, qjArgs+3*n)
 	a[qjTenant], a[qjClient] = tenantArg(j.Tenant), string(j.Client)
 	a[qjIdem] = packKey('q', j.Tenant.Game, j.Tenant.Env, string(j.Client), j.IdempotencyKey)
-	a[qjRequest], a[qjProtocol] = quickJoinRequest(&cmd), strconv.FormatUint(uint64(j.ProtocolVersion), 10)
+	fp := cmd.Hash()
+	a[qjRequest], a[qjProtocol] = hex.EncodeToString(fp[:]), strconv.FormatUint(uint64(j.ProtocolVersion), 10)
 	a[qjRelayOnly], a[qjCount] = flagArg(j.RelayOnly), strconv.Itoa(n)
 	var caps [quickJoinCandidates]engine.Capability
 	for k, id := range ids {
@@ -76,53 +74,4 @@ func (s *Store) QuickJoin(ctx context.Context, cmd engine.QuickJoin) (engine.Att
 		}
 		return s.attemptResult(r, rest)
 	}
-}
-
-// quickJoinRequest is a quick join's request fingerprint (hex): its
-// tenant, protocol, region, filter and relay-only flag, canonically (the
-// filters sorted, as their order does not change what they match), so a
-// replay with the same key and another query is a conflict.
-func quickJoinRequest(cmd *engine.QuickJoin) string {
-	q, f := &cmd.Query, &cmd.Query.Filter
-	var b []byte
-	put := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	num := func(n int64) { b = binary.AppendVarint(b, n) }
-	put(q.Tenant.Game)
-	put(q.Tenant.Env)
-	num(int64(q.ProtocolVersion))
-	put(q.Region)
-	num(int64(f.MinFreeSlots))
-	num(int64(f.MinPlayers))
-	if f.HasMaxPlayers {
-		num(1)
-		num(int64(f.MaxPlayers))
-	} else {
-		num(0)
-	}
-	strs := make([]string, len(f.Strings))
-	for i, sf := range f.Strings {
-		vs := slices.Clone(sf.Values)
-		slices.Sort(vs)
-		vs = slices.Compact(vs)
-		strs[i] = packKey('s', append([]string{sf.Name}, vs...)...)
-	}
-	nums := make([]string, len(f.Numbers))
-	for i, nf := range f.Numbers {
-		nums[i] = packKey('n', nf.Name, nf.Op.String(), strconv.FormatInt(nf.Value, 10))
-	}
-	for _, set := range [2][]string{strs, nums} {
-		slices.Sort(set)
-		num(int64(len(set)))
-		for _, s := range set {
-			put(s)
-		}
-	}
-	if cmd.Join.RelayOnly {
-		num(1)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
