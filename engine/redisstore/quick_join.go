@@ -11,10 +11,10 @@ import (
 var _ engine.QuickJoiner = (*Store)(nil)
 
 // quickJoinCandidates is the most listings one quick join's call tries:
-// the candidates the local index finds first in the quick join's walk.
-// A candidate that a concurrent join fills, or that went meanwhile, is
-// passed over in the call; sixteen in a row is beyond what the index's
-// freshness (one sync call before the walk) lets happen but by a crowd.
+// the first the local index finds in the quick join's walk, at a version
+// at least as new as what Redis held when the quick join began. The call
+// checks each as it is then: one a renewal filled, or that went, since
+// the index's sync is passed over for the next.
 const quickJoinCandidates = 16
 
 // QuickJoin is one small sync call (the local index brought to what Redis
