@@ -18,9 +18,23 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 		return engine.AttemptView{}, engine.Result{}, err
 	}
 	fp := attemptFingerprint(cmd.Listing, cmd.ProtocolVersion, cmd.RelayOnly)
-	// Hash the caller-chosen keys once, outside the lock.
-	client, rev := s.subjectKey(cmd.Client), s.tenantRevKey(cmd.Tenant, cmd.Client)
-	ik := s.idemKey(idemAttempt, cmd.Tenant, cmd.Client, cmd.IdempotencyKey)
+	return s.join(ctx, idemAttempt, &cmd, fp, func() int32 {
+		li := s.tenantListing(cmd.Tenant, cmd.Listing)
+		if li < 0 || s.listings.at(li).proto != cmd.ProtocolVersion || !s.listings.at(li).fresh {
+			return -1
+		}
+		return li
+	})
+}
+
+// join is a join or quick join j (validated; its idempotency namespace
+// kind and request fingerprint fp): the caller-chosen keys are hashed and
+// the attempt drafted outside the commit lock; under it, admission, a
+// replay, then pick chooses the listing slot (-1: NotFound) and
+// joinListing does the rest.
+func (s *Store) join(ctx context.Context, kind idemKind, j *engine.CreateAttempt, fp [32]byte, pick func() int32) (engine.AttemptView, engine.Result, error) {
+	client, rev := s.subjectKey(j.Client), s.tenantRevKey(j.Tenant, j.Client)
+	ik := s.idemKey(kind, j.Tenant, j.Client, j.IdempotencyKey)
 	var draft attemptDraft
 	s.draftAttempt(&draft)
 	now, err := s.begin(ctx)
@@ -34,11 +48,11 @@ func (s *Store) CreateJoinAttempt(ctx context.Context, cmd engine.CreateAttempt)
 	if v, r, found := s.replayAttempt(&ik, &fp, now); found {
 		return v, r, nil
 	}
-	li := s.tenantListing(cmd.Tenant, cmd.Listing)
-	if li < 0 || s.listings.at(li).proto != cmd.ProtocolVersion || !s.listings.at(li).fresh {
+	li := pick()
+	if li < 0 {
 		return engine.AttemptView{}, engine.Result{Outcome: engine.NotFound}, nil
 	}
-	return s.joinListing(li, &draft, client, &ik, &fp, cmd.RelayOnly, now)
+	return s.joinListing(li, &draft, client, &ik, &fp, j.RelayOnly, now)
 }
 
 // replayAttempt answers a join or quick join whose idempotency record

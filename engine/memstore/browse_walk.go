@@ -30,25 +30,33 @@ type BrowseEntry struct {
 func (e *BrowseEntry) free() int32 { return e.MaxPlayers - e.Players }
 
 // BrowseScope is the browse indexes of one (tenant, protocol) or one
-// (tenant, protocol, region): every visible listing by ID, the not-full
-// ones by ID, those with each string attribute value by ID, and all of them
-// by (free slots, ID), (current players, ID) and (created, ID). The zero
-// value is empty and ready. Not safe for concurrent use.
+// (tenant, protocol, region): the visible listings by ID and by (current
+// players, ID), each split in those with a free slot and the full ones;
+// all of them by (free slots, ID) and by (created, ID); and those with
+// each string attribute value by ID. Every listing by ID (or by players)
+// is the merge of the two halves, so the split costs nothing in memory,
+// and "not full" in either order (quick join's walk among them) is one
+// set: no full listing is ever examined. The zero value is empty and
+// ready. Not safe for concurrent use.
 type BrowseScope struct {
-	byID, notFull          orderedSet
-	free, players, created orderedSet
-	strs                   map[attrValue]*orderedSet
+	open, full     orderedSet // by ID
+	openPl, fullPl orderedSet // by (current players, ID)
+	free, created  orderedSet
+	strs           map[attrValue]*orderedSet
 }
 
 // attrValue names one string attribute set: a name and one value.
 type attrValue struct{ name, value string }
 
 // Len is the number of listings in the scope.
-func (sc *BrowseScope) Len() int { return sc.byID.len() }
+func (sc *BrowseScope) Len() int { return sc.open.len() + sc.full.len() }
 
 // Contains reports whether the listing with ID id is in the scope.
-func (sc *BrowseScope) Contains(id engine.UUID) bool {
-	it := sc.byID.seekPos(setPos{id: id}, true, false)
+func (sc *BrowseScope) Contains(id engine.UUID) bool { return sc.open.has(id) || sc.full.has(id) }
+
+// has reports whether a set by ID holds id.
+func (s *orderedSet) has(id engine.UUID) bool {
+	it := s.seekPos(setPos{id: id}, true, false)
 	e, ok := it.next()
 	return ok && e.id == id
 }
@@ -56,7 +64,7 @@ func (sc *BrowseScope) Contains(id engine.UUID) bool {
 // Insert adds the listing at slot with entry e; false (and nothing changes)
 // if its ID is present.
 func (sc *BrowseScope) Insert(slot int32, e *BrowseEntry) bool {
-	if !sc.byID.insert(setEntry{id: e.ID, slot: slot}) {
+	if sc.Contains(e.ID) {
 		return false
 	}
 	sc.linkKeys(slot, e)
@@ -68,7 +76,7 @@ func (sc *BrowseScope) Insert(slot int32, e *BrowseEntry) bool {
 // Delete removes the listing e (as it was inserted or last updated); it
 // reports whether it was present.
 func (sc *BrowseScope) Delete(e *BrowseEntry) bool {
-	if !sc.byID.delete(setPos{id: e.ID}) {
+	if !sc.Contains(e.ID) {
 		return false
 	}
 	sc.unlinkKeys(e)
@@ -99,22 +107,26 @@ func sameAttrs(as, bs engine.Attributes) bool {
 	return as.Equal(bs)
 }
 
-func (sc *BrowseScope) linkKeys(slot int32, e *BrowseEntry) {
-	free := e.free()
-	sc.free.insert(setEntry{key: int64(free), id: e.ID, slot: slot})
-	sc.players.insert(setEntry{key: int64(e.Players), id: e.ID, slot: slot})
-	if free >= 1 {
-		sc.notFull.insert(setEntry{id: e.ID, slot: slot})
+// halves are the sets by ID and by players that e belongs to.
+func (sc *BrowseScope) halves(e *BrowseEntry) (byID, byPlayers *orderedSet) {
+	if e.free() >= 1 {
+		return &sc.open, &sc.openPl
 	}
+	return &sc.full, &sc.fullPl
+}
+
+func (sc *BrowseScope) linkKeys(slot int32, e *BrowseEntry) {
+	byID, byPlayers := sc.halves(e)
+	byID.insert(setEntry{id: e.ID, slot: slot})
+	byPlayers.insert(setEntry{key: int64(e.Players), id: e.ID, slot: slot})
+	sc.free.insert(setEntry{key: int64(e.free()), id: e.ID, slot: slot})
 }
 
 func (sc *BrowseScope) unlinkKeys(e *BrowseEntry) {
-	free := e.free()
-	sc.free.delete(setPos{key: int64(free), id: e.ID})
-	sc.players.delete(setPos{key: int64(e.Players), id: e.ID})
-	if free >= 1 {
-		sc.notFull.delete(setPos{id: e.ID})
-	}
+	byID, byPlayers := sc.halves(e)
+	byID.delete(setPos{id: e.ID})
+	byPlayers.delete(setPos{key: int64(e.Players), id: e.ID})
+	sc.free.delete(setPos{key: int64(e.free()), id: e.ID})
 }
 
 func (sc *BrowseScope) linkAttrs(slot int32, id engine.UUID, as engine.Attributes) {
@@ -176,7 +188,8 @@ var maxUUID = engine.UUID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 
 // The planner walks, in OrderID, the smallest of the sets by ID the filter
 // allows (every listing; the not-full ones when MinFreeSlots >= 1; those
 // with the value of a one-value string filter), and otherwise the order's
-// set, starting at and stopping past the key bounds the filter implies.
+// set (in OrderCurrentPlayers the not-full half alone when MinFreeSlots >=
+// 1), starting at and stopping past the key bounds the filter implies.
 // Every entry walked is checked with q.Filter.Match. The position returned
 // with More is the last entry the page consumed (returned, or examined and
 // rejected), so the next page starts right after it.
@@ -189,8 +202,8 @@ func (sc *BrowseScope) Walk(q *engine.Browse, ents []BrowseEntry, version uint64
 	if sc == nil {
 		return
 	}
-	set := sc.plan(q)
-	if set == nil {
+	a, b := sc.plan(q)
+	if a == nil {
 		return
 	}
 	lo, hi := keyBounds(q)
@@ -199,15 +212,18 @@ func (sc *BrowseScope) Walk(q *engine.Browse, ents []BrowseEntry, version uint64
 	if q.Order != engine.OrderID {
 		start.key = q.AfterKey
 	}
-	var it setIter
+	from, inclusive := start, false
 	switch {
 	case !desc && (!q.HasAfter || start.key < lo):
-		it = set.seekPos(setPos{key: lo}, true, false)
+		from, inclusive = setPos{key: lo}, true
 	case desc && (!q.HasAfter || start.key > hi):
-		it = set.seekPos(setPos{key: hi, id: maxUUID}, true, true)
-	default:
-		it = set.seekPos(start, false, desc)
+		from, inclusive = setPos{key: hi, id: maxUUID}, true
 	}
+	it := mergeIter{a: a.seekPos(from, inclusive, desc), desc: desc}
+	if b != nil {
+		it.b, it.two = b.seekPos(from, inclusive, desc), true
+	}
+	it.fill()
 	// A continuation in a Mutable order skips what moved after its first
 	// page: it may have been returned already under its old key.
 	skipMoved := q.HasAfter && q.Since != 0 && q.Order.Mutable()
@@ -240,19 +256,24 @@ func (sc *BrowseScope) Walk(q *engine.Browse, ents []BrowseEntry, version uint64
 	}
 }
 
-// plan picks the set q walks (nil: nothing can match).
-func (sc *BrowseScope) plan(q *engine.Browse) *orderedSet {
+// plan picks the set q walks, or the two whose merge it walks (a nil:
+// nothing can match; b nil: a alone).
+func (sc *BrowseScope) plan(q *engine.Browse) (a, b *orderedSet) {
+	open := q.Filter.MinFreeSlots >= 1
 	switch q.Order {
 	case engine.OrderFreeSlots:
-		return &sc.free
+		return &sc.free, nil
 	case engine.OrderCurrentPlayers:
-		return &sc.players
+		if open {
+			return &sc.openPl, nil
+		}
+		return &sc.openPl, &sc.fullPl
 	case engine.OrderCreated:
-		return &sc.created
+		return &sc.created, nil
 	}
-	best := &sc.byID
-	if q.Filter.MinFreeSlots >= 1 {
-		best = &sc.notFull
+	a, b, n := &sc.open, &sc.full, sc.Len()
+	if open {
+		b, n = nil, sc.open.len()
 	}
 	for i := range q.Filter.Strings {
 		sf := &q.Filter.Strings[i]
@@ -261,13 +282,51 @@ func (sc *BrowseScope) plan(q *engine.Browse) *orderedSet {
 		}
 		set := sc.strs[attrValue{name: sf.Name, value: sf.Values[0]}]
 		if set == nil {
-			return nil
+			return nil, nil
 		}
-		if set.len() < best.len() {
-			best = set
+		if set.len() < n {
+			a, b, n = set, nil, set.len()
 		}
 	}
-	return best
+	return a, b
+}
+
+// mergeIter walks one set, or the merge of two disjoint sets of the same
+// order, in one direction.
+type mergeIter struct {
+	a, b   setIter
+	ea, eb setEntry
+	oa, ob bool // ea, eb hold the next entry of a, b
+	two    bool
+	desc   bool
+}
+
+// fill loads each side's next entry.
+func (m *mergeIter) fill() {
+	m.ea, m.oa = m.a.next()
+	if m.two {
+		m.eb, m.ob = m.b.next()
+	}
+}
+
+// next returns the next entry of the merge; ok is false at the end.
+func (m *mergeIter) next() (e setEntry, ok bool) {
+	takeA := m.oa
+	if m.ob {
+		c := m.ea.pos().cmp(m.eb.pos())
+		takeA = m.oa && (c < 0) != m.desc
+	}
+	switch {
+	case takeA:
+		e = m.ea
+		m.ea, m.oa = m.a.next()
+	case m.ob:
+		e = m.eb
+		m.eb, m.ob = m.b.next()
+	default:
+		return e, false
+	}
+	return e, true
 }
 
 // keyBounds are the least and greatest keys of q's order a match can have.

@@ -13,16 +13,16 @@ import (
 // has a free slot, and in the set of each of its string attribute values;
 // and no set holds anything else. O(n); for invariant checks and tests.
 func (sc *BrowseScope) Check(ents []BrowseEntry) error {
-	for _, set := range []*orderedSet{&sc.byID, &sc.notFull, &sc.free, &sc.players, &sc.created} {
+	for _, set := range []*orderedSet{&sc.open, &sc.full, &sc.openPl, &sc.fullPl, &sc.free, &sc.created} {
 		if err := set.check(); err != nil {
 			return err
 		}
 	}
-	slots := make(map[engine.UUID]int32, sc.byID.len())
+	slots := make(map[engine.UUID]int32, sc.Len())
 	notFull, strs := 0, 0
-	if err := sc.byID.each(func(e setEntry) error {
-		if e.key != 0 || int(e.slot) >= len(ents) || ents[e.slot].ID != e.id {
-			return fmt.Errorf("listing %v at slot %d: entry names %v", e.id, e.slot, entryID(ents, e.slot))
+	if err := sc.eachID(func(e setEntry) error {
+		if _, dup := slots[e.id]; dup || e.key != 0 || e.slot < 0 || int(e.slot) >= len(ents) || ents[e.slot].ID != e.id {
+			return fmt.Errorf("listing %v at slot %d: entry names %v (or in both halves)", e.id, e.slot, entryID(ents, e.slot))
 		}
 		slots[e.id] = e.slot
 		en := &ents[e.slot]
@@ -52,17 +52,26 @@ func (sc *BrowseScope) Check(ents []BrowseEntry) error {
 	}
 	any := func(*BrowseEntry) bool { return true }
 	zero := func(*BrowseEntry) int64 { return 0 }
-	if err := member("free slots", &sc.free, len(slots), func(en *BrowseEntry) int64 { return int64(en.free()) }, any); err != nil {
-		return err
-	}
-	if err := member("players", &sc.players, len(slots), func(en *BrowseEntry) int64 { return int64(en.Players) }, any); err != nil {
-		return err
-	}
-	if err := member("created", &sc.created, len(slots), func(en *BrowseEntry) int64 { return en.Created }, any); err != nil {
-		return err
-	}
-	if err := member("not full", &sc.notFull, notFull, zero, func(en *BrowseEntry) bool { return en.free() >= 1 }); err != nil {
-		return err
+	open := func(en *BrowseEntry) bool { return en.free() >= 1 }
+	full := func(en *BrowseEntry) bool { return en.free() < 1 }
+	players := func(en *BrowseEntry) int64 { return int64(en.Players) }
+	for _, c := range []struct {
+		name string
+		set  *orderedSet
+		n    int
+		key  func(*BrowseEntry) int64
+		ok   func(*BrowseEntry) bool
+	}{
+		{"free slots", &sc.free, len(slots), func(en *BrowseEntry) int64 { return int64(en.free()) }, any},
+		{"created", &sc.created, len(slots), func(en *BrowseEntry) int64 { return en.Created }, any},
+		{"not full", &sc.open, notFull, zero, open},
+		{"full", &sc.full, len(slots) - notFull, zero, full},
+		{"not full by players", &sc.openPl, notFull, players, open},
+		{"full by players", &sc.fullPl, len(slots) - notFull, players, full},
+	} {
+		if err := member(c.name, c.set, c.n, c.key, c.ok); err != nil {
+			return err
+		}
 	}
 	inAttrs := 0
 	for k, set := range sc.strs {
@@ -107,6 +116,19 @@ func (s *Store) verifyBrowseEntry(li int32) error {
 	}
 	if en.KeyVersion > s.browseVersion {
 		return fmt.Errorf("key version %d after the store's %d", en.KeyVersion, s.browseVersion)
+	}
+	return nil
+}
+
+// eachID calls f for every listing of the scope in ID order, stopping at
+// the first error.
+func (sc *BrowseScope) eachID(f func(setEntry) error) error {
+	it := mergeIter{a: sc.open.first(false), b: sc.full.first(false), two: true}
+	it.fill()
+	for e, ok := it.next(); ok; e, ok = it.next() {
+		if err := f(e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (f *walkFixture) randomQuery() engine.Browse {
 // model is every match of q in q's order.
 func (f *walkFixture) model(q *engine.Browse) []engine.UUID {
 	var ids []engine.UUID
-	f.sc.byID.each(func(e setEntry) error {
+	f.sc.eachID(func(e setEntry) error {
 		en := &f.ents[e.slot]
 		if q.Filter.Match(en.Players, en.MaxPlayers, en.Attrs) {
 			ids = append(ids, en.ID)
@@ -198,5 +198,57 @@ func TestBrowseWalkSince(t *testing.T) {
 	sc.Walk(&q, ents, 6, &p)
 	if p.N != 2 || ents[p.Slots[0]].ID != uuidN(3) || ents[p.Slots[1]].ID != uuidN(4) || p.Next.More {
 		t.Fatalf("second page %d %v, next %+v", p.N, p.Slots[:p.N], p.Next)
+	}
+}
+
+// TestOrderedSetAppendFills: entries added past the end (a creation-time
+// set) fill whole chunks instead of leaving halves behind.
+func TestOrderedSetAppendFills(t *testing.T) {
+	var s orderedSet
+	for i := range 10 * chunkMax {
+		s.insert(setEntry{key: int64(i), id: uuidN(uint32(i)), slot: int32(i)})
+	}
+	if err := s.check(); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.chunks) != 10 {
+		t.Fatalf("%d chunks for %d appended entries, want 10", len(s.chunks), 10*chunkMax)
+	}
+}
+
+// TestOrderedSetDescending seeks and walks backwards against a sorted
+// slice.
+func TestOrderedSetDescending(t *testing.T) {
+	var s orderedSet
+	r := rand.New(rand.NewPCG(3, 4))
+	var all []setEntry
+	for len(all) < 500 {
+		e := setEntry{key: int64(r.IntN(10)), id: uuidN(uint32(r.IntN(1 << 20))), slot: int32(len(all))}
+		if s.insert(e) {
+			all = append(all, e)
+		}
+	}
+	slices.SortFunc(all, func(a, b setEntry) int { return a.pos().cmp(b.pos()) })
+	for range 200 {
+		p := setPos{key: int64(r.IntN(12) - 1), id: uuidN(uint32(r.IntN(1 << 20)))}
+		if r.IntN(3) == 0 {
+			p = all[r.IntN(len(all))].pos()
+		}
+		for _, inclusive := range []bool{false, true} {
+			var want []setEntry
+			for i := len(all) - 1; i >= 0; i-- {
+				if c := all[i].pos().cmp(p); c < 0 || inclusive && c == 0 {
+					want = append(want, all[i])
+				}
+			}
+			it := s.seekPos(p, inclusive, true)
+			var got []setEntry
+			for e, ok := it.next(); ok; e, ok = it.next() {
+				got = append(got, e)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("desc seek %v inclusive %v: %d entries, want %d", p, inclusive, len(got), len(want))
+			}
+		}
 	}
 }

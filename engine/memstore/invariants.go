@@ -340,7 +340,7 @@ func (s *Store) verifyTenants() error {
 		if r.scope.Len() != visible[bi] {
 			return fmt.Errorf("browse index %d holds %d, %d visible", bi, r.scope.Len(), visible[bi])
 		}
-		if err := r.scope.byID.each(func(e setEntry) error {
+		if err := r.scope.eachID(func(e setEntry) error {
 			if !s.listings.live(e.slot) || s.listings.at(e.slot).id.UUID != e.id {
 				return fmt.Errorf("browse index %d names a gone listing %v", bi, e.id)
 			}

@@ -26,7 +26,7 @@ func TestCheckInvariantsDetectsCorruption(t *testing.T) {
 	f("presence count", func(s *Store, li, ai int32) { s.nPresence++ })
 	f("in flight", func(s *Store, li, ai int32) { s.inFlight-- })
 	f("browse index", func(s *Store, li, ai int32) {
-		s.browse.at(s.listings.at(li).browseAll).scope.byID.delete(setPos{id: s.listings.at(li).id.UUID})
+		s.browse.at(s.listings.at(li).browseAll).scope.open.delete(setPos{id: s.listings.at(li).id.UUID})
 	})
 	f("pending list", func(s *Store, li, ai int32) { s.pending.remove(&s.listings.at(li).pending, ai) })
 	f("owner list", func(s *Store, li, ai int32) {

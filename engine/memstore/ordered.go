@@ -82,11 +82,7 @@ func search(c []setEntry, p setPos) int {
 func (s *orderedSet) insert(e setEntry) bool {
 	ep := e.pos()
 	if len(s.chunks) == 0 {
-		c := make([]setEntry, 1, chunkMax)
-		c[0] = e
-		s.chunks = append(s.chunks, c)
-		s.last = append(s.last, ep)
-		s.n++
+		s.appendChunk(e)
 		return true
 	}
 	ci := s.chunkFor(ep)
@@ -97,6 +93,13 @@ func (s *orderedSet) insert(e setEntry) bool {
 	p := search(c, ep)
 	if p < len(c) && c[p].pos() == ep {
 		return false
+	}
+	if len(c) == chunkMax && ci == len(s.chunks)-1 && p == len(c) {
+		// Past the last entry (the creation-time set grows this way):
+		// start a new chunk rather than split, so such a set's chunks
+		// stay full instead of half full.
+		s.appendChunk(e)
+		return true
 	}
 	if len(c) == chunkMax {
 		// Split in halves, then insert into the half that covers e.
@@ -124,6 +127,15 @@ func (s *orderedSet) insert(e setEntry) bool {
 	s.last[ci] = c[len(c)-1].pos()
 	s.n++
 	return true
+}
+
+// appendChunk adds e, after every entry, in a chunk of its own.
+func (s *orderedSet) appendChunk(e setEntry) {
+	c := make([]setEntry, 1, chunkMax)
+	c[0] = e
+	s.chunks = append(s.chunks, c)
+	s.last = append(s.last, e.pos())
+	s.n++
 }
 
 // delete removes the entry at position ep; it reports whether it was

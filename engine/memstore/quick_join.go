@@ -21,29 +21,14 @@ func (s *Store) QuickJoin(ctx context.Context, cmd engine.QuickJoin) (engine.Att
 	if err := engine.ValidateQuickJoin(&cmd); err != nil {
 		return engine.AttemptView{}, engine.Result{}, err
 	}
-	fp := cmd.Hash()
-	j := &cmd.Join
-	client, rev := s.subjectKey(j.Client), s.tenantRevKey(j.Tenant, j.Client)
-	ik := s.idemKey(idemQuickJoin, j.Tenant, j.Client, j.IdempotencyKey)
 	tk := s.tenantKey(cmd.Query.Tenant)
 	w := QuickJoinWalk(&cmd.Query, 1)
-	var draft attemptDraft
-	s.draftAttempt(&draft)
-	now, err := s.begin(ctx)
-	if err != nil {
-		return engine.AttemptView{}, engine.Result{}, err
-	}
-	defer s.end()
-	if r, stop := s.admitNewWork(client, &rev); stop {
-		return engine.AttemptView{}, r, nil
-	}
-	if v, r, found := s.replayAttempt(&ik, &fp, now); found {
-		return v, r, nil
-	}
-	var page BrowsePage
-	s.scopeOf(tk, &w).Walk(&w, s.bents, s.browseVersion, &page)
-	if page.N == 0 {
-		return engine.AttemptView{}, engine.Result{Outcome: engine.NotFound}, nil
-	}
-	return s.joinListing(page.Slots[0], &draft, client, &ik, &fp, j.RelayOnly, now)
+	return s.join(ctx, idemQuickJoin, &cmd.Join, cmd.Hash(), func() int32 {
+		var page BrowsePage
+		s.scopeOf(tk, &w).Walk(&w, s.bents, s.browseVersion, &page)
+		if page.N == 0 {
+			return -1
+		}
+		return page.Slots[0]
+	})
 }

@@ -97,7 +97,7 @@ func (s *Store) Snapshot() string {
 		if s.browse.live(i) {
 			r := s.browse.at(i)
 			var ids []string
-			r.scope.byID.each(func(e setEntry) error { ids = append(ids, e.id.String()); return nil }) // never fails
+			r.scope.eachID(func(e setEntry) error { ids = append(ids, e.id.String()); return nil }) // never fails
 			t := s.tenants.at(r.tenant).t
 			lines = append(lines, fmt.Sprintf("browse %s/%s protocol=%d region=%q refs=%d visible=%v", t.Game, t.Env, r.proto, r.region, r.refs, ids))
 		}

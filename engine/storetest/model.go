@@ -27,6 +27,7 @@ type model struct {
 	order       int
 
 	relay bool        // the store has the relay fallback (model_relay.go)
+	query bool        // the store has attributes and the Full refusal
 	tombs []*mAttempt // ended attempts whose tombstone the model holds
 }
 
@@ -35,6 +36,7 @@ type mListing struct {
 	alive          bool
 	version        uint64
 	players        int
+	attrs          engine.Attributes
 	leaseAt        time.Duration
 	presAt         time.Duration // fresh while presAt > now
 	seq            uint64
@@ -252,6 +254,9 @@ func (m *model) verify() {
 			t.Fatalf("model: listing #%d is alive; store GetListing = %v", l.createdInOrder, r.Outcome)
 		}
 		fresh := l.presAt > m.now
+		if !v.Attributes.Equal(l.attrs) {
+			t.Fatalf("listing #%d: store attributes %v, model %v", l.createdInOrder, v.Attributes, l.attrs)
+		}
 		if v.Version != l.version || v.CurrentPlayers != l.players || v.PresenceFresh != fresh ||
 			(fresh && (v.HostPublic != l.public || v.HostLocal != l.local)) || v.Lease != l.v.Lease || v.Presence != l.v.Presence {
 			t.Fatalf("listing #%d: store version %d players %d fresh %v public %v; model %d %d %v %v",

@@ -40,6 +40,8 @@ func (m *model) opCreateAttempt(in *stream) {
 			m.expect("CreateJoinAttempt", r, err, engine.Expired)
 		case !l.fresh(m.now) || pv != l.v.Spec.ProtocolVersion:
 			m.expect("CreateJoinAttempt", r, err, engine.NotFound)
+		case l.players >= l.v.Spec.MaxPlayers:
+			m.expect("CreateJoinAttempt", r, err, engine.Full)
 		case m.createShed("CreateJoinAttempt", r, err, full, m.attemptQuota(client)):
 		default:
 			m.expect("CreateJoinAttempt", r, err, engine.Success)

@@ -19,6 +19,9 @@ func (m *model) opCreateListing(in *stream) {
 	switch variant {
 	case 1:
 		sp.DisplayName = "Other host"
+		if m.query {
+			sp.Attributes = modelAttrs[1]
+		}
 	case 2:
 		sp.Visibility = engine.Unlisted
 		sp.Region = "us-east"
@@ -47,7 +50,7 @@ func (m *model) opCreateListing(in *stream) {
 				m.e.t.Fatalf("fresh CreateListing reported Replay")
 			}
 			m.order++
-			l := &mListing{v: v, alive: true, version: 1, players: sp.CurrentPlayers,
+			l := &mListing{v: v, alive: true, version: 1, players: sp.CurrentPlayers, attrs: sp.Attributes,
 				leaseAt: m.now + m.e.l.LeaseTTL, createdInOrder: m.order}
 			m.listings = append(m.listings, l)
 			m.idem["L|"+string(owner)+"|"+key] = &mIdem{request: request, listing: l, at: m.now + m.e.l.IdempotencyTTL, by: owner}
@@ -72,6 +75,12 @@ func (m *model) opRenew(in *stream) {
 		cmd.LeaseKey = m.e.presenceKey(l.v.Presence)
 	}
 	cmd.CurrentPlayers = in.n(10) - 1 // -1..8
+	if !m.query {                     // a store without the Full refusal: never full
+		cmd.CurrentPlayers = min(cmd.CurrentPlayers, l.v.Spec.MaxPlayers-1)
+	}
+	if in.n(4) == 0 && m.query {
+		cmd.SetAttributes, cmd.Attributes = true, modelAttrs[in.n(len(modelAttrs))]
+	}
 	m.guarded("RenewLease", func() bool {
 		v, r, err := m.e.s.RenewLease(m.e.ctx, cmd)
 		switch {
@@ -98,7 +107,10 @@ func (m *model) opRenew(in *stream) {
 			if cmd.CurrentPlayers >= 0 {
 				l.players = cmd.CurrentPlayers
 			}
-			if v.Version != l.version || v.CurrentPlayers != l.players {
+			if cmd.SetAttributes {
+				l.attrs = cmd.Attributes
+			}
+			if v.Version != l.version || v.CurrentPlayers != l.players || !v.Attributes.Equal(l.attrs) {
 				m.e.t.Fatalf("renew view version %d players %d, model %d %d", v.Version, v.CurrentPlayers, l.version, l.players)
 			}
 			return false
@@ -239,4 +251,13 @@ func (m *model) opRevokePrincipal(in *stream) {
 		m.revoked[s] = m.now + opsRevocationTTL
 		return false
 	})
+}
+
+// modelAttrs are the attributes the randomized test sets: none, and a few
+// sets that differ in values, types and count.
+var modelAttrs = []engine.Attributes{
+	nil,
+	{{Name: "mode", Str: "coop"}},
+	{{Name: "level", Num: 3, IsNum: true}, {Name: "mode", Str: "pvp"}},
+	{{Name: "level", Num: -4, IsNum: true}},
 }

@@ -76,6 +76,7 @@ func runOps(t *testing.T, f Factory, data []byte, o options) {
 	e := newEnv(t, f, opsLimits)
 	m := newModel(e)
 	m.relay = !o.noRelay
+	m.query = !o.noQuery
 	in := &stream{b: data}
 	for step := 0; step < MaxOpsSteps && !in.done() && !m.unavailable; step++ {
 		m.step(in)

@@ -56,13 +56,20 @@ func FactoryOf[S engine.Store](newStore func(engine.Limits, engine.Clock, *engin
 // Option adjusts the suite to a store's features.
 type Option func(*options)
 
-type options struct{ noRelay bool }
+type options struct{ noRelay, noQuery bool }
 
 // WithoutRelay is the capability flag of a store without the relay
 // fallback (the reference baseline): the Relay group then only proves that
 // every relay entry point answers *engine.UnsupportedError and changes
 // nothing.
 func WithoutRelay() Option { return func(o *options) { o.noRelay = true } }
+
+// WithoutBrowseQuery is the capability flag of a store without indexed
+// attributes, browse filters and orders, the Full refusal and quick join
+// (the reference baseline): the Query group is skipped and the randomized
+// test sets no attributes and never fills a listing. Every other store
+// must implement engine.ItemBrowser and engine.QuickJoiner and pass it.
+func WithoutBrowseQuery() Option { return func(o *options) { o.noQuery = true } }
 
 // Run runs the whole contract suite against the stores newStore makes. Each
 // case is a subtest, so `-run 'TestX/Idempotency'` selects a group.
@@ -95,6 +102,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 		{"Race", runRace},
 		{"RandomOps", func(t *testing.T, f Factory) { runRandomOps(t, f, o) }},
 		{"Relay", func(t *testing.T, f Factory) { runRelay(t, f, o) }},
+		{"Query", func(t *testing.T, f Factory) { runQuery(t, f, o) }},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newStore) })
