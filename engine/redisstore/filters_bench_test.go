@@ -13,7 +13,7 @@ import (
 // 25,000 visible listings, beside the unfiltered page and a plain join of
 // the same run (docs/benchmarks/shared-state.md):
 //
-//	go test -run '^$' -bench 'BenchmarkFiltered' -benchtime 2000x -count 3 ./engine/redisstore/
+//	go test -run '^$' -bench 'BenchmarkFiltered' -benchtime 2000x -count 1 ./engine/redisstore/
 //
 // A page is served from the instance's local index: its Redis cost is the
 // one sync call, whatever the filter and order. A quick join is that sync
