@@ -36,16 +36,23 @@ func filteredListing(i int) engine.CreateListing {
 	return c
 }
 
-// filteredQueries are the pages measured: the unfiltered page, and "not
-// full, mode = coop, most players first" (a server browser's question).
+// filteredQueries are the pages measured: the unfiltered page, each
+// filter and each order, and "not full, mode = coop, most players first"
+// (a server browser's question).
 var filteredQueries = []struct {
 	name string
 	q    engine.Browse
 }{
-	{"page=unfiltered", engine.Browse{Tenant: benchTenant, ProtocolVersion: 1, Limit: 100}},
-	{"page=notfull-coop-by-players", engine.Browse{Tenant: benchTenant, ProtocolVersion: 1, Limit: 100,
-		Order: engine.OrderCurrentPlayers, Desc: true, Filter: engine.BrowseFilter{MinFreeSlots: 1,
-			Strings: []engine.StringFilter{{Name: "mode", Values: []string{"coop"}}}}}},
+	{"page=unfiltered", engine.Browse{}},
+	{"page=notfull-coop-by-players", engine.Browse{Order: engine.OrderCurrentPlayers, Desc: true,
+		Filter: engine.BrowseFilter{MinFreeSlots: 1, Strings: []engine.StringFilter{{Name: "mode", Values: []string{"coop"}}}}}},
+	{"page=notfull", engine.Browse{Filter: engine.BrowseFilter{MinFreeSlots: 1}}},
+	{"page=players-2-to-4", engine.Browse{Filter: engine.BrowseFilter{MinPlayers: 2, MaxPlayers: 4, HasMaxPlayers: true}}},
+	{"page=coop-or-ctf", engine.Browse{Filter: engine.BrowseFilter{Strings: []engine.StringFilter{{Name: "mode", Values: []string{"coop", "ctf"}}}}}},
+	{"page=level-ge-25", engine.Browse{Filter: engine.BrowseFilter{Numbers: []engine.NumberFilter{{Name: "level", Op: engine.OpGe, Value: 25}}}}},
+	{"page=by-id-desc", engine.Browse{Desc: true}},
+	{"page=by-free-slots", engine.Browse{Order: engine.OrderFreeSlots}},
+	{"page=by-created-desc", engine.Browse{Order: engine.OrderCreated, Desc: true}},
 }
 
 func BenchmarkFiltered(b *testing.B) {
@@ -55,16 +62,21 @@ func BenchmarkFiltered(b *testing.B) {
 	e := newBenchEnvOf(b, filteredListings, filteredListing, engine.NewManualClock())
 	ctx := context.Background()
 	dst := make([]engine.BrowseItem, 0, 100)
+	scoped := func(q engine.Browse) engine.Browse {
+		q.Tenant, q.ProtocolVersion, q.Limit = benchTenant, 1, 100
+		return q
+	}
 	page := func(q engine.Browse) {
 		items, _, r, err := e.s.BrowseItems(ctx, q, dst[:0])
 		if err != nil || !r.OK() || len(items) != 100 {
 			b.Fatalf("%d %v %v", len(items), r.Outcome, err)
 		}
 	}
-	page(filteredQueries[0].q) // the instance's first page builds its index
+	page(scoped(filteredQueries[0].q)) // the instance's first page builds its index
 	for _, fq := range filteredQueries {
+		q := scoped(fq.q)
 		b.Run(fq.name, func(b *testing.B) {
-			e.run(b, 1, func(int) { page(fq.q) })
+			e.run(b, 1, func(int) { page(q) })
 			perOp(b, e)
 		})
 	}
@@ -87,7 +99,7 @@ func BenchmarkFiltered(b *testing.B) {
 	b.Run("op=quickjoin-notfull-coop", func(b *testing.B) {
 		e.run(b, 1, func(int) {
 			joins++
-			_, r, err := e.s.QuickJoin(ctx, engine.QuickJoin{Query: filteredQueries[1].q, Join: engine.CreateAttempt{
+			_, r, err := e.s.QuickJoin(ctx, engine.QuickJoin{Query: scoped(filteredQueries[1].q), Join: engine.CreateAttempt{
 				Tenant: benchTenant, ProtocolVersion: 1, Client: engine.Subject("q" + strconv.Itoa(joins)), IdempotencyKey: "q"}})
 			if err != nil || !r.OK() {
 				b.Fatalf("%v %v", r.Outcome, err)
