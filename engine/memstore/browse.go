@@ -40,7 +40,7 @@ func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.B
 		l := s.listings.at(li)
 		d := &s.docs[li]
 		dst = append(dst, engine.BrowseItem{
-			ID: l.id, Doc: d.doc, Spec: d.spec, CurrentPlayers: l.players, Attributes: s.bents[li].Attrs,
+			ID: l.id, Doc: d.doc, Spec: d.spec, CurrentPlayers: l.players, Attributes: d.attrs,
 			LeaseExpiresAt: s.wallMilli(s.leaseExp.deadline(li)),
 		})
 	}
@@ -87,7 +87,7 @@ func (s *Store) browsePage(tk tenantKey, q *engine.Browse, p *BrowsePage, full b
 	var sink time.Duration
 	for _, li := range p.Slots[:p.N] {
 		l := s.listings.at(li)
-		sink += time.Duration(l.players) + s.leaseExp.nd[li].dl + time.Duration(len(s.docs[li].doc)+len(s.bents[li].Attrs))
+		sink += time.Duration(l.players) + s.leaseExp.nd[li].dl + time.Duration(len(s.docs[li].doc)+len(s.docs[li].attrs))
 		if full {
 			// A ListingView also reads lines 0 and 2 of the record.
 			sink += time.Duration(l.lastSeq + l.version)

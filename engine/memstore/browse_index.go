@@ -93,4 +93,5 @@ func (s *Store) setBrowseEntry(li int32, cur *BrowseEntry) {
 		}
 	}
 	*old = *cur
+	s.docs[li].attrs = cur.Attrs
 }

@@ -202,7 +202,7 @@ func (sc *BrowseScope) Walk(q *engine.Browse, ents []BrowseEntry, version uint64
 	if sc == nil {
 		return
 	}
-	a, b := sc.plan(q)
+	a, b, implied := sc.plan(q)
 	if a == nil {
 		return
 	}
@@ -227,106 +227,112 @@ func (sc *BrowseScope) Walk(q *engine.Browse, ents []BrowseEntry, version uint64
 	// A continuation in a Mutable order skips what moved after its first
 	// page: it may have been returned already under its old key.
 	skipMoved := q.HasAfter && q.Since != 0 && q.Order.Mutable()
-	check := skipMoved || !q.Filter.IsZero()
-	var pos setPos
+	// The filter is checked per entry unless the set walked implies it.
+	check := skipMoved || !implied && !q.Filter.IsZero()
+	var last *setEntry // the last entry consumed
 	for {
 		if p.Examined == engine.BrowseExamineMax {
-			p.Next.More, p.Next.AfterKey, p.Next.After = true, pos.key, engine.ListingID{UUID: pos.id}
+			p.goOn(last)
 			return
 		}
-		e, ok := it.next()
-		if !ok || !desc && e.key > hi || desc && e.key < lo {
+		e := it.next()
+		if e == nil || !desc && e.key > hi || desc && e.key < lo {
 			return
 		}
 		p.Examined++
 		if check {
 			en := &ents[e.slot]
 			if skipMoved && en.KeyVersion > q.Since || !q.Filter.Match(en.Players, en.MaxPlayers, en.Attrs) {
-				pos = e.pos()
+				last = e
 				continue
 			}
 		}
 		if p.N == q.Limit {
-			p.Next.More, p.Next.AfterKey, p.Next.After = true, pos.key, engine.ListingID{UUID: pos.id}
+			p.goOn(last)
 			return
 		}
 		p.Slots[p.N] = e.slot
 		p.N++
-		pos = e.pos()
+		last = e
 	}
 }
 
+// goOn ends the page with More, the walk going on after last.
+func (p *BrowsePage) goOn(last *setEntry) {
+	p.Next.More, p.Next.AfterKey, p.Next.After = true, last.key, engine.ListingID{UUID: last.id}
+}
+
 // plan picks the set q walks, or the two whose merge it walks (a nil:
-// nothing can match; b nil: a alone).
-func (sc *BrowseScope) plan(q *engine.Browse) (a, b *orderedSet) {
-	open := q.Filter.MinFreeSlots >= 1
+// nothing can match; b nil: a alone), and whether every entry of it
+// matches q's filter (it is "not full" alone, or one string equality
+// alone, walked in its own set).
+func (sc *BrowseScope) plan(q *engine.Browse) (a, b *orderedSet, implied bool) {
+	f := &q.Filter
+	open := f.MinFreeSlots >= 1
+	notFullOnly := f.MinFreeSlots == 1 && f.MinPlayers == 0 && !f.HasMaxPlayers && len(f.Strings) == 0 && len(f.Numbers) == 0
 	switch q.Order {
 	case engine.OrderFreeSlots:
-		return &sc.free, nil
+		return &sc.free, nil, false
 	case engine.OrderCurrentPlayers:
 		if open {
-			return &sc.openPl, nil
+			return &sc.openPl, nil, notFullOnly
 		}
-		return &sc.openPl, &sc.fullPl
+		return &sc.openPl, &sc.fullPl, false
 	case engine.OrderCreated:
-		return &sc.created, nil
+		return &sc.created, nil, false
 	}
 	a, b, n := &sc.open, &sc.full, sc.Len()
 	if open {
-		b, n = nil, sc.open.len()
+		b, n, implied = nil, sc.open.len(), notFullOnly
 	}
-	for i := range q.Filter.Strings {
-		sf := &q.Filter.Strings[i]
+	for i := range f.Strings {
+		sf := &f.Strings[i]
 		if len(sf.Values) != 1 {
 			continue
 		}
 		set := sc.strs[attrValue{name: sf.Name, value: sf.Values[0]}]
 		if set == nil {
-			return nil, nil
+			return nil, nil, false
 		}
 		if set.len() < n {
 			a, b, n = set, nil, set.len()
+			implied = f.MinFreeSlots == 0 && f.MinPlayers == 0 && !f.HasMaxPlayers && len(f.Strings) == 1 && len(f.Numbers) == 0
 		}
 	}
-	return a, b
+	return a, b, implied
 }
 
 // mergeIter walks one set, or the merge of two disjoint sets of the same
-// order, in one direction.
+// order, in one direction, returning entries in place (no copies: the walk
+// reads every entry it examines through it).
 type mergeIter struct {
 	a, b   setIter
-	ea, eb setEntry
-	oa, ob bool // ea, eb hold the next entry of a, b
+	ea, eb *setEntry // the next entry of a, b (nil: none)
 	two    bool
 	desc   bool
 }
 
 // fill loads each side's next entry.
 func (m *mergeIter) fill() {
-	m.ea, m.oa = m.a.next()
+	m.ea = m.a.nextRef()
 	if m.two {
-		m.eb, m.ob = m.b.next()
+		m.eb = m.b.nextRef()
 	}
 }
 
-// next returns the next entry of the merge; ok is false at the end.
-func (m *mergeIter) next() (e setEntry, ok bool) {
-	takeA := m.oa
-	if m.ob {
-		c := m.ea.pos().cmp(m.eb.pos())
-		takeA = m.oa && (c < 0) != m.desc
-	}
-	switch {
-	case takeA:
-		e = m.ea
-		m.ea, m.oa = m.a.next()
-	case m.ob:
+// next returns the next entry of the merge, nil at the end.
+func (m *mergeIter) next() *setEntry {
+	e := m.ea
+	if e == nil || m.eb != nil && m.eb.before(e) != m.desc {
+		if m.eb == nil {
+			return nil
+		}
 		e = m.eb
-		m.eb, m.ob = m.b.next()
-	default:
-		return e, false
+		m.eb = m.b.nextRef()
+		return e
 	}
-	return e, true
+	m.ea = m.a.nextRef()
+	return e
 }
 
 // keyBounds are the least and greatest keys of q's order a match can have.

@@ -8,10 +8,11 @@ import (
 )
 
 // Check verifies the scope against ents (its entries by slot): every set
-// well formed; every listing by ID also in the free slots, players and
-// created sets under its entry's keys, in the not-full set exactly when it
-// has a free slot, and in the set of each of its string attribute values;
-// and no set holds anything else. O(n); for invariant checks and tests.
+// well formed; every listing in exactly one half by ID and the same half
+// by players (not full exactly when it has a free slot), in the free
+// slots and created sets, each under its entry's keys, and in the set of
+// each of its string attribute values; and no set holds anything else.
+// O(n); for invariant checks and tests.
 func (sc *BrowseScope) Check(ents []BrowseEntry) error {
 	for _, set := range []*orderedSet{&sc.open, &sc.full, &sc.openPl, &sc.fullPl, &sc.free, &sc.created} {
 		if err := set.check(); err != nil {
@@ -111,6 +112,9 @@ func (s *Store) verifyBrowseEntry(li int32) error {
 	if en.ID != l.id.UUID || en.Players != l.players || en.MaxPlayers != l.maxPlayers {
 		return fmt.Errorf("browse entry (%v, %d/%d) disagrees with its record", en.ID, en.Players, en.MaxPlayers)
 	}
+	if !sameSlice(en.Attrs, s.docs[li].attrs) {
+		return errors.New("browse entry and document entry hold different attributes")
+	}
 	if err := en.Attrs.Validate(); err != nil {
 		return fmt.Errorf("browse entry attributes: %w", err)
 	}
@@ -125,10 +129,15 @@ func (s *Store) verifyBrowseEntry(li int32) error {
 func (sc *BrowseScope) eachID(f func(setEntry) error) error {
 	it := mergeIter{a: sc.open.first(false), b: sc.full.first(false), two: true}
 	it.fill()
-	for e, ok := it.next(); ok; e, ok = it.next() {
-		if err := f(e); err != nil {
+	for e := it.next(); e != nil; e = it.next() {
+		if err := f(*e); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sameSlice reports whether as and bs are the same slice (not only equal).
+func sameSlice(as, bs engine.Attributes) bool {
+	return len(as) == len(bs) && (len(as) == 0 || &as[0] == &bs[0])
 }

@@ -74,5 +74,5 @@ func packListingDoc(src *engine.ListingSpec, doc []byte) listingDoc {
 	if len(doc) > 0 {
 		d = buf[:len(doc):len(doc)]
 	}
-	return listingDoc{spec: spec, doc: d}
+	return listingDoc{spec: spec, doc: d, attrs: spec.Attributes}
 }

@@ -1,6 +1,11 @@
 package memstore
 
-import "github.com/rendezvous/rendezvous/engine"
+import (
+	"cmp"
+	"encoding/binary"
+
+	"github.com/rendezvous/rendezvous/engine"
+)
 
 // orderedSet is a set of (key, listing ID, slot) entries ordered by (key,
 // ID): a sorted array of sorted chunks of at most chunkMax entries. A set
@@ -33,7 +38,20 @@ type setPos struct {
 
 func (e *setEntry) pos() setPos { return setPos{key: e.key, id: e.id} }
 
-// cmp orders positions by key, then ID.
+// before reports whether e comes before f in (key, ID) order.
+func (e *setEntry) before(f *setEntry) bool {
+	if e.key != f.key {
+		return e.key < f.key
+	}
+	if a, b := binary.BigEndian.Uint64(e.id[:8]), binary.BigEndian.Uint64(f.id[:8]); a != b {
+		return a < b
+	}
+	return binary.BigEndian.Uint64(e.id[8:]) < binary.BigEndian.Uint64(f.id[8:])
+}
+
+// cmp orders positions by key, then ID. The IDs compare as two big-endian
+// words, not byte by byte: the binary searches and the merge of two sets
+// call this for every step.
 func (p setPos) cmp(q setPos) int {
 	switch {
 	case p.key < q.key:
@@ -41,7 +59,10 @@ func (p setPos) cmp(q setPos) int {
 	case p.key > q.key:
 		return 1
 	}
-	return p.id.Compare(q.id)
+	if c := cmp.Compare(binary.BigEndian.Uint64(p.id[:8]), binary.BigEndian.Uint64(q.id[:8])); c != 0 {
+		return c
+	}
+	return cmp.Compare(binary.BigEndian.Uint64(p.id[8:]), binary.BigEndian.Uint64(q.id[8:]))
 }
 
 const chunkMax = 64
@@ -244,21 +265,31 @@ func (it *setIter) back() {
 
 // next returns the current entry and advances; ok is false at the end.
 func (it *setIter) next() (e setEntry, ok bool) {
+	if p := it.nextRef(); p != nil {
+		return *p, true
+	}
+	return e, false
+}
+
+// nextRef is next without the copy: the current entry in place (valid
+// until the set changes), nil at the end. The browse walk reads every
+// entry through it.
+func (it *setIter) nextRef() *setEntry {
 	if it.ci < 0 || it.ci >= len(it.s.chunks) {
-		return e, false
+		return nil
 	}
 	c := it.s.chunks[it.ci]
-	e = c[it.pi]
+	e := &c[it.pi]
 	if it.desc {
 		it.back()
-		return e, true
+		return e
 	}
 	it.pi++
 	if it.pi == len(c) {
 		it.ci++
 		it.pi = 0
 	}
-	return e, true
+	return e
 }
 
 // each calls f for every entry in order, stopping at the first error.

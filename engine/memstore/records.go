@@ -65,8 +65,12 @@ type attemptRec struct {
 }
 
 // listingDoc is the pointer-holding part of a listing, in a slice parallel
-// to the listing slab: its immutable spec and caller document.
+// to the listing slab: its immutable spec and caller document, and its live
+// attributes (the slice its browse entry holds, replaced together): a page
+// renders them from the entry it reads for the document, not from the
+// browse entry, one cache miss fewer per item.
 type listingDoc struct {
-	spec *engine.ListingSpec
-	doc  []byte
+	spec  *engine.ListingSpec
+	doc   []byte
+	attrs engine.Attributes
 }

@@ -15,7 +15,7 @@ func (s *Store) listingView(li int32, now time.Duration) engine.ListingView {
 		ID: l.id, Lease: l.lease, Presence: l.presence,
 		Tenant: s.tenants.at(l.tenant).t, Owner: s.subjects.at(l.owner).name,
 		Spec: s.docs[li].spec, Doc: s.docs[li].doc,
-		CurrentPlayers: int(l.players), Attributes: s.bents[li].Attrs, Version: l.version,
+		CurrentPlayers: int(l.players), Attributes: s.docs[li].attrs, Version: l.version,
 		LeaseExpiresAt: s.wall(d), LeaseTTL: d - now,
 		PresenceFresh: l.fresh,
 	}
