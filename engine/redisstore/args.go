@@ -26,6 +26,7 @@ const (
 	clProtocol
 	clPublic
 	clRegion
+	clAttrs
 	clArgs // the number of arguments
 )
 
@@ -38,6 +39,8 @@ const (
 	rnLeaseKey
 	rnVersion
 	rnPlayers
+	rnSetAttrs
+	rnAttrs
 	rnArgs
 )
 
@@ -58,6 +61,7 @@ const (
 	brRegion
 	brAfter
 	brLimit
+	brIDs
 	brArgs
 )
 
@@ -76,6 +80,21 @@ const (
 	caClientKey
 	caRelayOnly
 	caArgs
+)
+
+// rdv_quick_join (ARG.quick_join): the arguments before the candidates'.
+const (
+	qjTenant = iota
+	qjClient
+	qjIdem
+	qjRequest
+	qjProtocol
+	qjAttempt
+	qjHandle
+	qjClientKey
+	qjRelayOnly
+	qjCount
+	qjArgs
 )
 
 // rdv_bind_attempt (ARG.bind_attempt).

@@ -38,19 +38,25 @@ type benchEnv struct {
 var benchTenant = engine.Tenant{Game: "g", Env: "e"}
 
 func newBenchEnv(b *testing.B, listings int) *benchEnv {
+	return newBenchEnvOf(b, listings, benchListing, nil)
+}
+
+// newBenchEnvOf is newBenchEnv with the listings spec(0..listings-1) and,
+// when not nil, the store's clock.
+func newBenchEnvOf(b *testing.B, listings int, spec func(int) engine.CreateListing, clock engine.Clock) *benchEnv {
 	srv, c := dedicatedServerB(b)
 	l := engine.DefaultLimits()
 	l.MaxListings, l.MaxPresence, l.MaxIdempotency, l.MaxAttempts = 1<<20, 1<<20, 1<<21, 1<<20
 	l = l.WholePools()
 	k := engine.RandomKeyring()
-	s, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: l, Keyring: k, Timeout: 10 * time.Second})
+	s, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: l, Keyring: k, Timeout: 10 * time.Second, Clock: clock})
 	if err != nil {
 		b.Fatal(err)
 	}
 	e := &benchEnv{srv: srv, c: c, s: s, k: k}
 	cmds := make([]engine.CreateListing, listings)
 	for i := range cmds {
-		cmds[i] = benchListing(i)
+		cmds[i] = spec(i)
 	}
 	if e.views, err = s.CreateListingsPipelined(context.Background(), cmds); err != nil {
 		b.Fatal(err)

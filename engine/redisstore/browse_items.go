@@ -11,8 +11,9 @@ var _ engine.ItemBrowser = (*Store)(nil)
 
 // BrowseItems is BrowseVisible served from the instance's local browse
 // index (browse_mirror.go): one small call brings the index to what Redis
-// holds, then the page is read from memory. Same page, order, more flag
-// and outcomes as BrowseVisible.
+// holds, then the page is read from memory, walked as the in-memory store
+// walks it (filters, orders, continuation, examination bound). Same page,
+// order, more flag and outcomes as BrowseVisible.
 func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, engine.BrowseNext, engine.Result, error) {
 	if err := engine.ValidateBrowse(&q); err != nil {
 		return dst, engine.BrowseNext{}, engine.Result{}, err
@@ -23,12 +24,8 @@ func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.B
 	}
 	m := &s.mirror
 	m.mu.RLock()
-	dst, more := m.idx.page(&q, dst, s.wallMilli)
+	dst, next := m.idx.page(&q, m.ver, dst, s.wallMilli)
 	m.mu.RUnlock()
-	next := engine.BrowseNext{More: more}
-	if more {
-		next.After = dst[len(dst)-1].ID
-	}
 	return dst, next, engine.Result{}, nil
 }
 

@@ -12,7 +12,8 @@ import (
 
 // TestBrowseMirrorMemoryWithinTheMemoryStore: the local browse index of
 // n visible listings takes no more heap than the in-memory store holding
-// the same n listings with fresh presence.
+// the same n listings with fresh presence, each with three indexed
+// attributes (in both stores' per-value attribute sets).
 func TestBrowseMirrorMemoryWithinTheMemoryStore(t *testing.T) {
 	const n = 5000
 	ctx := context.Background()
@@ -20,7 +21,9 @@ func TestBrowseMirrorMemoryWithinTheMemoryStore(t *testing.T) {
 		return engine.CreateListing{Tenant: mirrorTenant, Owner: engine.Subject(fmt.Sprintf("o%d", i/50)),
 			IdempotencyKey: fmt.Sprintf("k%d", i), Spec: engine.ListingSpec{Region: []string{"eu", "us", "ap"}[i%3],
 				ProtocolVersion: 1, BuildVersion: "1.0.0", DisplayName: fmt.Sprintf("listing number %d", i),
-				Visibility: engine.Public, TrustMode: engine.PlayerHosted, MaxPlayers: 16},
+				Visibility: engine.Public, TrustMode: engine.PlayerHosted, MaxPlayers: 16, CurrentPlayers: i % 17,
+				Attributes: engine.Attributes{{Name: "level", Num: int64(i % 40), IsNum: true},
+					{Name: "map", Str: fmt.Sprintf("map%d", i%12)}, {Name: "mode", Str: []string{"coop", "versus"}[i%2]}}},
 			Doc: []byte(fmt.Sprintf(`{"display_name":"listing number %d","region":"eu","max_players":16}`, i))}
 	}
 	refreshAll := func(s engine.Store, k *engine.Keyring, views []engine.ListingView) {

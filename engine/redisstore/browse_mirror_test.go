@@ -104,7 +104,8 @@ var mirrorQueries = []engine.Browse{
 
 // check fails the test unless every page of every query, browsed through
 // via's local index, is the page BrowseVisible (Lua, on the shared state)
-// answers: the next browse on via shows every write acknowledged before.
+// answers: the next browse on via shows every write acknowledged before;
+// and via's index scopes are consistent (CheckBrowseIndex).
 func (f *mirrorFixture) check(via *redisstore.Store, what string) {
 	f.t.Helper()
 	ctx := context.Background()
@@ -122,6 +123,9 @@ func (f *mirrorFixture) check(via *redisstore.Store, what string) {
 			}
 			q.After, q.HasAfter = items[len(items)-1].ID, true
 		}
+	}
+	if err := via.CheckBrowseIndex(); err != nil {
+		f.t.Fatalf("after %s: %v", what, err)
 	}
 }
 

@@ -160,7 +160,7 @@ func (s *Store) wall(ticks int64) time.Time {
 // listingView decodes 70_views.lua's listingView.
 func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 	f, err := m.ToArray()
-	if err != nil || len(f) != 15 {
+	if err != nil || len(f) != 16 {
 		return engine.ListingView{}, false
 	}
 	spec := new(engine.ListingSpec)
@@ -173,6 +173,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 		Owner: engine.Subject(str(f[4])), Spec: spec, CurrentPlayers: int(num(f[7])),
 		LeaseExpiresAt: s.wall(num(f[9])), LeaseTTL: s.duration(num(f[10])), PresenceFresh: num(f[11]) == 1,
 		HostPublic: parseBinaryEndpoint(str(f[12])), HostLocal: parseBinaryEndpoint(str(f[13])), PresenceInstance: parseID(str(f[14])),
+		Attributes: parseAttrs(str(f[15])),
 	}
 	if doc := str(f[6]); doc != "" {
 		v.Doc = []byte(doc)
@@ -183,7 +184,7 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 
 // listingReadFields are get_listing.lua's answer: the listing's fields as
 // stored, its presence record while fresh and the instance it names.
-type listingReadFields [11]string
+type listingReadFields [12]string
 
 // listingRead decodes get_listing.lua's answer for listing id of tenant t:
 // the view is built here from the stored fields, not in the function.
@@ -200,6 +201,7 @@ func (s *Store) listingRead(m rueidis.RedisMessage, id engine.ListingID, t engin
 		ID: id, Lease: engine.LeaseID{UUID: parseID(f[0])}, Presence: engine.Handle{UUID: parseID(f[1])}, Tenant: t,
 		Owner: engine.Subject(f[2]), Spec: spec, CurrentPlayers: int(parseNum(f[5])),
 		LeaseExpiresAt: s.wall(parseNum(f[7])), LeaseTTL: s.duration(parseNum(f[8])), PresenceInstance: parseID(f[10]),
+		Attributes: parseAttrs(f[11]),
 	}
 	if f[4] != "" {
 		v.Doc = []byte(f[4])

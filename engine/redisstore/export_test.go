@@ -72,3 +72,34 @@ func (s *Store) PresenceRecordOf(ctx context.Context, id engine.ListingID) strin
 func (s *Store) RunScript(ctx context.Context, script string, args ...string) error {
 	return s.c.Do(ctx, s.c.B().Eval().Script(script).Numkeys(1).Key(s.prefix).Arg(args...).Build()).Error()
 }
+
+// CheckBrowseIndex verifies every scope of the instance's local browse
+// index (memstore.BrowseScope.Check) and that the scopes hold each listing
+// of the index once per scope it belongs to.
+func (s *Store) CheckBrowseIndex() error {
+	m := &s.mirror
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	x := m.idx
+	if x == nil {
+		return nil
+	}
+	held := 0
+	for k, sc := range x.sets {
+		if err := sc.Check(x.ents); err != nil {
+			return fmt.Errorf("scope %+v: %w", k, err)
+		}
+		held += sc.Len()
+	}
+	want := 0
+	for _, li := range x.byID {
+		want++
+		if x.rest[li].region != "" {
+			want++
+		}
+	}
+	if held != want {
+		return fmt.Errorf("the scopes hold %d entries, the index's listings belong in %d", held, want)
+	}
+	return nil
+}

@@ -69,6 +69,7 @@ func (s *Store) createListingArgs(cmd *engine.CreateListing) []string {
 	a[clPlayers], a[clMaxPlayers] = strconv.Itoa(cmd.Spec.CurrentPlayers), strconv.Itoa(cmd.Spec.MaxPlayers)
 	a[clProtocol] = strconv.FormatUint(uint64(cmd.Spec.ProtocolVersion), 10)
 	a[clPublic], a[clRegion] = boolArg(cmd.Spec.Visibility == engine.Public), cmd.Spec.Region
+	a[clAttrs] = attrsArg(cmd.Spec.Attributes)
 	return a[:]
 }
 

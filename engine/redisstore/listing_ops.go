@@ -22,6 +22,7 @@ func (s *Store) RenewLease(ctx context.Context, cmd engine.RenewLease) (engine.L
 	a[rnTenant], a[rnOwner], a[rnListing] = tenantArg(cmd.Tenant), string(cmd.Owner), uuidArg(cmd.Listing.UUID)
 	a[rnLease], a[rnLeaseKey] = uuidArg(cmd.Lease.UUID), fpArg(&cmd.LeaseKey)
 	a[rnVersion], a[rnPlayers] = strconv.FormatUint(cmd.ExpectedVersion, 10), strconv.Itoa(players)
+	a[rnSetAttrs], a[rnAttrs] = boolArg(cmd.SetAttributes), attrsArg(cmd.Attributes)
 	m, ok, nr, err := s.callAcked(ctx, "rdv_renew_lease", a[:]...)
 	if err != nil || nr {
 		return engine.ListingView{}, unconfirmed(nr), err

@@ -10,8 +10,9 @@
 // The Go files carry the memory store's names for the same transitions
 // (listing_create.go, listing_ops.go, attempt_create.go, attempt_ops.go,
 // presence_ops.go, relay_ops.go, revoke.go, tenant_revoke.go, replay.go,
-// drain.go, browse.go, batch.go, tenant_usage.go, invariants.go,
-// snapshot.go), so one name finds a transition in either store. A
+// drain.go, browse.go, quick_join.go, batch.go, tenant_usage.go,
+// invariants.go, snapshot.go), so one name finds a transition in either
+// store. A
 // function's arguments are named once on each side: ARG in
 // scripts/prelude/15_arguments.lua and the positions of args.go.
 //
@@ -23,6 +24,9 @@
 // visible listings; BrowseItems, the page HTTP serves, is read from the
 // instance's local copy of that index, kept in step by a change log the
 // same functions write (browse_mirror.go), with one small call per page.
+// Filters, orders and continuations, and a quick join's candidates, are
+// walked on that local copy with the in-memory store's walk
+// (browse_index.go).
 //
 // Capabilities are derived in Go from the shared engine.Keyring; Redis holds
 // fingerprints only. Time is the Redis server's (TIME, in microseconds,

@@ -1,7 +1,8 @@
 -- CreateListing. Arguments (ARG.create_listing): tenant, owner, idempotency
 -- key, request fingerprint, listing ID, lease ID, presence handle, lease
 -- key, presence record field (listing ID and presence key fingerprint,
--- binary), spec, doc, players, max players, protocol, public (1/0), region.
+-- binary), spec, doc, players, max players, protocol, public (1/0), region,
+-- attributes (attrsArg in Go, '' for none; the field 'at' is absent then).
 -- Order: unavailable, draining, revoked, idempotency (conflict, replay,
 -- expired), pools (listings, idempotency), quotas (owner listings, owner
 -- idempotency records, tenant listings, tenant idempotency records). The listing keeps its idempotency
@@ -27,6 +28,7 @@ redis.register_function('rdv_create_listing', function(keys, a)
     'lkey', a[at.lease_key], 'spec', a[at.spec], 'doc', a[at.doc], 'players', a[at.players],
     'maxp', a[at.max_players], 'proto', a[at.protocol], 'public', a[at.public], 'region', a[at.region],
     'ver', '1', 'dl', dl, 'ik', ik, 'prf', field, 'ct', I(NOW))
+  if a[at.attrs] ~= '' then call('HSET', P .. 'l:' .. id, 'at', a[at.attrs]) end
   call('HSET', P .. 'pr', field, 'i' .. SEQ_ZERO)
   call('ZADD', P .. 'lexp', dl, id)
   call('HSET', P .. 'ph', pres, id)

@@ -6,7 +6,7 @@
 -- record and the instance the record names are answered as stored, for Go
 -- to decode (listingRead in codec.go): {OK, 0, 0, {lease, presence handle,
 -- owner, spec, doc, players, version, lease deadline, ttl, record ('' when
--- not fresh), instance}}. It writes nothing, but is not flagged no-writes
+-- not fresh), instance, attributes}}. It writes nothing, but is not flagged no-writes
 -- (as rdv_state): a server that refuses writes refuses it too, and no
 -- promotion check is needed, since a promotion voids attempts only.
 redis.register_function('rdv_get_listing', function(keys, a)
@@ -15,7 +15,7 @@ redis.register_function('rdv_get_listing', function(keys, a)
   if META.draining and NOW >= META.drain_dl then return {NOT_FOUND, 0} end
   local at = ARG.get_listing
   local f = call('HMGET', P .. 'l:' .. a[at.listing], 'tenant', 'dl', 'lease', 'pres', 'owner', 'spec', 'doc', 'players',
-    'ver', 'prf', 'pi')
+    'ver', 'prf', 'pi', 'at')
   if f[1] ~= a[at.tenant] or tonumber(f[2]) <= NOW then return {NOT_FOUND, 0} end
   local rec = presenceRecord(f[10])
   local value = presenceValue(rec)
@@ -30,5 +30,5 @@ redis.register_function('rdv_get_listing', function(keys, a)
     if a[at.joinable] == '1' then return {NOT_FOUND, 0} end
     rec = ''
   end
-  return {OK, 0, 0, {f[3], f[4], f[5], f[6], f[7] or '', f[8], f[9], f[2], tonumber(f[2]) - NOW, rec, inst}}
+  return {OK, 0, 0, {f[3], f[4], f[5], f[6], f[7] or '', f[8], f[9], f[2], tonumber(f[2]) - NOW, rec, inst, f[12] or ''}}
 end)

@@ -14,7 +14,17 @@
 -- list keeps at least BLOG_KEEP entries: once it holds twice that, the
 -- older half goes in one LTRIM (amortised O(1) per entry). An instance
 -- whose version is older than the oldest kept entry rebuilds.
+--
+-- A listing's 'kv' is the log's version after its last players change (a
+-- renewal's; absent: none since its creation): a browse continuation in
+-- an order by players skips listings whose key moved after the walk began
+-- (engine.Browse.Since), on whichever instance it goes on.
 local BLOG_KEEP = 8192
+
+-- logVersion is the log's current version.
+local function logVersion()
+  return tonumber(call('HGET', P .. 'meta', 'blbase') or '0') + call('LLEN', P .. 'bl')
+end
 
 -- browseChanged logs a change of listing id; visible (true, false or nil
 -- when it stays visible) moves it in or out of 'bva'.

@@ -3,16 +3,16 @@
 
 -- listingView: id, lease, presence, tenant, owner, spec, doc, players,
 -- version, lease deadline, ttl, fresh, public, local, the instance the
--- host's presence last reached.
+-- host's presence last reached, attributes ('' when none).
 local function listingView(id)
   local f = call('HMGET', P .. 'l:' .. id, 'lease', 'pres', 'tenant', 'owner', 'spec', 'doc', 'players', 'ver', 'dl',
-    'prf', 'pi')
+    'prf', 'pi', 'at')
   local value = presenceValue(presenceRecord(f[10]))
   local pub, loc = presenceEndpoints(value)
   local fresh = 0
   if value then fresh = 1 end
   return {id, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], tonumber(f[9]) - NOW, fresh, pub, loc,
-    presenceInstance(value, f[11])}
+    presenceInstance(value, f[11]), f[12] or ''}
 end
 
 -- attemptView: id, handle, listing, tenant, client, deadline, ttl, host

@@ -4,13 +4,13 @@
 -- browseItem is listing id as the local index holds it: {id} when it is
 -- not visible (gone, private or its presence not fresh), else {id, tenant,
 -- protocol, region, doc, spec, players, max players, lease deadline,
--- creation time}. Cleanup has run, so pexp holds exactly the fresh
--- presences.
+-- creation time, attributes, key version ('kv')}. Cleanup has run, so pexp
+-- holds exactly the fresh presences.
 local function browseItem(id)
   local f = call('HMGET', P .. 'l:' .. id, 'public', 'tenant', 'proto', 'region', 'doc', 'spec', 'players', 'maxp',
-    'dl', 'ct')
+    'dl', 'ct', 'at', 'kv')
   if f[1] ~= '1' or not call('ZSCORE', P .. 'pexp', id) then return {id} end
-  return {id, f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10] or '0'}
+  return {id, f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10] or '0', f[11] or '', f[12] or '0'}
 end
 
 -- browseBegin is a browse read's start: when a presence or a lease is

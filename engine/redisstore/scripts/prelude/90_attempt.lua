@@ -1,5 +1,56 @@
--- Attempts after creation: endpoint binds, the one-time introduction and
--- the relay fallback's relay introduction and outcome reports.
+-- Attempts: their creation (a join's and a quick join's checks and
+-- writes), endpoint binds, the one-time introduction and the relay
+-- fallback's relay introduction and outcome reports.
+
+-- joinTarget checks listing lid as a join's target, for tenant at
+-- protocol proto with the presence handle pres the caller derived:
+-- NOT_FOUND (missing, another tenant or protocol or presence, the presence
+-- not fresh, or, when public is set, not public), then FULL (its host
+-- reports current_players >= max_players), else OK and its spec.
+local function joinTarget(lid, tenant, proto, pres, public)
+  local l = call('HMGET', P .. 'l:' .. lid, 'tenant', 'proto', 'pres', 'spec', 'players', 'maxp', 'public')
+  if l[1] ~= tenant or l[2] ~= proto or l[3] ~= pres or (public and l[7] ~= '1') or not call('ZSCORE', P .. 'pexp', lid) then
+    return NOT_FOUND
+  end
+  if tonumber(l[5]) >= tonumber(l[6]) then return FULL end
+  return OK, l[4]
+end
+
+-- joinQuota answers the pool or quota a new attempt of client in tenant
+-- would exceed (attempts, idempotency, the subject's attempts and
+-- idempotency records, the tenant's), else nil.
+local function joinQuota(tenant, client)
+  if call('ZCARD', P .. 'aexp') >= LIM.MAX_A then return P_ATTEMPTS end
+  if call('ZCARD', P .. 'iexp') >= LIM.MAX_I then return P_IDEM end
+  if call('SCARD', P .. 'ca:' .. client) >= LIM.SUBJECT_AQ then return Q_SUBJECT_ATTEMPTS end
+  if subjectIdem(client) >= LIM.SUBJECT_IQ then return Q_SUBJECT_IDEM end
+  return tenantQuota(tenant, 'a', LIM.TENANT_AQ, Q_TENANT_ATTEMPTS, 'aexp', LIM.MAX_A)
+end
+
+-- attemptCreate creates the attempt of a join (create_attempt.lua) or
+-- quick join (quick_join.lua) on listing lid (whose spec is spec) with
+-- host key hostKey, the other values read from a by the names both
+-- functions' positions at share: the transition's answer, RETRY when an
+-- ID collides (nothing written).
+local function attemptCreate(a, at, lid, hostKey, spec)
+  local tenant, client, aid, handle, ronly = a[at.tenant], a[at.client], a[at.attempt], a[at.handle], a[at.relay_only]
+  if call('EXISTS', P .. 'a:' .. aid) == 1 or call('HEXISTS', P .. 'ah', handle) == 1 then return {RETRY, 0} end
+  local seq = call('HINCRBY', P .. 'meta', 'seq', 1)
+  local dl = I(NOW + LIM.ATT_TTL)
+  if ronly == '0' and cjson.decode(spec).RelayOnlyJoins == true then ronly = '1' end
+  call('HSET', P .. 'a:' .. aid, 'handle', handle, 'listing', lid, 'tenant', tenant, 'client', client,
+    'hkey', hostKey, 'ckey', a[at.client_key], 'host', '', 'peer', '', 'consumed', '0', 'dl', dl, 'ronly', ronly)
+  call('ZADD', P .. 'aexp', dl, aid)
+  call('HSET', P .. 'ah', handle, aid)
+  call('ZADD', P .. 'la:' .. lid, seq, aid)
+  call('ZADD', P .. 'lp:' .. lid, seq, handle)
+  pendingSync(lid)
+  call('SADD', P .. 'ca:' .. client, aid)
+  tenantAdd(tenant, 'a', 1)
+  call('HINCRBY', P .. 'meta', 'inflight', 1)
+  addIdem(a[at.idem], aid, a[at.request], tenant, client)
+  return {OK, 0, 0, attemptView(aid)}
+end
 
 -- bindAttempt binds one role's endpoint and, when relayed is not '', its
 -- relayed address (recorded by the same rule, apart from the endpoint):
