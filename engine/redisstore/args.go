@@ -95,6 +95,7 @@ const (
 	asSubject
 	asAttempt
 	asHandle
+	asRevocation
 	asArgs
 )
 

@@ -14,6 +14,13 @@ var _ engine.ItemBrowser = (*Store)(nil)
 // holds, then the page is read from memory. Same page, order, more flag
 // and outcomes as BrowseVisible.
 func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, engine.BrowseNext, engine.Result, error) {
+	return s.browseItems(ctx, q, dst, nil)
+}
+
+// browseItems is BrowseItems; with subject, Revoked while *subject has a
+// revocation, global or confined to q.Tenant, at the page's instant
+// (BrowseItemsAs).
+func (s *Store) browseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem, subject *engine.Subject) ([]engine.BrowseItem, engine.BrowseNext, engine.Result, error) {
 	if err := engine.ValidateBrowse(&q); err != nil {
 		return dst, engine.BrowseNext{}, engine.Result{}, err
 	}
@@ -23,6 +30,10 @@ func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.B
 	}
 	m := &s.mirror
 	m.mu.RLock()
+	if subject != nil && m.rev.revoked(&q.Tenant, *subject, m.now) {
+		m.mu.RUnlock()
+		return dst, engine.BrowseNext{}, engine.Result{Outcome: engine.Revoked}, nil
+	}
 	dst, more := m.idx.page(&q, dst, s.wallMilli)
 	m.mu.RUnlock()
 	next := engine.BrowseNext{More: more}

@@ -16,7 +16,7 @@ local ARG = {
     public = 17, region = 18},
   renew_lease = {tenant = 3, owner = 4, listing = 5, lease = 6, lease_key = 7, version = 8, players = 9},
   delete_listing = {tenant = 3, owner = 4, listing = 5, lease = 6, lease_key = 7},
-  get_listing = {tenant = 3, listing = 4, joinable = 5},
+  get_listing = {tenant = 3, listing = 4, joinable = 5, subject = 6},
   browse = {tenant = 3, protocol = 4, region = 5, after = 6, limit = 7},
   -- rdv_browse_sync and rdv_browse_snapshot (browse_mirror.go).
   browse_sync = {version = 3, max = 4},
@@ -24,7 +24,7 @@ local ARG = {
   create_attempt = {tenant = 3, client = 4, idem = 5, request = 6, listing = 7, protocol = 8, attempt = 9,
     handle = 10, presence = 11, host_key = 12, client_key = 13, relay_only = 14},
   bind_attempt = {handle = 3, role = 4, key = 5, binding = 6, instance = 7, relayed = 8},
-  attempt_status = {tenant = 3, subject = 4, attempt = 5, handle = 6},
+  attempt_status = {tenant = 3, subject = 4, attempt = 5, handle = 6, revocation = 7},
   -- attempt_host, consume_introduction, introduction, mark_offered.
   by_handle = {handle = 3},
   presence_instance = {listing = 3},
