@@ -122,28 +122,26 @@ func (s *Store) loadRevocations(ctx context.Context, rev *revocationSet, gen str
 	return true, r, nil
 }
 
-// revoked answers Revoked and RevokedInTenant (t nil: global only). Once
-// the instance keeps a browse index, from its copy of the revocations,
-// brought to what Redis holds by a call shared with the pages in flight
-// (browseFresh); before, and when that call is refused, by a call of its
-// own (rdv_revoked).
+// revoked answers Revoked and RevokedInTenant (t nil: global only) from
+// the instance's copy of the revocations, brought to what Redis holds by a
+// call shared with the pages and checks in flight (browseFresh: the
+// instance's first builds its browse index, as its first page would); when
+// that call is refused (the deployment marked unavailable), by a call of
+// its own (rdv_revoked), which answers then too.
 func (s *Store) revoked(ctx context.Context, t *engine.Tenant, subject engine.Subject) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	m := &s.mirror
-	m.mu.RLock()
-	ready := m.ready
-	m.mu.RUnlock()
-	if ready {
-		if r, err := s.browseFresh(ctx); err == nil && r.Outcome == engine.Success {
-			m.mu.RLock()
-			rev := m.rev.revoked(t, subject, m.now)
-			m.mu.RUnlock()
-			return rev, nil
-		} else if err != nil && ctx.Err() != nil {
-			return false, err
-		}
+	r, err := s.browseFresh(ctx)
+	if err == nil && r.Outcome == engine.Success {
+		m := &s.mirror
+		m.mu.RLock()
+		rev := m.rev.revoked(t, subject, m.now)
+		m.mu.RUnlock()
+		return rev, nil
+	}
+	if err != nil {
+		return false, err
 	}
 	tenant := ""
 	if t != nil {
