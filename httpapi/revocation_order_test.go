@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
-	"github.com/rendezvous/rendezvous/engine/redisstore"
 	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 )
 
@@ -19,18 +18,8 @@ import (
 // client connected to it.
 func redisHarness(t *testing.T) (*harness, rueidis.Client) {
 	t.Helper()
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
-	limits, k := testLimits(), engine.RandomKeyring()
-	st, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: limits, Keyring: k})
-	if err != nil {
-		t.Fatalf("redisstore.New: %v", err)
-	}
-	return newHarness(t, limits, func(cfg *Config) { cfg.Store, cfg.Keys = st, k }), c
+	c, instance := redisDeployment(t)
+	return instance(), c
 }
 
 // functionCalls counts the Redis function calls served so far: every call
@@ -74,11 +63,7 @@ func TestRedisCreateRenewJoinAreOneCallEach(t *testing.T) {
 // the routes that leave revocation to their transition still answer a
 // revoked principal 403 revoked before anything else.
 func TestRevokedBeforeEveryOtherAnswerOfTheTransitionRoutes(t *testing.T) {
-	t.Run("memory", func(t *testing.T) { revokedFirst(t, newHarness(t, testLimits())) })
-	t.Run("redis", func(t *testing.T) {
-		h, _ := redisHarness(t)
-		revokedFirst(t, h)
-	})
+	onBothStores(t, revokedFirst)
 }
 
 // revokedFirst revokes pub-1 in its tenant and cli-1 everywhere, then

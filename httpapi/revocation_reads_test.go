@@ -25,6 +25,15 @@ import (
 // store, and returns them with the client connected to it.
 func redisPair(t *testing.T) (a, b *harness, c rueidis.Client) {
 	t.Helper()
+	c, instance := redisDeployment(t)
+	return instance(), instance(), c
+}
+
+// redisDeployment connects to a redis-server of the test's own and returns
+// the client and a function that starts an API on another instance (a
+// store) of one deployment there.
+func redisDeployment(t *testing.T) (rueidis.Client, func() *harness) {
+	t.Helper()
 	srv := redistest.Require(t)
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
 	if err != nil {
@@ -32,14 +41,14 @@ func redisPair(t *testing.T) (a, b *harness, c rueidis.Client) {
 	}
 	t.Cleanup(c.Close)
 	limits, k := testLimits(), engine.RandomKeyring()
-	instance := func() *harness {
+	return c, func() *harness {
+		t.Helper()
 		st, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: limits, Keyring: k})
 		if err != nil {
 			t.Fatalf("redisstore.New: %v", err)
 		}
 		return newHarness(t, limits, func(cfg *Config) { cfg.Store, cfg.Keys = st, k })
 	}
-	return instance(), instance(), c
 }
 
 // readRoutes are the read requests of the test: browse and a listing read
@@ -107,10 +116,16 @@ func TestRedisReadsAreOneCallEach(t *testing.T) {
 // refused for any later reason (role, 400, 404), answer the same 403
 // revoked as a route checked before its operation.
 func TestRevokedBeforeEveryOtherAnswerOfTheReadRoutes(t *testing.T) {
-	t.Run("memory", func(t *testing.T) { readsRevokedFirst(t, newHarness(t, testLimits())) })
+	onBothStores(t, readsRevokedFirst)
+}
+
+// onBothStores runs check on an API on the memory store, then on one on
+// the Redis store.
+func onBothStores(t *testing.T, check func(*testing.T, *harness)) {
+	t.Run("memory", func(t *testing.T) { check(t, newHarness(t, testLimits())) })
 	t.Run("redis", func(t *testing.T) {
 		h, _ := redisHarness(t)
-		readsRevokedFirst(t, h)
+		check(t, h)
 	})
 }
 

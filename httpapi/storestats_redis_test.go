@@ -17,7 +17,7 @@ import (
 )
 
 // revocationCounter counts the revocation checks of authenticated
-// requests, which are the store's (one call each) and not figures.
+// requests, which are the store's (at most one call each) and not figures.
 type revocationCounter struct {
 	*redisstore.Store
 	checks atomic.Int64
@@ -39,9 +39,10 @@ func (s *revocationCounter) RevokedInTenant(ctx context.Context, t engine.Tenant
 // call per second of the run (plus the first): every reader shares the
 // cached figures and their refresh. Without the cache, one /metrics scrape
 // alone read the store for each of its twelve pool gauges. An
-// authenticated route also checks its caller's revocation, one call per
-// request (a revocation holds on every route at once); /readyz and the
-// unauthenticated metrics listener have none.
+// authenticated route also checks its caller's revocation, with at most
+// one call per request, shared with the requests in flight (a revocation
+// holds on every route at once); /readyz and the unauthenticated metrics
+// listener have none.
 func TestRedisScrapesCostAtMostOneCallASecond(t *testing.T) {
 	srv := redistest.Require(t)
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
