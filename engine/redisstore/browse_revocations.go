@@ -34,10 +34,10 @@ func newRevocationSet(max int) *revocationSet {
 }
 
 // revocationMember reports whether item f (of rdv_browse_sync) is a
-// revocation's, {member, deadline}: a member's second byte is a NUL, a
-// listing ID's a hex digit.
+// revocation's: its first element is a member, whose second byte is a NUL
+// (a listing ID's is a hex digit).
 func revocationMember(f []rueidis.RedisMessage) (string, bool) {
-	if len(f) != 2 {
+	if len(f) == 0 {
 		return "", false
 	}
 	m := str(f[0])
@@ -48,7 +48,7 @@ func revocationMember(f []rueidis.RedisMessage) (string, bool) {
 // the time of the call that answered it; false for an item it cannot read.
 func (r *revocationSet) apply(f []rueidis.RedisMessage, now int64) bool {
 	m, ok := revocationMember(f)
-	if !ok {
+	if !ok || len(f) != 2 {
 		return false
 	}
 	d, err := strconv.ParseFloat(str(f[1]), 64)
@@ -78,7 +78,7 @@ func (r *revocationSet) prune(now int64) {
 // revoked reports whether subject has a revocation live at now: a global
 // one or, t not nil, one confined to *t. It does not allocate.
 func (r *revocationSet) revoked(t *engine.Tenant, subject engine.Subject, now int64) bool {
-	if len(r.dl) == 0 {
+	if r == nil || len(r.dl) == 0 {
 		return false
 	}
 	var buf [400]byte // a subject is at most 256 bytes, a tenant's parts 64 each

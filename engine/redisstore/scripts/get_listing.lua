@@ -16,7 +16,8 @@ redis.register_function('rdv_get_listing', function(keys, a)
   setup(keys, a, false)
   if unavailable() then return {UNAVAILABLE, 0} end
   local at = ARG.get_listing
-  if a[at.subject] ~= '' and liveRevocation(a[at.tenant], a[at.subject]) then return {REVOKED, 0} end
+  local subject = a[at.subject] or ''
+  if subject ~= '' and liveRevocation(a[at.tenant], subject) then return {REVOKED, 0} end
   if META.draining and NOW >= META.drain_dl then return {NOT_FOUND, 0} end
   local f = call('HMGET', P .. 'l:' .. a[at.listing], 'tenant', 'dl', 'lease', 'pres', 'owner', 'spec', 'doc', 'players',
     'ver', 'prf', 'pi')
