@@ -34,12 +34,7 @@ func redisPair(t *testing.T) (a, b *harness, c rueidis.Client) {
 // store) of one deployment there.
 func redisDeployment(t *testing.T) (rueidis.Client, func() *harness) {
 	t.Helper()
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
+	_, c := redisConnected(t)
 	limits, k := testLimits(), engine.RandomKeyring()
 	return c, func() *harness {
 		t.Helper()
@@ -49,6 +44,19 @@ func redisDeployment(t *testing.T) (rueidis.Client, func() *harness) {
 		}
 		return newHarness(t, limits, func(cfg *Config) { cfg.Store, cfg.Keys = st, k })
 	}
+}
+
+// redisConnected starts a redis-server of the test's own and connects to
+// it.
+func redisConnected(t *testing.T) (*redistest.Server, rueidis.Client) {
+	t.Helper()
+	srv := redistest.Require(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatalf("connecting to redis-server: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return srv, c
 }
 
 // readRoutes are the read requests of the test: browse and a listing read

@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/rendezvous/rendezvous/engine/redisstore"
-	"github.com/rendezvous/rendezvous/engine/redisstore/redistest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -44,12 +42,7 @@ func (s *revocationCounter) RevokedInTenant(ctx context.Context, t engine.Tenant
 // holds on every route at once); /readyz and the unauthenticated metrics
 // listener have none.
 func TestRedisScrapesCostAtMostOneCallASecond(t *testing.T) {
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
+	_, c := redisConnected(t)
 	limits, k := testLimits(), engine.RandomKeyring()
 	rs, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: limits, Keyring: k})
 	if err != nil {
@@ -132,12 +125,7 @@ func promValue(body []byte, series string) (float64, bool) {
 // call bound, and ready again within the maximum age (plus room) once it
 // answers again.
 func TestRedisReadinessFollowsAnOutage(t *testing.T) {
-	srv := redistest.Require(t)
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("connecting to redis-server: %v", err)
-	}
-	t.Cleanup(c.Close)
+	srv, c := redisConnected(t)
 	limits, k := testLimits(), engine.RandomKeyring()
 	st, err := redisstore.New(context.Background(), redisstore.Config{Client: c, Limits: limits, Keyring: k})
 	if err != nil {

@@ -23,6 +23,9 @@
 // visible listings; BrowseItems, the page HTTP serves, is read from the
 // instance's local copy of that index, kept in step by a change log the
 // same functions write (browse_mirror.go), with one small call per page.
+// The log carries the revocations too, so the instance checks a request's
+// caller against its own copy (browse_revocations.go); the single reads an
+// authenticated request makes decide it in their own call (reads_as.go).
 //
 // Capabilities are derived in Go from the shared engine.Keyring; Redis holds
 // fingerprints only. Time is the Redis server's (TIME, in microseconds,
