@@ -122,26 +122,32 @@ func (s *Store) loadRevocations(ctx context.Context, rev *revocationSet, gen str
 	return true, r, nil
 }
 
-// revoked answers Revoked and RevokedInTenant (t nil: global only) from
-// the instance's copy of the revocations, brought to what Redis holds by a
-// call shared with the pages and checks in flight (browseFresh: the
-// instance's first builds its browse index, as its first page would); when
-// that call is refused (the deployment marked unavailable), by a call of
-// its own (rdv_revoked), which answers then too.
+// revoked answers Revoked and RevokedInTenant (t nil: global only). On an
+// instance that keeps a browse index (it has served a page), from its copy
+// of the revocations, brought to what Redis holds by a call shared with the
+// pages and checks in flight (browseFresh). Before, and when that call is
+// refused (the deployment marked unavailable, a server refusing writes), by
+// a call of its own (rdv_revoked, a read every server answers): an instance
+// that serves no page builds no index, and a refusal costs no rebuild.
 func (s *Store) revoked(ctx context.Context, t *engine.Tenant, subject engine.Subject) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	r, err := s.browseFresh(ctx)
-	if err == nil && r.Outcome == engine.Success {
-		m := &s.mirror
-		m.mu.RLock()
-		rev := m.rev.revoked(t, subject, m.now)
-		m.mu.RUnlock()
-		return rev, nil
-	}
-	if err != nil {
-		return false, err
+	m := &s.mirror
+	m.mu.RLock()
+	ready := m.ready
+	m.mu.RUnlock()
+	if ready {
+		r, err := s.browseFresh(ctx)
+		if err == nil && r.Outcome == engine.Success {
+			m.mu.RLock()
+			rev := m.rev.revoked(t, subject, m.now)
+			m.mu.RUnlock()
+			return rev, nil
+		}
+		if err != nil {
+			return false, err
+		}
 	}
 	tenant := ""
 	if t != nil {
