@@ -70,7 +70,8 @@ shared_latency() {
 # Redis function calls (INFO commandstats, after CONFIG RESETSTAT) of
 # 1,000 unauthenticated scrapes, 25 at a time (half /metrics on the
 # metrics listener, half /readyz), of 1,000 GET /v1/admin/stats (the global
-# operator's: each also checks its caller's revocation, one call), and of
+# operator's: they share its revocation check as they share the figures,
+# one call a second), and of
 # an idle stretch before them (the instance's registration renewals).
 # Written to $OUT/scrapes-redis.txt as key=value lines.
 shared_scrapes() {

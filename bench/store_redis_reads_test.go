@@ -6,21 +6,24 @@ import (
 	"testing"
 
 	"github.com/rendezvous/rendezvous/engine"
+	"github.com/rendezvous/rendezvous/engine/redisstore"
 )
 
 // BenchmarkRedisStoreReads measures the Redis store's single reads at the
-// full fill, as BenchmarkRedisStore does its transitions: a listing read
-// (GET /v1/listings/{id}, the joinable check of a join's lookup alike) and
-// an attempt's status (GET .../join-attempts/{id}) by its client. Each is
-// one call of a fixed number of key reads whatever the fill.
+// full fill, as BenchmarkRedisStore does its transitions, as the HTTP API
+// makes them: a listing read (GET /v1/listings/{id}) and an attempt's
+// status (GET .../join-attempts/{id}) by its client, each deciding its
+// caller's revocation in the same call (GetListingAs, AttemptStatusAs).
+// Each is one call of a fixed number of key reads whatever the fill.
 func BenchmarkRedisStoreReads(b *testing.B) {
 	ctx := context.Background()
 	b.Run("op=get", func(b *testing.B) {
 		f := redisFixture(b)
+		rs := f.s.(*redisstore.Store)
 		measureRedis(b, 1, func() {
 			for b.Loop() {
 				i := f.pick()
-				v, r, err := f.s.GetListing(ctx, engine.GetListing{Tenant: storeTenant, Listing: f.ls[i].ID})
+				v, r, err := rs.GetListingAs(ctx, "reader", engine.GetListing{Tenant: storeTenant, Listing: f.ls[i].ID, Joinable: true})
 				if err != nil || !r.OK() || v.ID != f.ls[i].ID || !v.PresenceFresh {
 					b.Fatalf("get: %v %v", r.Outcome, err)
 				}
@@ -46,10 +49,11 @@ func BenchmarkRedisStoreReads(b *testing.B) {
 		}
 		f.serial++
 		j := 0
+		rs := f.s.(*redisstore.Store)
 		measureRedis(b, 1, func() {
 			for b.Loop() {
 				j = (j + 1) % n
-				st, r, err := f.s.AttemptStatus(ctx, engine.GetAttempt{Tenant: storeTenant, Subject: clients[j], Attempt: ids[j]})
+				st, r, err := rs.AttemptStatusAs(ctx, engine.GetAttempt{Tenant: storeTenant, Subject: clients[j], Attempt: ids[j]})
 				if err != nil || !r.OK() || st.Attempt != ids[j] {
 					b.Fatalf("status: %v %v", r.Outcome, err)
 				}

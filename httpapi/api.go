@@ -80,8 +80,11 @@ type API struct {
 	log        *slog.Logger
 	metrics    *httpMetrics
 	storeStats *StoreStats // the store figures of scrapes and probes (storestats.go)
-	writeProm  func(w io.Writer)
-	regions    *regionInterner
+	// monitorRevocations shares the monitoring routes' revocation checks
+	// for as long as storeStats shares their figures.
+	monitorRevocations *monitorRevocations
+	writeProm          func(w io.Writer)
+	regions            *regionInterner
 	// storeErrLog bounds the log lines of failed store calls: an
 	// unreachable store fails every request, one line a second says so.
 	storeErrLog logLimiter
@@ -139,6 +142,7 @@ func New(cfg Config) (*API, error) {
 	if a.storeStats == nil {
 		a.storeStats = NewStoreStats(cfg.Store, 0)
 	}
+	a.monitorRevocations = newMonitorRevocations(a.storeStats.maxAge)
 	a.metrics = newHTTPMetrics(set, a.storeStats, cfg.Limits)
 	set.RegisterMetricsWriter(a.writePrincipalsInfo)
 	return a, nil

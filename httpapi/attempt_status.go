@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"strconv"
 	"time"
 
@@ -11,24 +10,25 @@ import (
 
 // attemptStatus answers GET /v1/join-attempts/{attempt_id}: the attempt's
 // state and reason, live or for a while after it ended, to the client that
-// created it or the owner of its listing; 404 for anyone else.
-func (a *API) attemptStatus(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+// created it or the owner of its listing; 404 for anyone else. It reports
+// whether its read decided the caller's revocation (serveOp).
+func (a *API) attemptStatus(ctx *fasthttp.RequestCtx, p *Principal, id []byte) bool {
 	aid, ok := a.parseID(ctx, id, "attempt_id")
 	if !ok {
-		return
+		return false
 	}
 	start := time.Now()
-	st, r, err := a.store.AttemptStatus(context.Background(), engine.GetAttempt{
+	st, r, err := a.attemptStatusFor(engine.GetAttempt{
 		Tenant: p.Tenant, Subject: p.Subject, Attempt: engine.AttemptID{UUID: aid},
 	})
 	if err != nil {
 		a.writeStoreError(ctx, err)
-		return
+		return false
 	}
 	a.metrics.outcome(opGetAttempt, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
-		return
+		return a.decided(opGetAttempt, r, nil)
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)
@@ -57,6 +57,7 @@ func (a *API) attemptStatus(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	b = appendOutcome(b, "client_outcome", st.ClientOutcome)
 	s.b = append(b, '}')
 	sendJSON(ctx, fasthttp.StatusOK, s)
+	return a.decided(opGetAttempt, r, nil)
 }
 
 // appendOutcome appends ,"name":{"path":…,"connect_ms":N} for a reported

@@ -45,31 +45,32 @@ func validRegion(b []byte) bool {
 	return true
 }
 
-// browse answers GET /v1/listings. Apart from encoding into a pooled buffer
+// browse answers GET /v1/listings, and reports whether its read decided the
+// caller's revocation (serveOp). Apart from encoding into a pooled buffer
 // and the strings of attribute filters it does not allocate. Unknown and
 // repeated parameters are rejected (browse_query.go). A region of the
 // tenant's interner costs nothing; one not in its current generation is
 // interned if the browse finds listings.
-func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
+func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) bool {
 	s := acquireBuf()
 	defer releaseBuf(s)
 	q := &s.query
 	learn, err := a.parseQuery(ctx, p, q, &s.filters, true)
 	if err != nil {
 		a.writeInputError(ctx, err)
-		return
+		return false
 	}
 	if a.items != nil {
 		// The store copies out only what a page shows, and encoding reads
 		// it from one small array.
 		start := time.Now()
-		items, next, r, err := a.items.BrowseItems(context.Background(), *q, s.items[:0])
+		items, next, r, err := a.browseItems(p, *q, s.items[:0])
 		s.items = items
 		a.learnRegion(p, q, learn && len(items) > 0)
 		writePage(a, ctx, s, q, items, next, r, err, start, func(b []byte, it *engine.BrowseItem) []byte {
 			return appendBrowseItem(b, it, &s.times)
 		})
-		return
+		return a.decided(opBrowse, r, err)
 	}
 	start := time.Now()
 	views, more, r, err := a.store.BrowseVisible(context.Background(), *q, s.views[:0])
@@ -78,6 +79,7 @@ func (a *API) browse(ctx *fasthttp.RequestCtx, p *Principal) {
 	writePage(a, ctx, s, q, views, viewsNext(q, views, more), r, err, start, func(b []byte, v *engine.ListingView) []byte {
 		return appendListingItem(b, v, false)
 	})
+	return false
 }
 
 // viewsNext is where a page of views from a store without BrowseItems
@@ -147,28 +149,30 @@ func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, q *e
 }
 
 // getListing answers GET /v1/listings/{id}: the browse item plus visibility,
-// when the listing is joinable now.
-func (a *API) getListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
+// when the listing is joinable now. It reports whether its read decided the
+// caller's revocation (serveOp).
+func (a *API) getListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) bool {
 	lid, ok := a.parseID(ctx, id, "listing_id")
 	if !ok {
-		return
+		return false
 	}
 	start := time.Now()
-	v, r, err := a.store.GetListing(context.Background(), engine.GetListing{
+	v, r, err := a.getListingFor(p, engine.GetListing{
 		Tenant: p.Tenant, Listing: engine.ListingID{UUID: lid}, Joinable: true,
 	})
 	if err != nil {
 		a.writeStoreError(ctx, err)
-		return
+		return false
 	}
 	a.metrics.outcome(opGetListing, r.Outcome, start)
 	if !r.OK() {
 		a.writeOutcome(ctx, r, nil)
-		return
+		return a.decided(opGetListing, r, nil)
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)
 	b := appendListingItem(s.b[:0], &v, true)
 	s.b = b
 	sendJSON(ctx, fasthttp.StatusOK, s)
+	return a.decided(opGetListing, r, nil)
 }

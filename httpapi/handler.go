@@ -18,8 +18,9 @@ const MaxBodySize = 16 << 10
 // role, tenant), 415, then each operation's 400 checks and store outcomes.
 // Revocation is checked by its own store call before the rest, except on the
 // routes whose transition decides it (create listing, renew, join: one call
-// each when valid), which check it apart only before an answer their transition
-// did not decide.
+// each when valid) and, on a store whose reads decide it (revocation_reads.go),
+// browse, get listing and attempt status, which check it apart only before an
+// answer their transition or read did not decide.
 func (a *API) Handler(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
 	r, id := match(ctx.Path())
@@ -63,21 +64,21 @@ func (a *API) serve(ctx *fasthttp.RequestCtx, r route, o op, allow string, id []
 		a.methodNotAllowed(ctx, allow)
 		return
 	}
-	if opAccess[o].ownRevocation {
+	if opAccess[o].ownRevocation || a.readDecidesRevocation(o) {
 		if !a.serveOp(ctx, p, o, id) {
 			a.answerRevoked(ctx, p)
 		}
 		return
 	}
-	if a.answerRevoked(ctx, p) {
+	if a.answerRevokedOn(ctx, p, opAccess[o].monitoring && p.Global) {
 		return
 	}
 	a.serveOp(ctx, p, o, id)
 }
 
 // serveOp runs the role, tenant and 415 checks, then the operation. For an
-// operation whose transition decides revocation it reports whether the
-// answer came from that transition past its revocation check; if not, a
+// operation whose transition (or read) decides revocation it reports whether
+// the answer came from that transition past its revocation check; if not, a
 // revoked principal's 403 must still replace it.
 func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) bool {
 	acc := &opAccess[o]
@@ -101,9 +102,9 @@ func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) b
 	case opWhoami:
 		a.whoami(ctx, p)
 	case opBrowse:
-		a.browse(ctx, p)
+		return a.browse(ctx, p)
 	case opGetListing:
-		a.getListing(ctx, p, id)
+		return a.getListing(ctx, p, id)
 	case opCreateListing:
 		return a.createListing(ctx, p)
 	case opRenewLease:
@@ -127,7 +128,7 @@ func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) b
 	case opAdminReload:
 		a.reloadPrincipals(ctx, p)
 	case opGetAttempt:
-		a.attemptStatus(ctx, p, id)
+		return a.attemptStatus(ctx, p, id)
 	case opHostRelay:
 		a.hostRelay(ctx, p, id)
 	case opClientRelay:
@@ -144,7 +145,19 @@ func (a *API) serveOp(ctx *fasthttp.RequestCtx, p *Principal, o op, id []byte) b
 // if that cannot be told, and reports whether it answered. The answer
 // replaces any already written, with the Retry-After an outcome set.
 func (a *API) answerRevoked(ctx *fasthttp.RequestCtx, p *Principal) bool {
-	revoked, err := a.revoked(p)
+	return a.answerRevokedOn(ctx, p, false)
+}
+
+// answerRevokedOn is answerRevoked; on a monitoring route it takes the
+// answer the route's other scrapes share (monitorRevoked).
+func (a *API) answerRevokedOn(ctx *fasthttp.RequestCtx, p *Principal, monitoring bool) bool {
+	var revoked bool
+	var err error
+	if monitoring {
+		revoked, err = a.monitorRevoked(p)
+	} else {
+		revoked, err = a.revoked(p)
+	}
 	if err == nil && !revoked {
 		return false
 	}
@@ -171,6 +184,12 @@ func (a *API) revoked(p *Principal) (bool, error) {
 		return a.store.Revoked(context.Background(), p.Subject)
 	}
 	return a.store.RevokedInTenant(context.Background(), p.Tenant, p.Subject)
+}
+
+// monitorRevoked is revoked on a monitoring route (global principals
+// only): an answer at most as old as the figures it scrapes.
+func (a *API) monitorRevoked(p *Principal) (bool, error) {
+	return a.monitorRevocations.revoked(p.Subject, func() (bool, error) { return a.revoked(p) })
 }
 
 func (a *API) methodNotAllowed(ctx *fasthttp.RequestCtx, allow string) {

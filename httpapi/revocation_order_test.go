@@ -63,11 +63,7 @@ func TestRedisCreateRenewJoinAreOneCallEach(t *testing.T) {
 // the routes that leave revocation to their transition still answer a
 // revoked principal 403 revoked before anything else.
 func TestRevokedBeforeEveryOtherAnswerOfTheTransitionRoutes(t *testing.T) {
-	t.Run("memory", func(t *testing.T) { revokedFirst(t, newHarness(t, testLimits())) })
-	t.Run("redis", func(t *testing.T) {
-		h, _ := redisHarness(t)
-		revokedFirst(t, h)
-	})
+	onBothStores(t, revokedFirst)
 }
 
 // revokedFirst revokes pub-1 in its tenant and cli-1 everywhere, then

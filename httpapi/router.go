@@ -230,6 +230,10 @@ type access struct {
 	// itself, so the request is served with that one call and revocation
 	// is checked apart only before an answer it did not decide.
 	ownRevocation bool
+	// monitoring: a read-only scrape of the instance's figures, whose
+	// revocation check is shared for as long as its figures are
+	// (monitor_revocation.go).
+	monitoring bool
 }
 
 var opAccess = [numOps]access{
@@ -243,13 +247,13 @@ var opAccess = [numOps]access{
 	opAdminRevokeListing:   {roles: Roles(RoleOperator)},
 	opAdminRevokePrincipal: {roles: Roles(RoleOperator), hasBody: true},
 	opAdminDrain:           {roles: Roles(RoleOperator), global: true},
-	opAdminStats:           {roles: Roles(RoleOperator), global: true},
+	opAdminStats:           {roles: Roles(RoleOperator), global: true, monitoring: true},
 	opAdminTenantStats:     {roles: Roles(RoleOperator)},
 	opAdminReload:          {roles: Roles(RoleOperator), global: true},
 	opGetAttempt:           {roles: Roles(RoleClient | RolePublisher), tenant: true},
 	opHostRelay:            {roles: Roles(RolePublisher), tenant: true},
 	opClientRelay:          {roles: Roles(RoleClient), tenant: true},
-	opMetrics:              {roles: Roles(RoleOperator), global: true},
+	opMetrics:              {roles: Roles(RoleOperator), global: true, monitoring: true},
 	// A quick join's body is optional: quickJoin checks its Content-Type
 	// when it has one.
 	opQuickJoin: {roles: Roles(RoleClient), tenant: true, ownRevocation: true},

@@ -114,6 +114,7 @@ const (
 	asSubject
 	asAttempt
 	asHandle
+	asRevocation
 	asArgs
 )
 

@@ -38,7 +38,7 @@ func TestArgumentPositionsAgree(t *testing.T) {
 		"bind_attempt": ordered(t, baArgs, map[int]string{baHandle: "handle", baRole: "role", baKey: "key",
 			baBinding: "binding", baInstance: "instance", baRelayed: "relayed"}),
 		"attempt_status": ordered(t, asArgs, map[int]string{asTenant: "tenant", asSubject: "subject",
-			asAttempt: "attempt", asHandle: "handle"}),
+			asAttempt: "attempt", asHandle: "handle", asRevocation: "revocation"}),
 		"bind_presence": ordered(t, bpArgs, map[int]string{bpInstance: "instance", bpRef: "ref", bpField: "field",
 			bpSeq: "seq", bpValue: "value"}),
 		"apply_batch": ordered(t, abArgs, map[int]string{abInstance: "instance", abRef: "ref", abCount: "count",

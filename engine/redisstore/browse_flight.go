@@ -65,16 +65,17 @@ func (s *Store) fly(ctx context.Context, f *versionFlight) {
 	m.mu.RUnlock()
 	var items []rueidis.RedisMessage
 	f.head, items, f.r, f.err = s.browseSync(context.WithoutCancel(ctx), from, syncMax)
-	if f.err == nil && f.r.Outcome == engine.Success && f.head.upto >= 0 && uint64(f.head.upto) == f.head.ver {
-		// The read brought every change since from: apply them before the
-		// waiters look and before the next read, which then starts from
-		// here. (Reads that came short, or a new generation, leave the
-		// index to catchUp.)
+	if f.err == nil && f.r.Outcome == engine.Success {
+		// A read that brought every change since from: apply them before
+		// the waiters look and before the next read, which then starts
+		// from here. (Reads that came short, or a new generation, leave
+		// the index to catchUp.)
+		full := f.head.upto >= 0 && uint64(f.head.upto) == f.head.ver
 		m.mu.Lock()
-		if m.ready && m.gen == f.head.gen && m.ver >= from && m.ver < f.head.ver {
+		if full && m.ready && m.gen == f.head.gen && m.ver >= from && m.ver < f.head.ver {
 			ok := true
 			for _, it := range items {
-				ok = m.idx.apply(it) && ok
+				ok = applySyncItem(m.idx, m.rev, it, f.head.now) && ok
 			}
 			if ok {
 				m.ver = f.head.ver
@@ -82,6 +83,7 @@ func (s *Store) fly(ctx context.Context, f *versionFlight) {
 				m.ready = false // an item it could not read: rebuild
 			}
 		}
+		m.advance(&f.head)
 		m.mu.Unlock()
 	}
 	close(f.done)

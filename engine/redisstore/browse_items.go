@@ -15,6 +15,13 @@ var _ engine.ItemBrowser = (*Store)(nil)
 // walks it (filters, orders, continuation, examination bound). Same page,
 // order, more flag and outcomes as BrowseVisible.
 func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem) ([]engine.BrowseItem, engine.BrowseNext, engine.Result, error) {
+	return s.browseItems(ctx, q, dst, nil)
+}
+
+// browseItems is BrowseItems; with subject, Revoked while *subject has a
+// revocation, global or confined to q.Tenant, at the page's instant
+// (BrowseItemsAs).
+func (s *Store) browseItems(ctx context.Context, q engine.Browse, dst []engine.BrowseItem, subject *engine.Subject) ([]engine.BrowseItem, engine.BrowseNext, engine.Result, error) {
 	if err := engine.ValidateBrowse(&q); err != nil {
 		return dst, engine.BrowseNext{}, engine.Result{}, err
 	}
@@ -24,6 +31,10 @@ func (s *Store) BrowseItems(ctx context.Context, q engine.Browse, dst []engine.B
 	}
 	m := &s.mirror
 	m.mu.RLock()
+	if subject != nil && m.rev.revoked(&q.Tenant, *subject, m.now) {
+		m.mu.RUnlock()
+		return dst, engine.BrowseNext{}, engine.Result{Outcome: engine.Revoked}, nil
+	}
 	dst, next := m.idx.page(&q, m.ver, dst, s.wallMilli)
 	m.mu.RUnlock()
 	return dst, next, engine.Result{}, nil

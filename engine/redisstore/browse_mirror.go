@@ -25,12 +25,20 @@ import (
 // went backwards or whose generation changed (a promotion: meta's gen),
 // and the first page of an instance, rebuild from a snapshot, in pages
 // (rdv_browse_snapshot), then catch up from the version of the first page.
+//
+// The same log carries the revocations, so the instance's copy of them
+// (rev, browse_revocations.go) is at the index's version, and a request
+// checks its caller against it without a call of its own.
 type browseMirror struct {
-	// mu guards the index, its version and generation; readers page under
-	// RLock.
-	mu    sync.RWMutex
-	idx   *browseIndex
-	ver   uint64
+	// mu guards the index, the revocations, their version, time and
+	// generation; readers page under RLock.
+	mu  sync.RWMutex
+	idx *browseIndex
+	rev *revocationSet
+	ver uint64
+	// now is the time (ticks) of a call that found the log at ver or
+	// later: what the revocations' deadlines are compared with.
+	now   int64
 	gen   string
 	ready bool
 	// apply lets one goroutine at a time bring the index forward; the
@@ -56,13 +64,24 @@ const (
 )
 
 // syncHead is the head of an rdv_browse_sync or rdv_browse_snapshot
-// answer: the log's current version and generation and, for a sync, the
-// version its items bring an index to (-1: rebuild), for a snapshot
-// whether more pages follow.
+// answer: the log's current version and generation, the call's time and,
+// for a sync, the version its items bring an index to (-1: rebuild), for a
+// snapshot whether more pages follow.
 type syncHead struct {
 	ver  uint64
 	gen  string
 	upto int64
+	now  int64
+}
+
+// advance moves the time the revocations are compared with to that of
+// head, a call that found the log at the index's version or older: the
+// index then holds what Redis held at that call's instant or later.
+// Under mu.Lock.
+func (m *browseMirror) advance(h *syncHead) {
+	if m.ready && m.gen == h.gen && m.ver >= h.ver && h.now > m.now {
+		m.now = h.now
+	}
 }
 
 // current reports whether the index serves what head says Redis holds.
@@ -70,9 +89,10 @@ func (m *browseMirror) current(h *syncHead) bool {
 	return m.ready && m.gen == h.gen && m.ver >= h.ver
 }
 
-// browseCall makes one rdv_browse_sync or rdv_browse_snapshot call.
-func (s *Store) browseCall(ctx context.Context, fn, a, b string) (syncHead, []rueidis.RedisMessage, engine.Result, error) {
-	m, ok, err := s.call(ctx, fn, a, b)
+// browseCall makes one rdv_browse_sync, rdv_browse_snapshot or
+// rdv_browse_revocations call.
+func (s *Store) browseCall(ctx context.Context, fn string, args ...string) (syncHead, []rueidis.RedisMessage, engine.Result, error) {
+	m, ok, err := s.call(ctx, fn, args...)
 	if err != nil {
 		return syncHead{}, nil, engine.Result{}, err
 	}
@@ -80,10 +100,10 @@ func (s *Store) browseCall(ctx context.Context, fn, a, b string) (syncHead, []ru
 	if r.Outcome != engine.Success {
 		return syncHead{}, nil, r, nil
 	}
-	if len(rest) < 3 {
+	if len(rest) < 4 {
 		return syncHead{}, nil, unreachable, nil
 	}
-	return syncHead{ver: uint64(num(rest[0])), gen: str(rest[1]), upto: num(rest[2])}, rest[3:], r, nil
+	return syncHead{ver: uint64(num(rest[0])), gen: str(rest[1]), upto: num(rest[2]), now: num(rest[3])}, rest[4:], r, nil
 }
 
 func (s *Store) browseSync(ctx context.Context, from uint64, max int) (syncHead, []rueidis.RedisMessage, engine.Result, error) {
@@ -169,11 +189,12 @@ func (s *Store) catchUp(ctx context.Context, haveHead bool, head syncHead) (engi
 	if m.ver < head.ver {
 		for _, b := range batches {
 			for _, it := range b {
-				ok = m.idx.apply(it) && ok
+				ok = applySyncItem(m.idx, m.rev, it, head.now) && ok
 			}
 		}
 		m.ver = head.ver
 	}
+	m.advance(&head)
 	m.mu.Unlock()
 	if !ok {
 		// An item it could not read: start again from a snapshot.
@@ -188,7 +209,7 @@ func (s *Store) catchUp(ctx context.Context, haveHead bool, head syncHead) (engi
 func (s *Store) rebuild(ctx context.Context) (engine.Result, error) {
 	pages := s.lim.MaxListings/snapshotPage + 2
 	for attempt := 0; attempt < 3; attempt++ {
-		idx := newBrowseIndex()
+		idx, rev := newBrowseIndex(), newRevocationSet(s.lim.MaxRevocations)
 		var first syncHead
 		after, restart := "", false
 		for page := 0; ; page++ {
@@ -219,7 +240,13 @@ func (s *Store) rebuild(ctx context.Context) (engine.Result, error) {
 		if restart {
 			continue
 		}
-		from := first.ver
+		if ok, r, err := s.loadRevocations(ctx, rev, first.gen); err != nil || !ok {
+			if err != nil || r.Outcome != engine.Success {
+				return r, err
+			}
+			continue // a new generation
+		}
+		from, now := first.ver, first.now
 		for calls := 0; ; calls++ {
 			if calls >= catchUpCalls {
 				return unreachable, nil
@@ -233,11 +260,11 @@ func (s *Store) rebuild(ctx context.Context) (engine.Result, error) {
 				break
 			}
 			for _, it := range items {
-				if !idx.apply(it) {
+				if !applySyncItem(idx, rev, it, h.now) {
 					return unreachable, nil
 				}
 			}
-			from = uint64(h.upto)
+			from, now = uint64(h.upto), h.now
 			if from == h.ver {
 				break
 			}
@@ -247,7 +274,7 @@ func (s *Store) rebuild(ctx context.Context) (engine.Result, error) {
 		}
 		m := &s.mirror
 		m.mu.Lock()
-		m.idx, m.ver, m.gen, m.ready = idx, from, first.gen, true
+		m.idx, m.rev, m.ver, m.now, m.gen, m.ready = idx, rev, from, now, first.gen, true
 		m.mu.Unlock()
 		return engine.Result{}, nil
 	}

@@ -38,8 +38,14 @@ func newMirrorFixture(t testing.TB) *mirrorFixture {
 // instance is another store (instance) of the fixture's deployment.
 func (f *mirrorFixture) instance() *redisstore.Store {
 	f.t.Helper()
+	return f.instanceWith(engine.DefaultLimits())
+}
+
+// instanceWith is instance with limits l.
+func (f *mirrorFixture) instanceWith(l engine.Limits) *redisstore.Store {
+	f.t.Helper()
 	s, err := redisstore.New(context.Background(), redisstore.Config{Client: redisClient(f.t), Name: f.name,
-		Limits: engine.DefaultLimits(), Keyring: f.k, Clock: f.clock})
+		Limits: l, Keyring: f.k, Clock: f.clock})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -34,6 +34,13 @@ func TestPerOpWorkFlatFrom1kTo250kListings(t *testing.T) {
 			t.Errorf("%s: commands at 1,000 listings %v, at 250,000 %v", op, small[op], large[op])
 		}
 	}
+	// A read the HTTP API makes, its caller's revocation check included,
+	// is one call.
+	for _, op := range []string{"BrowseItemsAs", "GetListingAs", "AttemptStatusAs", "RevokedInTenant"} {
+		if n := large[op]["fcall"]; n != 1 {
+			t.Errorf("%s: %d function calls, want 1", op, n)
+		}
+	}
 	t.Logf("commands per transition (same at both sizes): %v", large)
 }
 
@@ -60,6 +67,15 @@ func opWork(t *testing.T, n int) map[string]map[string]int {
 		t.Fatalf("New: %v", err)
 	}
 	tenant := engine.Tenant{Game: "g", Env: "e"}
+	browseAll := func() {
+		if _, _, r, err := s.BrowseItems(ctx, engine.Browse{Tenant: tenant, ProtocolVersion: 1, Limit: 1}, nil); err != nil || !r.OK() {
+			t.Fatalf("BrowseItems: %v %v", r.Outcome, err)
+		}
+	}
+	// The instance's first page, on the empty deployment: it marks the
+	// snapshot's set as kept from here on (browse_snapshot.lua), which a
+	// first page after the fill would build in one call.
+	browseAll()
 	spec := engine.ListingSpec{Region: "eu", ProtocolVersion: 1, BuildVersion: "1", DisplayName: "x",
 		Visibility: engine.Public, TrustMode: engine.PlayerHosted, MaxPlayers: 8}
 	create := func(i int) engine.ListingView {
@@ -159,6 +175,26 @@ func opWork(t *testing.T, n int) map[string]map[string]int {
 		}
 	})
 	var a engine.AttemptView
+	// The reads as the HTTP API makes them, each deciding its caller's
+	// revocation in its one call; browse from the instance's index, brought
+	// to the fill first (untimed: it rebuilds, reading the whole snapshot).
+	browseAll()
+	measure("BrowseItemsAs", func() {
+		items, next, r, err := s.BrowseItemsAs(ctx, "reader", engine.Browse{Tenant: tenant, ProtocolVersion: 1, Region: "eu", After: mid.ID, HasAfter: true, Limit: 10}, nil)
+		if err != nil || !r.OK() || len(items) != 10 || !next.More {
+			t.Fatalf("BrowseItemsAs: %d items more=%v %v %v", len(items), next.More, r.Outcome, err)
+		}
+	})
+	measure("GetListingAs", func() {
+		if _, r, err := s.GetListingAs(ctx, "reader", engine.GetListing{Tenant: tenant, Listing: mid.ID, Joinable: true}); err != nil || !r.OK() {
+			t.Fatalf("GetListingAs: %v %v", r.Outcome, err)
+		}
+	})
+	measure("RevokedInTenant", func() {
+		if revoked, err := s.RevokedInTenant(ctx, tenant, "reader"); err != nil || revoked {
+			t.Fatalf("RevokedInTenant: %v %v", revoked, err)
+		}
+	})
 	measure("CreateJoinAttempt", func() {
 		var r engine.Result
 		var err error
@@ -199,6 +235,11 @@ func opWork(t *testing.T, n int) map[string]map[string]int {
 	measure("AttemptStatus", func() {
 		if st, r, err := s.AttemptStatus(ctx, engine.GetAttempt{Tenant: tenant, Subject: "client", Attempt: b.ID}); err != nil || !r.OK() || st.State != engine.AttemptRelayed {
 			t.Fatalf("AttemptStatus: %v %v %v", st.State, r.Outcome, err)
+		}
+	})
+	measure("AttemptStatusAs", func() {
+		if st, r, err := s.AttemptStatusAs(ctx, engine.GetAttempt{Tenant: tenant, Subject: "client", Attempt: b.ID}); err != nil || !r.OK() || st.State != engine.AttemptRelayed {
+			t.Fatalf("AttemptStatusAs: %v %v %v", st.State, r.Outcome, err)
 		}
 	})
 	measure("ConsumeReplay", func() {

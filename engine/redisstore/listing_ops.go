@@ -53,10 +53,17 @@ func (s *Store) DeleteListing(ctx context.Context, cmd engine.DeleteListing) (en
 }
 
 func (s *Store) GetListing(ctx context.Context, q engine.GetListing) (engine.ListingView, engine.Result, error) {
+	return s.getListing(ctx, q, "")
+}
+
+// getListing is GetListing; a subject other than "" is answered Revoked
+// while it has a live revocation, global or confined to q.Tenant
+// (GetListingAs).
+func (s *Store) getListing(ctx context.Context, q engine.GetListing, subject engine.Subject) (engine.ListingView, engine.Result, error) {
 	if err := q.Tenant.Validate(); err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}
-	m, ok, err := s.call(ctx, "rdv_get_listing", tenantArg(q.Tenant), uuidArg(q.Listing.UUID), boolArg(q.Joinable))
+	m, ok, err := s.call(ctx, "rdv_get_listing", tenantArg(q.Tenant), uuidArg(q.Listing.UUID), boolArg(q.Joinable), string(subject))
 	if err != nil {
 		return engine.ListingView{}, engine.Result{}, err
 	}

@@ -40,15 +40,27 @@ func (s *Store) MarkOffered(ctx context.Context, h engine.Handle) (engine.Result
 // owner, from the live record or its tombstone. The scripts return the
 // progress flags; state and reason derive from them here, as MemStore's do.
 func (s *Store) AttemptStatus(ctx context.Context, q engine.GetAttempt) (engine.AttemptStatus, engine.Result, error) {
+	return s.attemptStatus(ctx, q, false)
+}
+
+// attemptStatus is AttemptStatus; with revocation, q.Subject is answered
+// Revoked while it has a live revocation, global or confined to q.Tenant
+// (AttemptStatusAs).
+func (s *Store) attemptStatus(ctx context.Context, q engine.GetAttempt, revocation bool) (engine.AttemptStatus, engine.Result, error) {
 	if err := engine.ValidateGetAttempt(&q); err != nil {
 		return engine.AttemptStatus{}, engine.Result{}, err
 	}
 	var a [asArgs]string
 	a[asTenant], a[asSubject], a[asAttempt] = tenantArg(q.Tenant), string(q.Subject), uuidArg(q.Attempt.UUID)
+	a[asRevocation] = boolArg(revocation)
 	if q.Attempt.IsZero() {
 		if !s.attemptHandleTagged(q.Handle) {
 			if err := ctx.Err(); err != nil {
 				return engine.AttemptStatus{}, engine.Result{}, err
+			}
+			if revocation {
+				// No attempt to read, but the caller's revocation comes first.
+				return engine.AttemptStatus{}, s.revokedResult(ctx, q.Tenant, q.Subject), nil
 			}
 			return engine.AttemptStatus{}, engine.Result{Outcome: engine.NotFound}, nil // made up: no call needed to know
 		}

@@ -10,7 +10,8 @@ import (
 
 // Revocations share the sorted set "vexp" (member "g\0<subject>" or
 // "t\0<tenant>\0<subject>", scored by deadline): revoke_principal.lua
-// inserts them, revoked.lua reads them. The tenant-confined methods are in
+// inserts them, revoked.lua reads them, and each instance keeps a copy
+// (browse_revocations.go). The tenant-confined methods are in
 // tenant_revoke.go.
 
 func (s *Store) RevokeListing(ctx context.Context, cmd engine.RevokeListing) (engine.Result, error) {
@@ -54,16 +55,5 @@ func (s *Store) Revoked(ctx context.Context, subject engine.Subject) (bool, erro
 	if err := subject.Validate(); err != nil {
 		return false, err
 	}
-	return s.revoked(ctx, "", subject)
-}
-
-func (s *Store) revoked(ctx context.Context, tenant string, subject engine.Subject) (bool, error) {
-	m, ok, err := s.call(ctx, "rdv_revoked", tenant, string(subject))
-	if err != nil {
-		return false, err
-	}
-	if !ok {
-		return false, ErrUnavailable
-	}
-	return num(m) == 1, nil
+	return s.revoked(ctx, nil, subject)
 }

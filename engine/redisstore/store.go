@@ -27,6 +27,9 @@
 // Filters, orders and continuations, and a quick join's candidates, are
 // walked on that local copy with the in-memory store's walk
 // (browse_index.go).
+// The log carries the revocations too, so the instance checks a request's
+// caller against its own copy (browse_revocations.go); the single reads an
+// authenticated request makes decide it in their own call (reads_as.go).
 //
 // Capabilities are derived in Go from the shared engine.Keyring; Redis holds
 // fingerprints only. Time is the Redis server's (TIME, in microseconds,

@@ -30,5 +30,5 @@ func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subje
 	if err := subject.Validate(); err != nil {
 		return false, err
 	}
-	return s.revoked(ctx, tenantArg(tenant), subject)
+	return s.revoked(ctx, &tenant, subject)
 }

@@ -1,5 +1,8 @@
 -- AttemptStatus. Arguments (ARG.attempt_status): tenant, subject, attempt
--- ID or '', handle or '' (by handle only a live attempt is found). Answers
+-- ID or '', handle or '' (by handle only a live attempt is found),
+-- revocation ('1': a subject with a live revocation, global or confined to
+-- tenant, is answered Revoked first, so a request checks its caller and
+-- reads in one call). Answers
 -- the live attempt or its tombstone to its client or its listing's owner of
 -- that tenant; NotFound to anyone else. {outcome, 0[, attempt ID, listing,
 -- deadline, progress, end ('0' while live), host outcome, client outcome]}.
@@ -13,6 +16,7 @@ redis.register_function('rdv_attempt_status', function(keys, a)
   end
   beginRead(keys, a)
   if unavailable() then return {UNAVAILABLE, 0} end
+  if a[at.revocation] == '1' and liveRevocation(tenant, subject) then return {REVOKED, 0} end
   local byHandle = aid == ''
   if byHandle then
     aid = call('HGET', P .. 'ah', handle)

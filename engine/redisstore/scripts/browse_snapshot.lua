@@ -1,7 +1,7 @@
 -- One page of the snapshot an instance rebuilds its local browse index
 -- from (browse_mirror.go): the visible listings after an ID, in ID order.
 -- Arguments (ARG.browse_snapshot): after ('' from the start), count.
--- Answers {OK, 0, version, generation, more (1/0), items...}
+-- Answers {OK, 0, version, generation, more (1/0), now, items...}
 -- (browseItem). A deployment whose 'bva' predates the log has it built
 -- once, from the fresh presences.
 redis.register_function('rdv_browse_snapshot', function(keys, a)
@@ -17,7 +17,7 @@ redis.register_function('rdv_browse_snapshot', function(keys, a)
   local min, count = '-', tonumber(a[at.count])
   if a[at.after] ~= '' then min = '(' .. a[at.after] end
   local ids = call('ZRANGEBYLEX', P .. 'bva', min, '+', 'LIMIT', 0, count + 1)
-  head[5] = 0
+  head[5], head[6] = 0, I(NOW)
   if #ids > count then head[5] = 1 end
   for i = 1, math.min(#ids, count) do head[#head + 1] = browseItem(ids[i]) end
   return head

@@ -16,20 +16,20 @@ redis.register_function('rdv_browse_sync', function(keys, a)
   local from, max = tonumber(a[at.version]), tonumber(a[at.max])
   local ver = base + len
   if from == ver then
-    head[5] = head[3]
+    head[5], head[6] = head[3], I(NOW)
     return head
   end
   if from < base or from > ver then
-    head[5] = '-1'
+    head[5], head[6] = '-1', I(NOW)
     return head
   end
   local upto = math.min(ver, from + max)
-  head[5] = I(upto)
+  head[5], head[6] = I(upto), I(NOW)
   local seen = {}
   for _, id in ipairs(call('LRANGE', P .. 'bl', from - base, upto - base - 1)) do
     if not seen[id] then
       seen[id] = true
-      head[#head + 1] = browseItem(id)
+      head[#head + 1] = syncItem(id)
     end
   end
   return head

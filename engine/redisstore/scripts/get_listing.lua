@@ -1,4 +1,7 @@
--- GetListing. Arguments (ARG.get_listing): tenant, listing, joinable (1/0).
+-- GetListing. Arguments (ARG.get_listing): tenant, listing, joinable (1/0),
+-- subject ('': none): a subject with a live revocation, global or confined
+-- to tenant, is answered Revoked before anything else is read, so a request
+-- checks its caller and reads in one call.
 -- A read of a fixed set of keys, without cleanup and without building the
 -- view: what cleanup would remove first counts as gone (the listing past
 -- its lease deadline, everything after the drain's end, a presence whose
@@ -12,8 +15,10 @@
 redis.register_function('rdv_get_listing', function(keys, a)
   setup(keys, a, false)
   if unavailable() then return {UNAVAILABLE, 0} end
-  if META.draining and NOW >= META.drain_dl then return {NOT_FOUND, 0} end
   local at = ARG.get_listing
+  local subject = a[at.subject] or ''
+  if subject ~= '' and liveRevocation(a[at.tenant], subject) then return {REVOKED, 0} end
+  if META.draining and NOW >= META.drain_dl then return {NOT_FOUND, 0} end
   local f = call('HMGET', P .. 'l:' .. a[at.listing], 'tenant', 'dl', 'lease', 'pres', 'owner', 'spec', 'doc', 'players',
     'ver', 'prf', 'pi', 'at')
   if f[1] ~= a[at.tenant] or tonumber(f[2]) <= NOW then return {NOT_FOUND, 0} end

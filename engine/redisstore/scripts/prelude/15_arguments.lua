@@ -17,7 +17,7 @@ local ARG = {
   renew_lease = {tenant = 3, owner = 4, listing = 5, lease = 6, lease_key = 7, version = 8, players = 9,
     set_attrs = 10, attrs = 11},
   delete_listing = {tenant = 3, owner = 4, listing = 5, lease = 6, lease_key = 7},
-  get_listing = {tenant = 3, listing = 4, joinable = 5},
+  get_listing = {tenant = 3, listing = 4, joinable = 5, subject = 6},
   browse = {tenant = 3, protocol = 4, region = 5, after = 6, limit = 7, ids = 8},
   -- rdv_browse_sync and rdv_browse_snapshot (browse_mirror.go).
   browse_sync = {version = 3, max = 4},
@@ -31,7 +31,7 @@ local ARG = {
   quick_join = {tenant = 3, client = 4, idem = 5, request = 6, protocol = 7, attempt = 8, handle = 9,
     client_key = 10, relay_only = 11, count = 12},
   bind_attempt = {handle = 3, role = 4, key = 5, binding = 6, instance = 7, relayed = 8},
-  attempt_status = {tenant = 3, subject = 4, attempt = 5, handle = 6},
+  attempt_status = {tenant = 3, subject = 4, attempt = 5, handle = 6, revocation = 7},
   -- attempt_host, consume_introduction, introduction, mark_offered.
   by_handle = {handle = 3},
   presence_instance = {listing = 3},

@@ -99,6 +99,7 @@ local function revoke(tenant, subject, ttl)
     return {CAPACITY, P_REVOCATIONS, 0}
   end
   call('ZADD', P .. 'vexp', I(NOW + ttl), rev)
+  browseChanged(rev) -- every instance's copy of the revocations (prelude/76_revocation_sync.lua)
   local ls, as = {}, {}
   for _, id in ipairs(call('SMEMBERS', P .. 'ol:' .. subject)) do
     if tenant == '' or call('HGET', P .. 'l:' .. id, 'tenant') == tenant then ls[#ls + 1] = id end
