@@ -21,13 +21,7 @@ func (a *API) attemptStatus(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	st, r, err := a.store.AttemptStatus(context.Background(), engine.GetAttempt{
 		Tenant: p.Tenant, Subject: p.Subject, Attempt: engine.AttemptID{UUID: aid},
 	})
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opGetAttempt, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
+	if !a.storeAnswered(ctx, opGetAttempt, r, err, start) {
 		return
 	}
 	s := acquireBuf()

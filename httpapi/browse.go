@@ -111,13 +111,7 @@ type listingItem interface {
 // next_cursor. start is when the store call began.
 func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, q *engine.Browse, items []T, next engine.BrowseNext,
 	r engine.Result, err error, start time.Time, appendItem func([]byte, *T) []byte) {
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opBrowse, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
+	if !a.storeAnswered(ctx, opBrowse, r, err, start) {
 		return
 	}
 	b := append(s.b[:0], `{"items":[`...)
@@ -157,13 +151,7 @@ func (a *API) getListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	v, r, err := a.store.GetListing(context.Background(), engine.GetListing{
 		Tenant: p.Tenant, Listing: engine.ListingID{UUID: lid}, Joinable: true,
 	})
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opGetListing, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
+	if !a.storeAnswered(ctx, opGetListing, r, err, start) {
 		return
 	}
 	s := acquireBuf()
