@@ -41,14 +41,7 @@ func (s *Store) tenantRevKey(t engine.Tenant, subject engine.Subject) tenantRevK
 
 // findTenantRev returns the slot of k, or -1.
 func (s *Store) findTenantRev(k *tenantRevKey) int32 {
-	for i := s.tenantRevIdx.head(k.hash); i >= 0; {
-		r := s.tenantRevs.at(i)
-		if r.hash == k.hash && r.tenant == k.tenant && r.subject == k.subject {
-			return i
-		}
-		i = r.next
-	}
-	return -1
+	return chainFind(&s.tenantRevIdx, &s.tenantRevs, k.hash, func(r *tenantRevRec) bool { return r.tenant == k.tenant && r.subject == k.subject })
 }
 
 // tenantRevoked reports whether k has a tenant revocation (cleanup has run).
