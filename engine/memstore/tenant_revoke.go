@@ -126,11 +126,7 @@ func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subje
 // verifyTenantRevocations checks each tenant revocation is found by its key
 // and scheduled (for CheckInvariants).
 func (s *Store) verifyTenantRevocations() error {
-	for i := int32(0); int(i) < s.tenantRevs.size(); i++ {
-		if !s.tenantRevs.live(i) {
-			continue
-		}
-		r := s.tenantRevs.at(i)
+	for i, r := range s.tenantRevs.all() {
 		k := s.tenantRevKey(r.tenant, r.subject)
 		if s.findTenantRev(&k) != i || !s.tenantRevHeap.has(i) {
 			return fmt.Errorf("tenant revocation slot %d not found by its key or not scheduled", i)
