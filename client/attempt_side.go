@@ -45,13 +45,9 @@ func (s *Socket) reportOutcome(ctx context.Context, side *attemptSide, path byte
 	ms := time.Since(side.start).Milliseconds()
 	txID := newTxID()
 	var buf [stun.MaxDatagram]byte
-	b := stun.NewBuilder(buf[:0], stun.BindingRequest, txID)
-	u := stun.Username(side.kind, side.h)
-	b.AddUsername(u[:])
+	b := newRequest(buf[:0], txID, side.kind, side.h)
 	b.AddOutcome(path, uint32(min(ms, 1<<32-1)))
-	b.AddIntegritySHA256(side.key[:])
-	b.AddFingerprint()
-	req := b.Bytes()
+	req := seal(&b, &side.key)
 	for range outcomeTries {
 		if _, ok, err := s.exchange(ctx, txID, &side.key, req, outcomeRTO); ok || err != nil {
 			return

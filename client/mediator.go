@@ -188,33 +188,35 @@ func (s *Socket) handleOffer(m *stun.Message) {
 	}
 }
 
-// introSlotFor returns the waiting slot an indication is addressed to, if
-// its USERNAME names one and it verifies with that slot's key.
-func (s *Socket) introSlotFor(m *stun.Message) (engine.Handle, *introSlot) {
+// introSlotFor returns the waiting slot an (relay) introduction is
+// addressed to and the peer address it carries (XOR-PEER-ADDRESS), if its
+// USERNAME names a slot, it verifies with that slot's key and it carries
+// the address; else a nil slot.
+func (s *Socket) introSlotFor(m *stun.Message) (engine.Handle, *introSlot, netip.AddrPort) {
 	u, ok := m.Username()
 	if !ok {
-		return engine.Handle{}, nil
+		return engine.Handle{}, nil, netip.AddrPort{}
 	}
 	kind, h, ok := stun.ParseUsername(u)
 	if !ok {
-		return h, nil
+		return h, nil, netip.AddrPort{}
 	}
 	s.mu.Lock()
 	slot := s.intros[h]
 	s.mu.Unlock()
 	if slot == nil || slot.kind != kind || !m.CheckIntegrity(slot.key[:]) {
-		return h, nil
+		return h, nil, netip.AddrPort{}
 	}
-	return h, slot
+	peer, ok := m.XORAddress(stun.AttrXORPeerAddress)
+	if !ok {
+		return h, nil, netip.AddrPort{}
+	}
+	return h, slot, peer
 }
 
 func (s *Socket) handleIntroduce(m *stun.Message) {
-	h, slot := s.introSlotFor(m)
+	h, slot, pub := s.introSlotFor(m)
 	if slot == nil {
-		return
-	}
-	pub, ok := m.XORAddress(stun.AttrXORPeerAddress)
-	if !ok {
 		return
 	}
 	in := Introduction{Attempt: Handle(h.UUID), Public: pub}
@@ -228,12 +230,8 @@ func (s *Socket) handleIntroduce(m *stun.Message) {
 // handleRelayIntroduce takes the peer's relayed address from a verified
 // RELAY-INTRODUCE.
 func (s *Socket) handleRelayIntroduce(m *stun.Message) {
-	_, slot := s.introSlotFor(m)
+	_, slot, peer := s.introSlotFor(m)
 	if slot == nil {
-		return
-	}
-	peer, ok := m.XORAddress(stun.AttrXORPeerAddress)
-	if !ok {
 		return
 	}
 	select {

@@ -16,30 +16,39 @@ var ErrMediatorTimeout = errors.New("rendezvous: mediator did not answer")
 // appendPresence encodes a presence refresh (docs/contracts/udp.md#presence-refresh) into buf,
 // which must hold stun.MaxDatagram bytes. Zero allocations.
 func appendPresence(buf []byte, txID [12]byte, h engine.Handle, key *engine.Capability, seq uint64, local netip.AddrPort) []byte {
-	b := stun.NewBuilder(buf, stun.BindingRequest, txID)
-	u := stun.Username(stun.KindPresence, h)
-	b.AddUsername(u[:])
+	b := newRequest(buf, txID, stun.KindPresence, h)
 	b.AddUint64(stun.AttrSequence, seq)
 	if local.IsValid() {
 		b.AddXORAddress(stun.AttrLocalAddress, local)
 	}
-	b.AddIntegritySHA256(key[:])
-	b.AddFingerprint()
-	return b.Bytes()
+	return seal(&b, key)
 }
 
 // appendBind encodes an attempt bind (docs/contracts/udp.md#attempt-bind) for kind 'h' or
 // 'c', with the side's relayed address on its TURN relay when it has one.
 func appendBind(buf []byte, txID [12]byte, kind byte, h engine.Handle, key *engine.Capability, local, relayed netip.AddrPort) []byte {
-	b := stun.NewBuilder(buf, stun.BindingRequest, txID)
-	u := stun.Username(kind, h)
-	b.AddUsername(u[:])
+	b := newRequest(buf, txID, kind, h)
 	if local.IsValid() {
 		b.AddXORAddress(stun.AttrLocalAddress, local)
 	}
 	if relayed.IsValid() {
 		b.AddXORAddress(stun.AttrRelayedAddress, relayed)
 	}
+	return seal(&b, key)
+}
+
+// newRequest starts a Binding request into buf whose USERNAME names h for
+// kind (docs/contracts/udp.md#authentication); seal ends it.
+func newRequest(buf []byte, txID [12]byte, kind byte, h engine.Handle) stun.Builder {
+	b := stun.NewBuilder(buf, stun.BindingRequest, txID)
+	u := stun.Username(kind, h)
+	b.AddUsername(u[:])
+	return b
+}
+
+// seal ends a request with its MESSAGE-INTEGRITY-SHA256 under key and its
+// FINGERPRINT, and returns its bytes.
+func seal(b *stun.Builder, key *engine.Capability) []byte {
 	b.AddIntegritySHA256(key[:])
 	b.AddFingerprint()
 	return b.Bytes()

@@ -111,6 +111,19 @@ func browsable(t *testing.T, ctx context.Context, api *API, id ListingID) bool {
 
 var fastRepublish = Backoff{Min: 100 * time.Millisecond, Max: 400 * time.Millisecond}
 
+// publishWatched publishes cfg with its events in the returned log and the
+// fast republish backoff; the caller closes the publisher.
+func publishWatched(t *testing.T, ctx context.Context, cfg PublisherConfig) (*Publisher, *eventLog) {
+	t.Helper()
+	events := newEventLog()
+	cfg.OnEvent, cfg.Republish = events.on, fastRepublish
+	pub, err := Publish(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub, events
+}
+
 // TestPublisherRepublishesAfterRestart: the server is killed (nothing
 // drained, every listing lost) and started again on the same ports. The
 // Publisher reports the silence, then the loss, publishes again by itself,
@@ -124,12 +137,7 @@ func TestPublisherRepublishesAfterRestart(t *testing.T) {
 	srv := startFileServer(t, "--presence-ttl", "3s", "--lease-ttl", "30s")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
 	defer cancel()
-	events := newEventLog()
-	pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("restart"),
-		ListenAddr: "127.0.0.1:0", OnEvent: events.on, Republish: fastRepublish})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub, events := publishWatched(t, ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("restart"), ListenAddr: "127.0.0.1:0"})
 	defer pub.Close(context.Background())
 	first := pub.ListingID()
 
@@ -171,12 +179,7 @@ func TestPublisherRepublishesAfterDrain(t *testing.T) {
 		srv := startFileServer(t, append(storeArgs, "--presence-ttl", "3s", "--lease-ttl", "2s", "--drain-window", "1s")...)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*hangGuard)
 		defer cancel()
-		events := newEventLog()
-		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("drain-again"),
-			ListenAddr: "127.0.0.1:0", OnEvent: events.on, Republish: fastRepublish})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pub, events := publishWatched(t, ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("drain-again"), ListenAddr: "127.0.0.1:0"})
 		defer pub.Close(context.Background())
 		first := pub.ListingID()
 		if err := srv.api(t, "operator").Drain(ctx); err != nil {
@@ -205,12 +208,7 @@ func TestPublisherRepublishesAfterDrain(t *testing.T) {
 func TestPublisherStopsWhenRevoked(t *testing.T) {
 	eachStore(t, func(t *testing.T, storeArgs []string) {
 		srv, ctx := startLoopback(t, storeArgs, "--presence-ttl", "3s")
-		events := newEventLog()
-		pub, err := Publish(ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("revoked-principal"),
-			Conn: newLossy(t), OnEvent: events.on, Republish: fastRepublish})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pub, events := publishWatched(t, ctx, PublisherConfig{API: srv.api(t, "publisher"), Spec: testSpec("revoked-principal"), Conn: newLossy(t)})
 		defer pub.Close(context.Background())
 		body := struct {
 			Subject string `json:"subject"`
@@ -221,7 +219,7 @@ func TestPublisherStopsWhenRevoked(t *testing.T) {
 		}
 		ev := events.await(t, ctx, EventStopped)
 		<-pub.Done()
-		err = pub.Err()
+		err := pub.Err()
 		if ev.Err != err || !errors.Is(err, ErrRevoked) || !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "revoked") ||
 			strings.Contains(err.Error(), "Not Found") {
 			t.Fatalf("publisher error %v (event %v), want one that says revoked", err, ev)

@@ -54,13 +54,7 @@ func (a *API) revokeListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	r, err := a.store.RevokeListing(context.Background(), engine.RevokeListing{
 		Tenant: p.Tenant, AnyTenant: p.Global, Listing: engine.ListingID{UUID: lid},
 	})
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opAdminRevokeListing, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
+	if !a.storeAnswered(ctx, opAdminRevokeListing, r, err, start) {
 		return
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -94,13 +88,7 @@ func (a *API) revokePrincipal(ctx *fasthttp.RequestCtx, p *Principal) {
 	} else {
 		removed, r, err = a.store.RevokeTenantPrincipal(context.Background(), p.Tenant, subject, time.Duration(ttl)*time.Second)
 	}
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opAdminRevokePrincipal, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
+	if !a.storeAnswered(ctx, opAdminRevokePrincipal, r, err, start) {
 		return
 	}
 	b := append(s.b[:0], `{"removed":`...)

@@ -21,14 +21,8 @@ func (a *API) attemptStatus(ctx *fasthttp.RequestCtx, p *Principal, id []byte) b
 	st, r, err := a.attemptStatusFor(engine.GetAttempt{
 		Tenant: p.Tenant, Subject: p.Subject, Attempt: engine.AttemptID{UUID: aid},
 	})
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return false
-	}
-	a.metrics.outcome(opGetAttempt, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
-		return a.decided(opGetAttempt, r, nil)
+	if !a.storeAnswered(ctx, opGetAttempt, r, err, start) {
+		return a.decided(opGetAttempt, r, err)
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)

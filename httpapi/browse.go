@@ -113,13 +113,7 @@ type listingItem interface {
 // next_cursor. start is when the store call began.
 func writePage[T listingItem](a *API, ctx *fasthttp.RequestCtx, s *scratch, q *engine.Browse, items []T, next engine.BrowseNext,
 	r engine.Result, err error, start time.Time, appendItem func([]byte, *T) []byte) {
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opBrowse, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
+	if !a.storeAnswered(ctx, opBrowse, r, err, start) {
 		return
 	}
 	b := append(s.b[:0], `{"items":[`...)
@@ -160,14 +154,8 @@ func (a *API) getListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) bool
 	v, r, err := a.getListingFor(p, engine.GetListing{
 		Tenant: p.Tenant, Listing: engine.ListingID{UUID: lid}, Joinable: true,
 	})
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return false
-	}
-	a.metrics.outcome(opGetListing, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
-		return a.decided(opGetListing, r, nil)
+	if !a.storeAnswered(ctx, opGetListing, r, err, start) {
+		return a.decided(opGetListing, r, err)
 	}
 	s := acquireBuf()
 	defer releaseBuf(s)

@@ -53,14 +53,7 @@ func listingDoc(s *engine.ListingSpec) []byte {
 // listing stored without one (another writer) is encoded from its spec.
 // withVisibility adds the member that GET by ID returns.
 func appendListingItem(dst []byte, v *engine.ListingView, withVisibility bool) []byte {
-	dst = append(dst, `{"listing_id":`...)
-	dst = appendUUID(dst, v.ID.UUID)
-	dst = append(dst, ',')
-	if len(v.Doc) > 0 {
-		dst = append(dst, v.Doc...)
-	} else {
-		dst = appendListingDoc(dst, v.Spec)
-	}
+	dst = appendItemHead(dst, v.ID, v.Doc, v.Spec)
 	dst = appendKey(dst, "current_players", false)
 	dst = appendInt(dst, int64(v.CurrentPlayers))
 	dst = appendAttributes(dst, v.Attributes)
@@ -73,18 +66,24 @@ func appendListingItem(dst []byte, v *engine.ListingView, withVisibility bool) [
 	return append(dst, '}')
 }
 
+// appendItemHead opens an item with its listing_id and the listing's
+// document: doc when present, else one encoded from spec (a listing stored
+// without one, by another writer).
+func appendItemHead(dst []byte, id engine.ListingID, doc []byte, spec *engine.ListingSpec) []byte {
+	dst = append(dst, `{"listing_id":`...)
+	dst = appendUUID(dst, id.UUID)
+	dst = append(dst, ',')
+	if len(doc) > 0 {
+		return append(dst, doc...)
+	}
+	return appendListingDoc(dst, spec)
+}
+
 // appendBrowseItem appends one browse item from a store's light item: the
 // same bytes as appendListingItem(dst, v, false) for the listing's view.
 // tc formats lease_expires_at.
 func appendBrowseItem(dst []byte, it *engine.BrowseItem, tc *minuteCache) []byte {
-	dst = append(dst, `{"listing_id":`...)
-	dst = appendUUID(dst, it.ID.UUID)
-	dst = append(dst, ',')
-	if len(it.Doc) > 0 {
-		dst = append(dst, it.Doc...)
-	} else {
-		dst = appendListingDoc(dst, it.Spec)
-	}
+	dst = appendItemHead(dst, it.ID, it.Doc, it.Spec)
 	dst = append(dst, `,"current_players":`...)
 	dst = appendInt(dst, int64(it.CurrentPlayers))
 	dst = appendAttributes(dst, it.Attributes)

@@ -69,14 +69,8 @@ func (a *API) createListing(ctx *fasthttp.RequestCtx, p *Principal) (checked boo
 	}
 	start := time.Now()
 	v, r, err := a.store.CreateListing(context.Background(), cmd)
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return false
-	}
-	a.metrics.outcome(opCreateListing, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
-		return checkedRevocation(r)
+	if !a.storeAnswered(ctx, opCreateListing, r, err, start) {
+		return err == nil && checkedRevocation(r)
 	}
 	b := append(s.b[:0], `{"listing_id":`...)
 	b = appendUUID(b, v.ID.UUID)
@@ -220,13 +214,7 @@ func (a *API) deleteListing(ctx *fasthttp.RequestCtx, p *Principal, id []byte) {
 	}
 	start := time.Now()
 	r, err := a.store.DeleteListing(context.Background(), cmd)
-	if err != nil {
-		a.writeStoreError(ctx, err)
-		return
-	}
-	a.metrics.outcome(opDeleteListing, r.Outcome, start)
-	if !r.OK() {
-		a.writeOutcome(ctx, r, nil)
+	if !a.storeAnswered(ctx, opDeleteListing, r, err, start) {
 		return
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)

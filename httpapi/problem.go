@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/rendezvous/rendezvous/engine"
 	"github.com/valyala/fasthttp"
@@ -146,6 +147,24 @@ func (a *API) writeStoreError(ctx *fasthttp.RequestCtx, err error) {
 		a.log.Warn("store transitions failed", "error", err.Error(), "failures", n)
 	}
 	a.writeProblem(ctx, probServiceUnavailable, "", nil)
+}
+
+// storeAnswered answers what a store transition of o, begun at start,
+// cannot go on from: a non-nil err (writeStoreError) or an outcome other
+// than Success (writeOutcome, with no extra members). It counts the
+// outcome of every answer the store gave and reports whether r is a success
+// the caller renders.
+func (a *API) storeAnswered(ctx *fasthttp.RequestCtx, o op, r engine.Result, err error, start time.Time) bool {
+	if err != nil {
+		a.writeStoreError(ctx, err)
+		return false
+	}
+	a.metrics.outcome(o, r.Outcome, start)
+	if !r.OK() {
+		a.writeOutcome(ctx, r, nil)
+		return false
+	}
+	return true
 }
 
 // writeOutcome answers a store outcome other than Success (docs/contracts/semantics.md#outcomes).

@@ -46,30 +46,29 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stdout)))
 }
 
+// subcommands are the tools run by their first argument instead of a load
+// run: an error is a usage error (exit 2), -h an exit 0.
+var subcommands = map[string]func(args []string, stderr io.Writer) error{
+	"principals": runPrincipals,
+	"report":     runReport,
+}
+
 func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	if version.Requested(args) {
 		fmt.Fprint(stdout, version.Line("rendezvous-load"))
 		return exitOK
 	}
-	if len(args) > 0 && args[0] == "principals" {
-		if err := runPrincipals(args[1:], stderr); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return exitOK
+	if len(args) > 0 {
+		if sub, ok := subcommands[args[0]]; ok {
+			if err := sub(args[1:], stderr); err != nil {
+				if errors.Is(err, flag.ErrHelp) {
+					return exitOK
+				}
+				fmt.Fprintf(stderr, "rendezvous-load %s: %v\n", args[0], err)
+				return exitUsage
 			}
-			fmt.Fprintf(stderr, "rendezvous-load principals: %v\n", err)
-			return exitUsage
+			return exitOK
 		}
-		return exitOK
-	}
-	if len(args) > 0 && args[0] == "report" {
-		if err := runReport(args[1:], stderr); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "rendezvous-load report: %v\n", err)
-			return exitUsage
-		}
-		return exitOK
 	}
 	cfg, err := parseConfig(args, stderr)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/loadresult"
 )
 
 // testResult builds a Result the way a run does, from Recorders.
@@ -33,7 +35,7 @@ func testResult() *Result {
 		p.P99ms[KindCreate] = 1.5
 		res.Series = append(res.Series, p)
 	}
-	res.Shed = &ShedSummary{Overload: 2, OfferedOverCeiling: 1000, TypedShed: 1000, TypedPct: 100}
+	res.Shed = &loadresult.Shed{Overload: 2, OfferedOverCeiling: 1000, TypedShed: 1000, TypedPct: 100}
 	res.Fill = &FillSummary{RSSMiB: 70}
 	return res
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/loadresult"
 )
 
 // Check is one validation: its name, whether it passed and what was seen.
@@ -97,32 +99,6 @@ type PhaseSummary struct {
 	Kinds   []KindSummary `json:"kinds"`
 }
 
-// ShedSummary is the shedding validation's figures.
-type ShedSummary struct {
-	Overload           float64 `json:"overload_factor"`
-	Planned            uint64  `json:"planned_over_ceiling"`
-	OfferedOverCeiling uint64  `json:"offered_over_ceiling"`
-	TypedShed          uint64  `json:"typed_shed"`
-	Untyped            uint64  `json:"untyped"`
-	TypedPct           float64 `json:"typed_shed_pct"`
-	ShedP50ms          float64 `json:"shed_p50_ms"`
-	ShedP99ms          float64 `json:"shed_p99_ms"`
-	ShedMaxMs          float64 `json:"shed_max_ms"`
-	AnswerP50ms        float64 `json:"shed_answer_p50_ms"`
-	AnswerP99ms        float64 `json:"shed_answer_p99_ms"`
-	AnswerMaxMs        float64 `json:"shed_answer_max_ms"`
-	Admitted           int     `json:"admitted_listings"`
-	AdmittedAttempts   int     `json:"admitted_attempts"`
-	Sampled            uint64  `json:"sampled_gets"`
-	LostSampled        uint64  `json:"lost_sampled"`
-	Enumerated         int     `json:"enumerated"`
-	LostEnumerated     int     `json:"lost_enumerated"`
-	Lost               int     `json:"lost"`
-	AcceptedFailed     uint64  `json:"accepted_failed"`
-	AcceptedTimeouts   uint64  `json:"accepted_timeouts"`
-	Introductions      uint64  `json:"introductions"`
-}
-
 // FillSummary is the fill phase's figures (shed mode, or load mode setup).
 type FillSummary struct {
 	Listings     fillResult   `json:"listings"`
@@ -135,28 +111,28 @@ type FillSummary struct {
 
 // Result is the whole run, written as result.json and drawn as report.html.
 type Result struct {
-	Mode      string          `json:"mode"`
-	RunID     string          `json:"run_id"`
-	Started   time.Time       `json:"started"`
-	Seconds   float64         `json:"seconds"`
-	HTTP      string          `json:"http"`
-	Mediator  string          `json:"mediator"`
-	Ceilings  map[string]int  `json:"ceilings,omitempty"`
-	Config    *Config         `json:"config"`
-	Fill      *FillSummary    `json:"fill,omitempty"`
-	Shed      *ShedSummary    `json:"shed,omitempty"`
-	Phases    []PhaseSummary  `json:"phases"`
-	Timeline  []Phase         `json:"timeline"`
-	Series    []SeriesPoint   `json:"series"`
-	ServerCPU *CPUSummary     `json:"server_cpu,omitempty"`
-	UDPRate   *UDPRateSummary `json:"udp_rate,omitempty"`
-	Cleanup   *CleanupSummary `json:"cleanup,omitempty"`
-	Soak      *SoakSummary    `json:"soak,omitempty"`
-	CPUSteps  []CPUStep       `json:"cpu_steps,omitempty"`
-	Relay     *RelaySummary   `json:"relay,omitempty"`
-	Checks    []Check         `json:"checks"`
-	Passed    bool            `json:"passed"`
-	Verdict   string          `json:"verdict"`
+	Mode      string              `json:"mode"`
+	RunID     string              `json:"run_id"`
+	Started   time.Time           `json:"started"`
+	Seconds   float64             `json:"seconds"`
+	HTTP      string              `json:"http"`
+	Mediator  string              `json:"mediator"`
+	Ceilings  map[string]int      `json:"ceilings,omitempty"`
+	Config    *Config             `json:"config"`
+	Fill      *FillSummary        `json:"fill,omitempty"`
+	Shed      *loadresult.Shed    `json:"shed,omitempty"`
+	Phases    []PhaseSummary      `json:"phases"`
+	Timeline  []Phase             `json:"timeline"`
+	Series    []SeriesPoint       `json:"series"`
+	ServerCPU *CPUSummary         `json:"server_cpu,omitempty"`
+	UDPRate   *loadresult.UDPRate `json:"udp_rate,omitempty"`
+	Cleanup   *CleanupSummary     `json:"cleanup,omitempty"`
+	Soak      *SoakSummary        `json:"soak,omitempty"`
+	CPUSteps  []CPUStep           `json:"cpu_steps,omitempty"`
+	Relay     *RelaySummary       `json:"relay,omitempty"`
+	Checks    []Check             `json:"checks"`
+	Passed    bool                `json:"passed"`
+	Verdict   string              `json:"verdict"`
 }
 
 // CPUSummary is the server's CPU time per answered request over the
@@ -166,21 +142,6 @@ type CPUSummary struct {
 	CPUSeconds   float64 `json:"cpu_seconds"`
 	Answers      uint64  `json:"answers"`
 	MicrosPerAns float64 `json:"cpu_us_per_answer"`
-}
-
-// UDPRateSummary is the udprate mode's figure: answers per second at a
-// fixed window of requests in flight, and the server's CPU per answer.
-type UDPRateSummary struct {
-	Kind         string  `json:"kind"`
-	Sockets      int     `json:"sockets"`
-	Window       int     `json:"window_per_socket"`
-	Sent         uint64  `json:"sent"`
-	Answered     uint64  `json:"answered"`
-	OK           uint64  `json:"ok"`
-	Lost         uint64  `json:"lost"`
-	Seconds      float64 `json:"seconds"`
-	PerSecond    float64 `json:"answered_per_s"`
-	CPUPerAnswer float64 `json:"server_cpu_us_per_answer,omitempty"`
 }
 
 // summarize turns one phase's Recorder into its table.

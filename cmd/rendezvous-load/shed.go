@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rendezvous/rendezvous/client"
+	"github.com/rendezvous/rendezvous/internal/loadresult"
 )
 
 // The overload phase ends overloadMargin before the first filled attempt
@@ -88,7 +89,7 @@ func runShed(ctx context.Context, r *Run, res *Result) error {
 		return fmt.Errorf("filling attempts took too long: no time is left to overload before the first attempt could expire")
 	}
 	extra := cfg.Overload - 1
-	sh := &ShedSummary{Overload: cfg.Overload, Admitted: len(r.listings), AdmittedAttempts: r.attemptCount()}
+	sh := &loadresult.Shed{Overload: cfg.Overload, Admitted: len(r.listings), AdmittedAttempts: r.attemptCount()}
 	res.Shed = sh
 	live := r.liveIndexes()
 	planned := uint64(extra*float64(lp.Ceiling)) + uint64(extra*float64(ap.Ceiling))

@@ -48,29 +48,25 @@ func newBatchConn(c *net.UDPConn, batch, bufSize int) (*batchConn, error) {
 		b.whdrs[i].Hdr.Iov = &b.wiov[i]
 		b.whdrs[i].Hdr.SetIovlen(1)
 	}
-	b.readFn = func(fd uintptr) bool {
-		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.rhdrs[0])), uintptr(len(b.rhdrs)), unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EAGAIN || e == unix.EINTR {
-			return false
-		}
-		b.rn, b.rerr = int(n), nil
-		if e != 0 {
-			b.rn, b.rerr = 0, e
-		}
-		return true
-	}
-	b.writeFn = func(fd uintptr) bool {
-		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.whdrs[0])), uintptr(b.wcount), unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EAGAIN || e == unix.EINTR {
-			return false
-		}
-		b.wn, b.werr = int(n), nil
-		if e != 0 {
-			b.wn, b.werr = 0, e
-		}
-		return true
-	}
+	b.readFn = func(fd uintptr) bool { return mmsg(unix.SYS_RECVMMSG, fd, b.rhdrs, len(b.rhdrs), &b.rn, &b.rerr) }
+	b.writeFn = func(fd uintptr) bool { return mmsg(unix.SYS_SENDMMSG, fd, b.whdrs, b.wcount, &b.wn, &b.werr) }
 	return b, nil
+}
+
+// mmsg makes one non-blocking recvmmsg or sendmmsg (trap) call over the
+// first n of hdrs, as a RawConn Read or Write function: false to wait for
+// the socket again (EAGAIN, EINTR), else true with the datagram count in
+// *count or the call's error in *err.
+func mmsg(trap, fd uintptr, hdrs []unix.Mmsghdr, n int, count *int, err *error) bool {
+	m, _, e := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(&hdrs[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+	if e == unix.EAGAIN || e == unix.EINTR {
+		return false
+	}
+	*count, *err = int(m), nil
+	if e != 0 {
+		*count, *err = 0, e
+	}
+	return true
 }
 
 // ReadBatch blocks until at least one datagram arrives and returns how many

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/loadresult"
 )
 
 // runUDPRate measures the highest answered UDP rate the server sustains: it
@@ -80,7 +82,7 @@ func runUDPRate(ctx context.Context, r *Run, res *Result) error {
 	cpu1, cpuErr2 := r.serverUsage()
 	var c Counts
 	r.phaseRecs["udprate"].Load(&c)
-	u := &UDPRateSummary{Kind: cfg.Stun, Sockets: len(r.udp), Window: cfg.Window, Sent: sent.Load(),
+	u := &loadresult.UDPRate{Kind: cfg.Stun, Sockets: len(r.udp), Window: cfg.Window, Sent: sent.Load(),
 		Answered: c.Answered(kind),
 		OK:       c.ByCode[kind][CodeOK], Lost: c.ByCode[kind][CodeTimeout], Seconds: secs}
 	u.PerSecond = float64(u.Answered) / secs

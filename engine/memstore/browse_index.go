@@ -26,14 +26,7 @@ func (s *Store) browseHash(tenant int32, proto uint32, region string) uint64 {
 // findBrowse returns the slot of the index, or -1.
 func (s *Store) findBrowse(tenant int32, proto uint32, region string) int32 {
 	hv := s.browseHash(tenant, proto, region)
-	for i := s.browseIdx.head(hv); i >= 0; {
-		r := s.browse.at(i)
-		if r.hash == hv && r.tenant == tenant && r.proto == proto && r.region == region {
-			return i
-		}
-		i = r.next
-	}
-	return -1
+	return chainFind(&s.browseIdx, &s.browse, hv, func(r *browseRec) bool { return r.tenant == tenant && r.proto == proto && r.region == region })
 }
 
 // browseRef returns the index slot (creating it) with one more reference.

@@ -58,14 +58,7 @@ func (s *Store) idemKey(kind idemKind, t engine.Tenant, subject engine.Subject, 
 
 // findIdem returns the slot of the record, or -1.
 func (s *Store) findIdem(k *idemKey) int32 {
-	for i := s.idemIdx.head(k.hash); i >= 0; {
-		r := s.idem.at(i)
-		if r.hash == k.hash && r.packed == k.packed {
-			return i
-		}
-		i = r.next
-	}
-	return -1
+	return chainFind(&s.idemIdx, &s.idem, k.hash, func(r *idemRec) bool { return r.packed == k.packed })
 }
 
 // addIdem records a creation by subject slot si in tenant slot ti (the

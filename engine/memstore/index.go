@@ -92,6 +92,20 @@ type hashedRec[T any] interface {
 	hdr() *hashed
 }
 
+// chainFind returns the slot on hash's chain whose record is the one
+// sought (is compares the full key; the hash is compared here), or -1.
+func chainFind[T any, P hashedRec[T]](x *hashIndex, s *slab[T], hash uint64, is func(*T) bool) int32 {
+	for i := x.head(hash); i >= 0; {
+		r := s.at(i)
+		hd := P(r).hdr()
+		if hd.hash == hash && is(r) {
+			return i
+		}
+		i = hd.next
+	}
+	return -1
+}
+
 // chainInsert links slot i (whose hdr().hash is set) at the head of its chain.
 func chainInsert[T any, P hashedRec[T]](x *hashIndex, s *slab[T], i int32) {
 	hd := P(s.at(i)).hdr()

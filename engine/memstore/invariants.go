@@ -80,11 +80,7 @@ func (s *Store) verify(now time.Duration) error {
 
 func (s *Store) verifyListings() error {
 	fresh := 0
-	for li := int32(0); int(li) < s.listings.size(); li++ {
-		if !s.listings.live(li) {
-			continue
-		}
-		l := s.listings.at(li)
+	for li, l := range s.listings.all() {
 		for _, m := range []struct {
 			name string
 			x    *uuidIndex
@@ -123,12 +119,7 @@ func (s *Store) verifyListings() error {
 		if err := s.verifyListingBrowse(li); err != nil {
 			return fmt.Errorf("listing %v: %w", l.id, err)
 		}
-		if err := s.byListing.check(&l.attempts, func(ai int32) error {
-			if !s.attempts.live(ai) || s.attempts.at(ai).listing != li {
-				return fmt.Errorf("attempt slot %d on the wrong listing", ai)
-			}
-			return nil
-		}); err != nil {
+		if err := checkHeld(&s.byListing, &l.attempts, &s.attempts, func(a *attemptRec) bool { return a.listing == li }, "attempt", "listing"); err != nil {
 			return fmt.Errorf("listing %v attempts: %w", l.id, err)
 		}
 		last := time.Duration(-1 << 63)
@@ -188,11 +179,7 @@ func (s *Store) verifyListingBrowse(li int32) error {
 
 func (s *Store) verifyAttempts() error {
 	inFlight := 0
-	for ai := int32(0); int(ai) < s.attempts.size(); ai++ {
-		if !s.attempts.live(ai) {
-			continue
-		}
-		a := s.attempts.at(ai)
+	for ai, a := range s.attempts.all() {
 		if got, ok := s.attemptByID.get(a.id.UUID); !ok || got != ai {
 			return fmt.Errorf("attempt %v: id map gives %d, %v", a.id, got, ok)
 		}
@@ -229,20 +216,14 @@ func (s *Store) verifyAttempts() error {
 
 func (s *Store) verifySubjects() error {
 	idem := make(map[int32]int32)
-	for i := int32(0); int(i) < s.idem.size(); i++ {
-		if s.idem.live(i) {
-			if si := s.idem.at(i).owner; s.subjects.live(si) {
-				idem[si]++
-			} else {
-				return fmt.Errorf("idempotency slot %d names a free subject slot", i)
-			}
+	for i := range s.idem.all() {
+		if si := s.idem.at(i).owner; s.subjects.live(si) {
+			idem[si]++
+		} else {
+			return fmt.Errorf("idempotency slot %d names a free subject slot", i)
 		}
 	}
-	for si := int32(0); int(si) < s.subjects.size(); si++ {
-		if !s.subjects.live(si) {
-			continue
-		}
-		r := s.subjects.at(si)
+	for si, r := range s.subjects.all() {
 		if s.findSubject(s.subjectKey(r.name)) != si {
 			return fmt.Errorf("subject slot %d not found by its name", si)
 		}
@@ -255,20 +236,10 @@ func (s *Store) verifySubjects() error {
 		if int(r.listings.n) > s.lim.OwnerListingQuota || int(r.attempts.n) > s.lim.SubjectAttemptQuota || int(r.idem) > s.lim.SubjectIdempotencyQuota {
 			return fmt.Errorf("subject slot %d over its quota: %d listings, %d attempts, %d idempotency records", si, r.listings.n, r.attempts.n, r.idem)
 		}
-		if err := s.byOwner.check(&r.listings, func(li int32) error {
-			if !s.listings.live(li) || s.listings.at(li).owner != si {
-				return fmt.Errorf("listing slot %d on the wrong owner", li)
-			}
-			return nil
-		}); err != nil {
+		if err := checkHeld(&s.byOwner, &r.listings, &s.listings, func(l *listingRec) bool { return l.owner == si }, "listing", "owner"); err != nil {
 			return err
 		}
-		if err := s.byClnt.check(&r.attempts, func(ai int32) error {
-			if !s.attempts.live(ai) || s.attempts.at(ai).client != si {
-				return fmt.Errorf("attempt slot %d on the wrong client", ai)
-			}
-			return nil
-		}); err != nil {
+		if err := checkHeld(&s.byClnt, &r.attempts, &s.attempts, func(a *attemptRec) bool { return a.client == si }, "attempt", "client"); err != nil {
 			return err
 		}
 	}
@@ -279,45 +250,33 @@ func (s *Store) verifyTenants() error {
 	counts := make(map[int32]tenantCounts)
 	browseRefs := make(map[int32]int)
 	visible := make(map[int32]int)
-	for li := int32(0); int(li) < s.listings.size(); li++ {
-		if s.listings.live(li) {
-			l := s.listings.at(li)
-			c := counts[l.tenant]
-			c.listings++
-			counts[l.tenant] = c
-			if l.browseAll >= 0 {
-				browseRefs[l.browseAll]++
-				browseRefs[l.browseRegion]++
-				if l.fresh {
-					visible[l.browseAll]++
-					visible[l.browseRegion]++
-				}
+	for _, l := range s.listings.all() {
+		c := counts[l.tenant]
+		c.listings++
+		counts[l.tenant] = c
+		if l.browseAll >= 0 {
+			browseRefs[l.browseAll]++
+			browseRefs[l.browseRegion]++
+			if l.fresh {
+				visible[l.browseAll]++
+				visible[l.browseRegion]++
 			}
 		}
 	}
-	for ai := int32(0); int(ai) < s.attempts.size(); ai++ {
-		if s.attempts.live(ai) {
-			c := counts[s.attempts.at(ai).tenant]
-			c.attempts++
-			counts[s.attempts.at(ai).tenant] = c
-		}
+	for ai := range s.attempts.all() {
+		c := counts[s.attempts.at(ai).tenant]
+		c.attempts++
+		counts[s.attempts.at(ai).tenant] = c
 	}
-	for i := int32(0); int(i) < s.idem.size(); i++ {
-		if s.idem.live(i) {
-			r := s.idem.at(i)
-			if !s.tenants.live(r.tenant) {
-				return fmt.Errorf("idempotency slot %d names a free tenant slot", i)
-			}
-			c := counts[r.tenant]
-			c.idem++
-			counts[r.tenant] = c
+	for i, r := range s.idem.all() {
+		if !s.tenants.live(r.tenant) {
+			return fmt.Errorf("idempotency slot %d names a free tenant slot", i)
 		}
+		c := counts[r.tenant]
+		c.idem++
+		counts[r.tenant] = c
 	}
-	for ti := int32(0); int(ti) < s.tenants.size(); ti++ {
-		if !s.tenants.live(ti) {
-			continue
-		}
-		r := s.tenants.at(ti)
+	for ti, r := range s.tenants.all() {
 		if s.findTenant(s.tenantKey(r.t)) != ti || r.counts != counts[ti] || r.counts.refs() == 0 && r.tombs.n == 0 {
 			return fmt.Errorf("tenant %v counts %+v, records %+v", r.t, r.counts, counts[ti])
 		}
@@ -326,11 +285,7 @@ func (s *Store) verifyTenants() error {
 			return fmt.Errorf("tenant %v over a quota: %d listings, %d attempts, %d idempotency records", r.t, r.counts.listings, r.counts.attempts, r.counts.idem)
 		}
 	}
-	for bi := int32(0); int(bi) < s.browse.size(); bi++ {
-		if !s.browse.live(bi) {
-			continue
-		}
-		r := s.browse.at(bi)
+	for bi, r := range s.browse.all() {
 		if s.findBrowse(r.tenant, r.proto, r.region) != bi || r.refs != browseRefs[bi] || r.refs == 0 {
 			return fmt.Errorf("browse index %d: refs %d (counted %d)", bi, r.refs, browseRefs[bi])
 		}
@@ -353,20 +308,14 @@ func (s *Store) verifyTenants() error {
 }
 
 func (s *Store) verifyKeyed() error {
-	for i := int32(0); int(i) < s.idem.size(); i++ {
-		if s.idem.live(i) {
-			r := s.idem.at(i)
-			if s.findIdem(&idemKey{packed: r.packed, hash: s.hashPacked(r.packed)}) != i || !s.idemExp.has(i) {
-				return fmt.Errorf("idempotency slot %d not found by its key or not scheduled", i)
-			}
+	for i, r := range s.idem.all() {
+		if s.findIdem(&idemKey{packed: r.packed, hash: s.hashPacked(r.packed)}) != i || !s.idemExp.has(i) {
+			return fmt.Errorf("idempotency slot %d not found by its key or not scheduled", i)
 		}
 	}
-	for i := int32(0); int(i) < s.replay.size(); i++ {
-		if s.replay.live(i) {
-			r := s.replay.at(i)
-			if s.findReplay(r.packed, s.hashPacked(r.packed)) != i || !s.replayHeap.has(i) {
-				return fmt.Errorf("replay slot %d not found by its key or not scheduled", i)
-			}
+	for i, r := range s.replay.all() {
+		if s.findReplay(r.packed, s.hashPacked(r.packed)) != i || !s.replayHeap.has(i) {
+			return fmt.Errorf("replay slot %d not found by its key or not scheduled", i)
 		}
 	}
 	return nil
@@ -435,11 +384,7 @@ func verifyRelay(a *attemptRec) error {
 // verifyTombs checks the tombstones: found by ID, bounded by the attempts
 // ceiling, ended by a known cause, counted by the index and the schedule.
 func (s *Store) verifyTombs() error {
-	for ti := int32(0); int(ti) < s.tombs.size(); ti++ {
-		if !s.tombs.live(ti) {
-			continue
-		}
-		t := s.tombs.at(ti)
+	for ti, t := range s.tombs.all() {
 		if got, ok := s.tombByID.get(t.id.UUID); !ok || got != ti {
 			return fmt.Errorf("tombstone %v: id map gives %d, %v", t.id, got, ok)
 		}
@@ -451,20 +396,13 @@ func (s *Store) verifyTombs() error {
 		}
 	}
 	perTenant := make(map[int32]int32)
-	for ti := int32(0); int(ti) < s.tombs.size(); ti++ {
-		if s.tombs.live(ti) {
-			t := s.tombs.at(ti)
-			if !s.tenants.live(t.ten) || s.tenants.at(t.ten).t != t.tenant {
-				return fmt.Errorf("tombstone %v: names tenant slot %d of another tenant", t.id, t.ten)
-			}
-			perTenant[t.ten]++
+	for _, t := range s.tombs.all() {
+		if !s.tenants.live(t.ten) || s.tenants.at(t.ten).t != t.tenant {
+			return fmt.Errorf("tombstone %v: names tenant slot %d of another tenant", t.id, t.ten)
 		}
+		perTenant[t.ten]++
 	}
-	for ten := int32(0); int(ten) < s.tenants.size(); ten++ {
-		if !s.tenants.live(ten) {
-			continue
-		}
-		r := s.tenants.at(ten)
+	for ten, r := range s.tenants.all() {
 		if r.tombs.n != perTenant[ten] || int(r.tombs.n) > s.lim.MaxAttempts {
 			return fmt.Errorf("tenant %v: %d tombstones listed, %d held (at most %d)", r.t, r.tombs.n, perTenant[ten], s.lim.MaxAttempts)
 		}

@@ -225,3 +225,14 @@ func checkChains[T any, P hashedRec[T]](x *hashIndex, s *slab[T]) error {
 	}
 	return nil
 }
+
+// checkHeld checks list h of family c: every slot on it is a live record of
+// p (a kind) that held says belongs to the list's holder (a holder kind).
+func checkHeld[T any](c *chain, h *listHead, p *slab[T], held func(*T) bool, kind, holder string) error {
+	return c.check(h, func(i int32) error {
+		if !p.live(i) || !held(p.at(i)) {
+			return fmt.Errorf("%s slot %d on the wrong %s", kind, i, holder)
+		}
+		return nil
+	})
+}

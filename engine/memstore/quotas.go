@@ -12,12 +12,8 @@ import "github.com/rendezvous/rendezvous/engine"
 // listingQuota returns the quota a new listing of owner in tenant would
 // exceed, or PoolNone.
 func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
-	if oi := s.findSubject(owner); oi >= 0 {
-		if o := s.subjects.at(oi); int(o.listings.n) >= s.lim.OwnerListingQuota {
-			return engine.QuotaOwnerListings
-		} else if int(o.idem) >= s.lim.SubjectIdempotencyQuota {
-			return engine.QuotaSubjectIdempotency
-		}
+	if p := s.subjectQuota(owner, ownedListings, s.lim.OwnerListingQuota, engine.QuotaOwnerListings); p != engine.PoolNone {
+		return p
 	}
 	if ti := s.findTenant(tenant); ti >= 0 {
 		t := s.tenants.at(ti)
@@ -29,16 +25,33 @@ func (s *Store) listingQuota(owner subjectKey, tenant tenantKey) engine.Pool {
 // attemptQuota returns the quota a new attempt of client in tenant slot ti
 // would exceed, or PoolNone.
 func (s *Store) attemptQuota(client subjectKey, ti int32) engine.Pool {
-	if ci := s.findSubject(client); ci >= 0 {
-		if c := s.subjects.at(ci); int(c.attempts.n) >= s.lim.SubjectAttemptQuota {
-			return engine.QuotaSubjectAttempts
-		} else if int(c.idem) >= s.lim.SubjectIdempotencyQuota {
-			return engine.QuotaSubjectIdempotency
-		}
+	if p := s.subjectQuota(client, createdAttempts, s.lim.SubjectAttemptQuota, engine.QuotaSubjectAttempts); p != engine.PoolNone {
+		return p
 	}
 	t := s.tenants.at(ti)
 	return s.tenantQuota(t, t.counts.attempts, s.attempts.n, s.lim.MaxAttempts, s.lim.TenantAttemptQuota, engine.QuotaTenantAttempts)
 }
+
+// subjectQuota returns p when subject k holds its own quota of the kind
+// being created (held reads that list from its record), else
+// QuotaSubjectIdempotency when its share of the idempotency pool is used
+// up, else PoolNone (a subject without a record holds nothing).
+func (s *Store) subjectQuota(k subjectKey, held func(*subjectRec) *listHead, quota int, p engine.Pool) engine.Pool {
+	i := s.findSubject(k)
+	if i < 0 {
+		return engine.PoolNone
+	}
+	switch r := s.subjects.at(i); {
+	case int(held(r).n) >= quota:
+		return p
+	case int(r.idem) >= s.lim.SubjectIdempotencyQuota:
+		return engine.QuotaSubjectIdempotency
+	}
+	return engine.PoolNone
+}
+
+func ownedListings(r *subjectRec) *listHead   { return &r.listings }
+func createdAttempts(r *subjectRec) *listHead { return &r.attempts }
 
 // tenantQuota returns p when the tenant holds its share of the pool of the
 // kind being created (held of the pool's used, at most pool), else

@@ -14,14 +14,7 @@ type replayRec struct {
 }
 
 func (s *Store) findReplay(packed string, hv uint64) int32 {
-	for i := s.replayIdx.head(hv); i >= 0; {
-		r := s.replay.at(i)
-		if r.hash == hv && r.packed == packed {
-			return i
-		}
-		i = r.next
-	}
-	return -1
+	return chainFind(&s.replayIdx, &s.replay, hv, func(r *replayRec) bool { return r.packed == packed })
 }
 
 func (s *Store) removeReplay(i int32) {

@@ -1,5 +1,7 @@
 package memstore
 
+import "iter"
+
 // slab holds records of one kind in a slice indexed by int32 slot, with a
 // free list so slots are pooled and reused: records are values in one
 // backing array, so the GC walks one slice header instead of one pointer per
@@ -48,6 +50,19 @@ func (s *slab[T]) at(i int32) *T { return &s.recs[i] }
 
 // live reports whether slot i holds a record.
 func (s *slab[T]) live(i int32) bool { return i >= 0 && int(i) < len(s.used) && s.used[i] }
+
+// all yields each live slot with its record, in slot order. Nothing may
+// allocate or release a slot of s while the walk runs: it is for the O(state)
+// checks and renderings (invariants, snapshot), not for transitions.
+func (s *slab[T]) all() iter.Seq2[int32, *T] {
+	return func(yield func(int32, *T) bool) {
+		for i := range s.recs {
+			if s.used[i] && !yield(int32(i), &s.recs[i]) {
+				return
+			}
+		}
+	}
+}
 
 // size is the number of slots ever allocated (live or free).
 func (s *slab[T]) size() int { return len(s.recs) }

@@ -32,75 +32,49 @@ func (s *Store) Snapshot() string {
 		s.listings.n, s.nPresence, s.attempts.n, s.replay.n, s.nRevocations(), s.idem.n, s.inFlight, s.tombs.n)
 
 	var lines []string
-	for li := int32(0); int(li) < s.listings.size(); li++ {
-		if s.listings.live(li) {
-			lines = append(lines, s.snapListing(li))
-		}
+	for li := range s.listings.all() {
+		lines = append(lines, s.snapListing(li))
 	}
-	for ai := int32(0); int(ai) < s.attempts.size(); ai++ {
-		if s.attempts.live(ai) {
-			a := s.attempts.at(ai)
-			lines = append(lines, fmt.Sprintf("attempt %v handle=%v listing=%v tenant=%s/%s client=%q deadline=%v host=%v peer=%v consumed=%v"+
-				" relay_only=%v offered=%v host_relayed=%v peer_relayed=%v relay_consumed=%v host_outcome=%v peer_outcome=%v",
-				a.id, a.handle, s.listings.at(a.listing).id, s.tenants.at(a.tenant).t.Game, s.tenants.at(a.tenant).t.Env,
-				s.subjects.at(a.client).name, s.attemptExp.deadline(ai), snapBinding(a.host.view()), snapBinding(a.peer.view()), a.consumed,
-				a.relayOnly, a.offered, a.hostRelay.addrPort(), a.peerRelay.addrPort(), a.relayConsumed, a.hostOut, a.peerOut))
-		}
+	for ai, a := range s.attempts.all() {
+		lines = append(lines, fmt.Sprintf("attempt %v handle=%v listing=%v tenant=%s/%s client=%q deadline=%v host=%v peer=%v consumed=%v"+
+			" relay_only=%v offered=%v host_relayed=%v peer_relayed=%v relay_consumed=%v host_outcome=%v peer_outcome=%v",
+			a.id, a.handle, s.listings.at(a.listing).id, s.tenants.at(a.tenant).t.Game, s.tenants.at(a.tenant).t.Env,
+			s.subjects.at(a.client).name, s.attemptExp.deadline(ai), snapBinding(a.host.view()), snapBinding(a.peer.view()), a.consumed,
+			a.relayOnly, a.offered, a.hostRelay.addrPort(), a.peerRelay.addrPort(), a.relayConsumed, a.hostOut, a.peerOut))
 	}
-	for ti := int32(0); int(ti) < s.tombs.size(); ti++ {
-		if s.tombs.live(ti) {
-			t := s.tombs.at(ti)
-			st, r := t.prog.Ended(t.end)
-			lines = append(lines, fmt.Sprintf("tombstone %v listing=%v tenant=%s/%s client=%q owner=%q state=%v reason=%v progress=%+v host_outcome=%v peer_outcome=%v attempt_deadline=%v deadline=%v",
-				t.id, t.listing, t.tenant.Game, t.tenant.Env, t.client, t.owner, st, r, t.prog, t.hostOut, t.peerOut, t.deadline, s.tombExp.deadline(ti)))
-		}
+	for ti, t := range s.tombs.all() {
+		st, r := t.prog.Ended(t.end)
+		lines = append(lines, fmt.Sprintf("tombstone %v listing=%v tenant=%s/%s client=%q owner=%q state=%v reason=%v progress=%+v host_outcome=%v peer_outcome=%v attempt_deadline=%v deadline=%v",
+			t.id, t.listing, t.tenant.Game, t.tenant.Env, t.client, t.owner, st, r, t.prog, t.hostOut, t.peerOut, t.deadline, s.tombExp.deadline(ti)))
 	}
-	for i := int32(0); int(i) < s.idem.size(); i++ {
-		if s.idem.live(i) {
-			r := s.idem.at(i)
-			kind, p := unpackKey(r.packed)
-			lines = append(lines, fmt.Sprintf("idempotency %v tenant=%s/%s subject=%q key=%q request=%s resource=%v deadline=%v",
-				idemKind(kind), p[0], p[1], p[2], p[3], hex.EncodeToString(r.fp[:]), r.res, s.idemExp.deadline(i)))
-		}
+	for i, r := range s.idem.all() {
+		kind, p := unpackKey(r.packed)
+		lines = append(lines, fmt.Sprintf("idempotency %v tenant=%s/%s subject=%q key=%q request=%s resource=%v deadline=%v",
+			idemKind(kind), p[0], p[1], p[2], p[3], hex.EncodeToString(r.fp[:]), r.res, s.idemExp.deadline(i)))
 	}
-	for i := int32(0); int(i) < s.replay.size(); i++ {
-		if s.replay.live(i) {
-			r := s.replay.at(i)
-			_, p := unpackKey(r.packed)
-			lines = append(lines, fmt.Sprintf("replay ns=%q key=%q deadline=%v", p[0], p[1], s.replayHeap.deadline(i)))
-		}
+	for i, r := range s.replay.all() {
+		_, p := unpackKey(r.packed)
+		lines = append(lines, fmt.Sprintf("replay ns=%q key=%q deadline=%v", p[0], p[1], s.replayHeap.deadline(i)))
 	}
-	for i := int32(0); int(i) < s.subjects.size(); i++ {
-		if s.subjects.live(i) {
-			r := s.subjects.at(i)
-			line := fmt.Sprintf("subject %q listings=%d attempts=%d", r.name, r.listings.n, r.attempts.n)
-			if s.revocations.has(i) {
-				line += fmt.Sprintf(" revoked_until=%v", s.revocations.deadline(i))
-			}
-			lines = append(lines, line)
+	for i, r := range s.subjects.all() {
+		line := fmt.Sprintf("subject %q listings=%d attempts=%d", r.name, r.listings.n, r.attempts.n)
+		if s.revocations.has(i) {
+			line += fmt.Sprintf(" revoked_until=%v", s.revocations.deadline(i))
 		}
+		lines = append(lines, line)
 	}
-	for i := int32(0); int(i) < s.tenantRevs.size(); i++ {
-		if s.tenantRevs.live(i) {
-			r := s.tenantRevs.at(i)
-			lines = append(lines, fmt.Sprintf("tenant-revocation %s/%s subject=%q revoked_until=%v", r.tenant.Game, r.tenant.Env, r.subject, s.tenantRevHeap.deadline(i)))
-		}
+	for i, r := range s.tenantRevs.all() {
+		lines = append(lines, fmt.Sprintf("tenant-revocation %s/%s subject=%q revoked_until=%v", r.tenant.Game, r.tenant.Env, r.subject, s.tenantRevHeap.deadline(i)))
 	}
-	for i := int32(0); int(i) < s.tenants.size(); i++ {
-		if s.tenants.live(i) {
-			r := s.tenants.at(i)
-			lines = append(lines, fmt.Sprintf("tenant %s/%s listings=%d attempts=%d idempotency=%d refs=%d",
-				r.t.Game, r.t.Env, r.counts.listings, r.counts.attempts, r.counts.idem, r.counts.refs()))
-		}
+	for _, r := range s.tenants.all() {
+		lines = append(lines, fmt.Sprintf("tenant %s/%s listings=%d attempts=%d idempotency=%d refs=%d",
+			r.t.Game, r.t.Env, r.counts.listings, r.counts.attempts, r.counts.idem, r.counts.refs()))
 	}
-	for i := int32(0); int(i) < s.browse.size(); i++ {
-		if s.browse.live(i) {
-			r := s.browse.at(i)
-			var ids []string
-			r.scope.eachID(func(e setEntry) error { ids = append(ids, e.id.String()); return nil }) // never fails
-			t := s.tenants.at(r.tenant).t
-			lines = append(lines, fmt.Sprintf("browse %s/%s protocol=%d region=%q refs=%d visible=%v", t.Game, t.Env, r.proto, r.region, r.refs, ids))
-		}
+	for _, r := range s.browse.all() {
+		var ids []string
+		r.scope.eachID(func(e setEntry) error { ids = append(ids, e.id.String()); return nil }) // never fails
+		t := s.tenants.at(r.tenant).t
+		lines = append(lines, fmt.Sprintf("browse %s/%s protocol=%d region=%q refs=%d visible=%v", t.Game, t.Env, r.proto, r.region, r.refs, ids))
 	}
 	slices.SortFunc(lines, cmp.Compare)
 	for _, l := range lines {

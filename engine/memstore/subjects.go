@@ -34,14 +34,7 @@ func (s *Store) subjectKey(name engine.Subject) subjectKey {
 
 // findSubject returns the slot of k, or -1.
 func (s *Store) findSubject(k subjectKey) int32 {
-	for i := s.subjectIdx.head(k.hash); i >= 0; {
-		r := s.subjects.at(i)
-		if r.hash == k.hash && r.name == k.name {
-			return i
-		}
-		i = r.next
-	}
-	return -1
+	return chainFind(&s.subjectIdx, &s.subjects, k.hash, func(r *subjectRec) bool { return r.name == k.name })
 }
 
 // subjectSlot returns the slot of k, creating it if needed.

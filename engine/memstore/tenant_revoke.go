@@ -41,14 +41,7 @@ func (s *Store) tenantRevKey(t engine.Tenant, subject engine.Subject) tenantRevK
 
 // findTenantRev returns the slot of k, or -1.
 func (s *Store) findTenantRev(k *tenantRevKey) int32 {
-	for i := s.tenantRevIdx.head(k.hash); i >= 0; {
-		r := s.tenantRevs.at(i)
-		if r.hash == k.hash && r.tenant == k.tenant && r.subject == k.subject {
-			return i
-		}
-		i = r.next
-	}
-	return -1
+	return chainFind(&s.tenantRevIdx, &s.tenantRevs, k.hash, func(r *tenantRevRec) bool { return r.tenant == k.tenant && r.subject == k.subject })
 }
 
 // tenantRevoked reports whether k has a tenant revocation (cleanup has run).
@@ -133,11 +126,7 @@ func (s *Store) RevokedInTenant(ctx context.Context, tenant engine.Tenant, subje
 // verifyTenantRevocations checks each tenant revocation is found by its key
 // and scheduled (for CheckInvariants).
 func (s *Store) verifyTenantRevocations() error {
-	for i := int32(0); int(i) < s.tenantRevs.size(); i++ {
-		if !s.tenantRevs.live(i) {
-			continue
-		}
-		r := s.tenantRevs.at(i)
+	for i, r := range s.tenantRevs.all() {
 		k := s.tenantRevKey(r.tenant, r.subject)
 		if s.findTenantRev(&k) != i || !s.tenantRevHeap.has(i) {
 			return fmt.Errorf("tenant revocation slot %d not found by its key or not scheduled", i)

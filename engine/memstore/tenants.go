@@ -47,14 +47,7 @@ func (s *Store) tenantKey(t engine.Tenant) tenantKey {
 
 // findTenant returns the slot of k, or -1.
 func (s *Store) findTenant(k tenantKey) int32 {
-	for i := s.tenantIdx.head(k.hash); i >= 0; {
-		r := s.tenants.at(i)
-		if r.hash == k.hash && r.t == k.t {
-			return i
-		}
-		i = r.next
-	}
-	return -1
+	return chainFind(&s.tenantIdx, &s.tenants, k.hash, func(r *tenantRec) bool { return r.t == k.t })
 }
 
 // tenantSlot returns the slot of k, creating it; the caller counts its new

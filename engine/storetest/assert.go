@@ -106,6 +106,20 @@ func (e *env) wantAttempt(h engine.Handle, alive bool, why string) {
 	}
 }
 
+// wantCascade requires what (a revocation) to have removed the gone
+// listings and attempts and kept the listing and attempt it must not touch.
+func (e *env) wantCascade(what string, gone []engine.ListingID, goneAttempts []engine.Handle, kept engine.ListingID, keptAttempt engine.Handle) {
+	e.t.Helper()
+	for _, id := range gone {
+		e.wantGet(id, false, engine.NotFound)
+	}
+	e.wantGet(kept, true, engine.Success)
+	for _, h := range goneAttempts {
+		e.wantAttempt(h, false, what+" left an attempt it removes")
+	}
+	e.wantAttempt(keptAttempt, true, what+" removed an attempt it keeps")
+}
+
 // revoke revokes subject for a minute and requires Success with removed
 // listings and attempts counted.
 func (e *env) revoke(subject engine.Subject, removed int) {

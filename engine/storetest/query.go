@@ -19,13 +19,15 @@ func runQuery(t *testing.T, f Factory, o options) {
 	if o.noQuery {
 		t.Skip("the store has no browse filters, orders or quick join (WithoutBrowseQuery)")
 	}
-	t.Run("Attributes", func(t *testing.T) { runAttributes(t, f) })
-	t.Run("FiltersAndOrders", func(t *testing.T) { runFiltersAndOrders(t, f) })
-	t.Run("NoDuplicateUnderChurn", func(t *testing.T) { runChurnWalk(t, f) })
-	t.Run("ExaminationBound", func(t *testing.T) { runExamineBound(t, f) })
-	t.Run("Full", func(t *testing.T) { runFull(t, f) })
-	t.Run("QuickJoin", func(t *testing.T) { runQuickJoin(t, f) })
-	t.Run("QuickJoinRace", func(t *testing.T) { runQuickJoinRace(t, f) })
+	runGroups(t, f, []group{
+		{"Attributes", runAttributes},
+		{"FiltersAndOrders", runFiltersAndOrders},
+		{"NoDuplicateUnderChurn", runChurnWalk},
+		{"ExaminationBound", runExamineBound},
+		{"Full", runFull},
+		{"QuickJoin", runQuickJoin},
+		{"QuickJoinRace", runQuickJoinRace},
+	})
 }
 
 // feature is the store as T (engine.ItemBrowser, engine.QuickJoiner):

@@ -17,17 +17,19 @@ func runRelay(t *testing.T, f Factory, o options) {
 		t.Run("UnsupportedIsTypedAndChangesNothing", func(t *testing.T) { runRelayUnsupported(t, f) })
 		return
 	}
-	t.Run("StateProgression", func(t *testing.T) { runRelayStates(t, f) })
-	t.Run("StatusAuthorisation", func(t *testing.T) { runRelayStatusAuth(t, f) })
-	t.Run("RelayedCandidates", func(t *testing.T) { runRelayCandidates(t, f) })
-	t.Run("RelayOnly", func(t *testing.T) { runRelayOnly(t, f) })
-	t.Run("Outcomes", func(t *testing.T) { runRelayOutcomes(t, f) })
-	t.Run("Tombstones", func(t *testing.T) { runRelayTombstones(t, f) })
-	t.Run("TombstonesBounded", func(t *testing.T) { runRelayTombstonesBounded(t, f) })
-	t.Run("TombstonesPerTenant", func(t *testing.T) { runRelayTombstonesPerTenant(t, f) })
-	t.Run("Input", func(t *testing.T) { runRelayInput(t, f) })
-	t.Run("UnavailableAndCancel", func(t *testing.T) { runRelayUnavailable(t, f) })
-	t.Run("Race", func(t *testing.T) { runRelayRace(t, f) })
+	runGroups(t, f, []group{
+		{"StateProgression", runRelayStates},
+		{"StatusAuthorisation", runRelayStatusAuth},
+		{"RelayedCandidates", runRelayCandidates},
+		{"RelayOnly", runRelayOnly},
+		{"Outcomes", runRelayOutcomes},
+		{"Tombstones", runRelayTombstones},
+		{"TombstonesBounded", runRelayTombstonesBounded},
+		{"TombstonesPerTenant", runRelayTombstonesPerTenant},
+		{"Input", runRelayInput},
+		{"UnavailableAndCancel", runRelayUnavailable},
+		{"Race", runRelayRace},
+	})
 }
 
 // relayed is a relayed transport address on a TURN server (192.0.2.50:port).

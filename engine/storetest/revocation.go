@@ -50,13 +50,7 @@ func runRevocation(t *testing.T, f Factory) {
 		byPub := e.attempt(other, "publisher-1") // created by the subject: counted
 		kept := e.attempt(other, "client-9")
 		e.revoke("publisher-1", 3) // two listings, one attempt it created
-		e.wantGet(v1.ID, false, engine.NotFound)
-		e.wantGet(v2.ID, false, engine.NotFound)
-		e.wantGet(other.ID, true, engine.Success)
-		for _, h := range []engine.Handle{onOwn.Handle, byPub.Handle} {
-			e.wantAttempt(h, false, "revocation left an attempt")
-		}
-		e.wantAttempt(kept.Handle, true, "revocation removed an unrelated attempt")
+		e.wantCascade("revocation", []engine.ListingID{v1.ID, v2.ID}, []engine.Handle{onOwn.Handle, byPub.Handle}, other.ID, kept.Handle)
 		if ok, err := e.s.Revoked(e.ctx, "publisher-1"); err != nil || !ok {
 			t.Fatalf("Revoked = %v %v", ok, err)
 		}

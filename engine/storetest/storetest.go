@@ -78,10 +78,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	groups := []struct {
-		name string
-		run  func(t *testing.T, f Factory)
-	}{
+	runGroups(t, newStore, []group{
 		{"Reference", runReference},
 		{"Expiry", runExpiry},
 		{"Capacity", runCapacity},
@@ -103,9 +100,19 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 		{"RandomOps", func(t *testing.T, f Factory) { runRandomOps(t, f, o) }},
 		{"Relay", func(t *testing.T, f Factory) { runRelay(t, f, o) }},
 		{"Query", func(t *testing.T, f Factory) { runQuery(t, f, o) }},
-	}
+	})
+}
+
+// group is one named part of the suite: a subtest of its own.
+type group struct {
+	name string
+	run  func(t *testing.T, f Factory)
+}
+
+// runGroups runs each group as a subtest, in order, on stores f makes.
+func runGroups(t *testing.T, f Factory, groups []group) {
 	for _, g := range groups {
-		t.Run(g.name, func(t *testing.T) { g.run(t, newStore) })
+		t.Run(g.name, func(t *testing.T) { g.run(t, f) })
 	}
 }
 

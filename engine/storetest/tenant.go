@@ -123,13 +123,7 @@ func runTenantRevocation(t *testing.T, f Factory) {
 		if n != 3 {
 			t.Fatalf("removed = %d, want 3 (two listings and one attempt in the tenant)", n)
 		}
-		e.wantGet(here.ID, false, engine.NotFound)
-		e.wantGet(here2.ID, false, engine.NotFound)
-		e.wantGet(hostHere.ID, true, engine.Success)
-		for _, h := range []engine.Handle{onOwn.Handle, byHere.Handle} {
-			e.wantAttempt(h, false, "tenant revocation left an attempt in its tenant")
-		}
-		e.wantAttempt(byThere.Handle, true, "tenant revocation removed an attempt of another tenant")
+		e.wantCascade("tenant revocation", []engine.ListingID{here.ID, here2.ID}, []engine.Handle{onOwn.Handle, byHere.Handle}, hostHere.ID, byThere.Handle)
 		if _, r := e.getIn(otherTenant, there.ID); r.Outcome != engine.Success {
 			t.Fatalf("tenant revocation removed a listing of another tenant: %v", r.Outcome)
 		}

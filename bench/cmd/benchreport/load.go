@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/loadresult"
 )
 
 // loadResult is the part of rendezvous-load's result.json the report uses
 // (the load tester's Result type; kept as a separate, tolerant struct so the
-// report reads older result files too).
+// report reads older result files too). The shed and udprate figures are
+// the load tester's own types (internal/loadresult).
 type loadResult struct {
 	Mode     string         `json:"mode"`
 	Started  time.Time      `json:"started"`
@@ -27,29 +30,13 @@ type loadResult struct {
 		TotalSeconds float64 `json:"total_seconds"`
 		RSSMiB       float64 `json:"server_rss_mib"`
 	} `json:"fill"`
-	Shed *struct {
-		Overload           float64 `json:"overload_factor"`
-		OfferedOverCeiling uint64  `json:"offered_over_ceiling"`
-		TypedShed          uint64  `json:"typed_shed"`
-		TypedPct           float64 `json:"typed_shed_pct"`
-		ShedP50ms          float64 `json:"shed_p50_ms"`
-		ShedP99ms          float64 `json:"shed_p99_ms"`
-		ShedMaxMs          float64 `json:"shed_max_ms"`
-		AnswerP50ms        float64 `json:"shed_answer_p50_ms"`
-		AnswerP99ms        float64 `json:"shed_answer_p99_ms"`
-		AnswerMaxMs        float64 `json:"shed_answer_max_ms"`
-		Lost               int     `json:"lost"`
-		LostSampled        uint64  `json:"lost_sampled"`
-		Sampled            uint64  `json:"sampled_gets"`
-		Enumerated         int     `json:"enumerated"`
-		AcceptedFailed     uint64  `json:"accepted_failed"`
-	} `json:"shed"`
+	Shed      *loadresult.Shed `json:"shed"`
 	ServerCPU *struct {
 		Phase        string  `json:"phase"`
 		MicrosPerAns float64 `json:"cpu_us_per_answer"`
 		Answers      uint64  `json:"answers"`
 	} `json:"server_cpu"`
-	UDPRate *udpRate `json:"udp_rate"`
+	UDPRate *loadresult.UDPRate `json:"udp_rate"`
 	Checks  []struct {
 		Name   string `json:"name"`
 		OK     bool   `json:"ok"`
@@ -68,16 +55,4 @@ func readLoad(path string) (*loadResult, error) {
 		return nil, fmt.Errorf("cannot decode %s: %w", path, err)
 	}
 	return &r, nil
-}
-
-// udpRate is a udprate run's figures.
-type udpRate struct {
-	Kind         string  `json:"kind"`
-	Sockets      int     `json:"sockets"`
-	Window       int     `json:"window_per_socket"`
-	PerSecond    float64 `json:"answered_per_s"`
-	Answered     uint64  `json:"answered"`
-	Lost         uint64  `json:"lost"`
-	Seconds      float64 `json:"seconds"`
-	CPUPerAnswer float64 `json:"server_cpu_us_per_answer"`
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rendezvous/rendezvous/internal/loadresult"
 )
 
 // WritePages writes results/<area>.md for each of names and returns the
@@ -272,12 +274,18 @@ func shedRuns(w io.Writer, runs []numbered) {
 
 // udpFigs are a udprate run's figures.
 var udpFigs = []figure{
-	{"answered/s", "", "%.0f", func(r *loadResult) (float64, bool) { return udp(r, func(u udpRate) float64 { return u.PerSecond }) }},
-	{"lost", "", "%.0f", func(r *loadResult) (float64, bool) { return udp(r, func(u udpRate) float64 { return float64(u.Lost) }) }},
-	{"server CPU per answer, µs", "", "%.2f", func(r *loadResult) (float64, bool) { return udp(r, func(u udpRate) float64 { return u.CPUPerAnswer }) }},
+	{"answered/s", "", "%.0f", func(r *loadResult) (float64, bool) {
+		return udp(r, func(u loadresult.UDPRate) float64 { return u.PerSecond })
+	}},
+	{"lost", "", "%.0f", func(r *loadResult) (float64, bool) {
+		return udp(r, func(u loadresult.UDPRate) float64 { return float64(u.Lost) })
+	}},
+	{"server CPU per answer, µs", "", "%.2f", func(r *loadResult) (float64, bool) {
+		return udp(r, func(u loadresult.UDPRate) float64 { return u.CPUPerAnswer })
+	}},
 }
 
-func udp(r *loadResult, get func(udpRate) float64) (float64, bool) {
+func udp(r *loadResult, get func(loadresult.UDPRate) float64) (float64, bool) {
 	if r.UDPRate == nil {
 		return 0, false
 	}
@@ -292,7 +300,7 @@ func rateRuns(w io.Writer, title string, runs []numbered) {
 	}
 	u := runs[0].res.UDPRate
 	if u == nil {
-		u = &udpRate{}
+		u = &loadresult.UDPRate{}
 	}
 	fmt.Fprintf(w, "### %s (`rendezvous-load --mode udprate --stun %s`, %d sockets × %d in flight), %d runs\n\n", title, u.Kind, u.Sockets, u.Window, len(runs))
 	runsTable(w, runs, udpFigs)
