@@ -171,5 +171,5 @@ func scrapeTable(w io.Writer, in string) {
 	fmt.Fprintf(w, "| idle (no request) | 0 | %.2f | %.0f | %.1f |\n", v["idle_seconds"], v["idle_fcalls"], perSecond("idle"))
 	fmt.Fprintf(w, "| `/metrics` (metrics listener) and `/readyz`, half each | %.0f | %.2f | %.0f | %.1f |\n", v["scrapes"], v["open_seconds"], v["open_fcalls"], perSecond("open"))
 	fmt.Fprintf(w, "| `GET /v1/admin/stats` (global operator) | %.0f | %.2f | %.0f | %.1f |\n", v["scrapes"], v["admin_seconds"], v["admin_fcalls"], perSecond("admin"))
-	fmt.Fprintln(w, "\nThe store figures are read at most once a second per instance, whatever the rate; an authenticated request also checks its caller's revocation, so a revocation holds on every route of every instance at once: with a call of its own on an instance that serves no browse page (as here), against the instance's copy of the revocations, brought forward by a call shared with the pages and requests in flight, on one that does.")
+	fmt.Fprintln(w, "\nThe store figures are read at most once a second per instance, whatever the rate. The admin stats also check their caller's revocation: the two monitoring reads (these and `/metrics` on the API listener) share that check per operator for as long as they share the figures, so a revocation reaches them within a second and every other route at once.")
 }
