@@ -111,7 +111,13 @@ type slotState struct {
 	intro    introCounts
 }
 
-const initialPlayers = 1
+// initialPlayers and maxPlayers are every listing's at creation; a renewal
+// may fill it (players 0..8), and a join to a full listing is 409
+// listing_full.
+const (
+	initialPlayers = 1
+	maxPlayers     = 8
+)
 
 func initSlot() slotState {
 	s := slotState{recBody: -1}
@@ -232,6 +238,9 @@ func stepJoin(s slotState, in linInput, out linOutput) (bool, slotState) {
 	}
 	if !s.exists || !s.fresh {
 		return out.Code == 404, s
+	}
+	if s.players >= maxPlayers {
+		return out.Code == 409, s
 	}
 	if out.Code != 201 || out.ID2 == "" || int(s.n) >= linJoinKeys {
 		return false, s

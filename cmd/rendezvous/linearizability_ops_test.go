@@ -57,7 +57,7 @@ func listingBodyFor(k, b int) map[string]any {
 	return map[string]any{
 		"region": "lin-" + strconv.Itoa(k), "protocol_version": 7, "build_version": "1.0",
 		"display_name": fmt.Sprintf("slot %d body %d", k, b), "visibility": "public", "trust_mode": "player_hosted",
-		"current_players": initialPlayers, "max_players": 8,
+		"current_players": initialPlayers, "max_players": maxPlayers,
 	}
 }
 

@@ -78,6 +78,14 @@ func TestLinearizabilityModelRejects(t *testing.T) {
 	// A join after the delete returned.
 	f("join after delete", porcupine.Illegal, at(0, 1, create, created), at(2, 3, presence(1), fresh),
 		at(4, 5, linInput{Kind: opDelete}, linOutput{Code: 204}), at(6, 7, join, joined))
+	// A join to a listing its host reported full, and the join once a
+	// renewal made room.
+	full := linInput{Kind: opRenew, Expect: 1, Players: maxPlayers}
+	f("join to a full listing", porcupine.Illegal, at(0, 1, create, created), at(2, 3, presence(1), fresh),
+		at(4, 5, full, linOutput{Code: 200, Version: 2}), at(6, 7, join, joined))
+	f("full listing refused", porcupine.Ok, at(0, 1, create, created), at(2, 3, presence(1), fresh),
+		at(4, 5, full, linOutput{Code: 200, Version: 2}), at(6, 7, join, linOutput{Code: 409}),
+		at(8, 9, linInput{Kind: opRenew, Expect: 2, Players: 3}, linOutput{Code: 200, Version: 3}), at(10, 11, join, joined))
 	// A read that misses a completed renewal's player count.
 	f("stale read", porcupine.Illegal, at(0, 1, create, created), at(2, 3, presence(1), fresh),
 		at(4, 5, linInput{Kind: opRenew, Expect: 1, Players: 5}, linOutput{Code: 200, Version: 2}),
