@@ -23,30 +23,48 @@ type monitorRevocations struct {
 }
 
 type revocationAnswer struct {
-	at      time.Time
+	at      time.Time // when the check began; zero: no answer yet
 	revoked bool
+	busy    chan struct{} // closed when the check in progress ends; nil: none
 }
 
 func newMonitorRevocations(maxAge time.Duration) *monitorRevocations {
 	return &monitorRevocations{maxAge: maxAge, checked: make(map[engine.Subject]revocationAnswer)}
 }
 
-// revoked is check(subject) at most maxAge ago. A check that failed is not
-// kept: the next request asks again.
+// revoked is check(subject) at most maxAge ago. A check in progress is
+// shared: the scrapes that arrive meanwhile wait for its answer rather
+// than each asking the store. A check that failed is not kept: the next
+// request asks again.
 func (m *monitorRevocations) revoked(subject engine.Subject, check func() (bool, error)) (bool, error) {
 	m.mu.Lock()
-	a, ok := m.checked[subject]
-	m.mu.Unlock()
-	if ok && time.Since(a.at) < m.maxAge {
-		return a.revoked, nil
+	a := m.checked[subject]
+	for a.busy != nil || !a.at.IsZero() && time.Since(a.at) < m.maxAge {
+		if a.busy == nil {
+			m.mu.Unlock()
+			return a.revoked, nil
+		}
+		busy := a.busy
+		m.mu.Unlock()
+		<-busy
+		m.mu.Lock()
+		a = m.checked[subject]
 	}
+	busy := make(chan struct{})
+	a.busy = busy
+	m.checked[subject] = a
+	m.mu.Unlock()
+
 	at := time.Now()
 	revoked, err := check()
-	if err != nil {
-		return false, err
-	}
 	m.mu.Lock()
-	m.checked[subject] = revocationAnswer{at: at, revoked: revoked}
+	a = m.checked[subject]
+	a.busy = nil
+	if err == nil {
+		a.at, a.revoked = at, revoked
+	}
+	m.checked[subject] = a
 	m.mu.Unlock()
-	return revoked, nil
+	close(busy)
+	return revoked, err
 }
