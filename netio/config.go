@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -16,6 +17,9 @@ const (
 	DefaultBuffer = 4 << 20
 	// MaxSockets bounds Config.Sockets.
 	MaxSockets = 256
+	// MaxCommitLinger bounds Config.CommitLinger, well under a client's
+	// first retransmission (250 ms in package client).
+	MaxCommitLinger = 10 * time.Millisecond
 	// offerQueue bounds Offer's queue; beyond it offers are dropped and
 	// counted (presence refreshes recover them, docs/contracts/udp.md#offer).
 	offerQueue = 1024
@@ -45,6 +49,16 @@ type Config struct {
 	// commits this one (worth it when a commit is a round trip: the Redis
 	// store); batches are still committed and answered in the order read.
 	Overlap bool
+	// CommitLinger, with Overlap, holds a small batch (fewer than
+	// lingerBelow datagrams) until CommitLinger after the socket's previous
+	// hand-over before it is committed, gathering what arrives meanwhile:
+	// at moderate rates, datagrams that each went in a commit of their own
+	// (one FCALL, one answer write each on the Redis store) share commits,
+	// at the cost of at most CommitLinger of answer latency. A datagram
+	// after a quiet spell of CommitLinger or longer, or one of a batch
+	// that is not small, is committed at once; 0 never waits. At most
+	// MaxCommitLinger.
+	CommitLinger time.Duration
 
 	// RelayAllowPeers names the ranges an RDV-RELAYED-ADDRESS may be in even
 	// though it is not a public unicast address (loopback, private,
@@ -77,6 +91,8 @@ func (c Config) normalize() (Config, []netip.AddrPort, error) {
 		return c, nil, &engine.ConfigError{Setting: "udp-error-rate", Reason: "must be a positive number"}
 	case c.ErrorBurst < 0:
 		return c, nil, &engine.ConfigError{Setting: "udp-error-burst", Reason: "must not be negative"}
+	case c.CommitLinger < 0 || c.CommitLinger > MaxCommitLinger:
+		return c, nil, &engine.ConfigError{Setting: "udp-commit-linger", Reason: fmt.Sprintf("%v is not in 0..%v", c.CommitLinger, MaxCommitLinger)}
 	}
 	if c.Sockets == 0 {
 		c.Sockets = runtime.GOMAXPROCS(0)

@@ -117,7 +117,10 @@
 // 5 for batch N+1, which it tops up with non-blocking reads of what queued
 // during N's commit (topUp, TryReadBatch, processor.prepareMore), up to
 // overlapBatch (128) datagrams. Batches are committed and answered in the
-// order they were read.
+// order they were read. With Config.CommitLinger, a batch of fewer than
+// lingerBelow (16) datagrams waits, before its top-up, until that long
+// after the previous hand-over (linger): at moderate rates a commit then
+// carries what arrived meanwhile, not one datagram.
 //
 // # Datagrams nobody asked for
 //

@@ -35,7 +35,9 @@ type Mediator struct {
 	pushes  chan push  // offers and forwarded pushes, for pushLoop
 	fwd     *forwarder // nil without a Forwarder
 	origin  time.Time
-	relay   *relayPeers // which relayed addresses a bind may record
+	// sleep is time.Sleep; tests hold a lingering batch with their own.
+	sleep func(time.Duration)
+	relay *relayPeers // which relayed addresses a bind may record
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -67,6 +69,7 @@ func NewMediator(cfg Config, store engine.Store, keys *engine.Keyring) (*Mediato
 		limiter: newRateLimiter(cfg.ErrorRate, cfg.ErrorBurst),
 		pushes:  make(chan push, offerQueue),
 		origin:  time.Now(),
+		sleep:   time.Sleep,
 		done:    make(chan struct{}),
 	}
 	m.punch = newPunchMetrics(cfg.Metrics, cfg.Tenants)

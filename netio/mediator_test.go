@@ -438,6 +438,8 @@ func TestConfigErrors(t *testing.T) {
 	f(Config{Addrs: []string{"127.0.0.1:0"}, Sockets: -1}, "udp-sockets")
 	f(Config{Addrs: []string{"127.0.0.1:0"}, ErrorRate: -1}, "udp-error-rate")
 	f(Config{Addrs: []string{"127.0.0.1:0"}, ErrorBurst: -1}, "udp-error-burst")
+	f(Config{Addrs: []string{"127.0.0.1:0"}, CommitLinger: -time.Millisecond}, "udp-commit-linger")
+	f(Config{Addrs: []string{"127.0.0.1:0"}, CommitLinger: MaxCommitLinger + 1}, "udp-commit-linger")
 	if _, err := NewMediator(Config{Addrs: []string{"127.0.0.1:0"}}, nil, k); err == nil {
 		t.Fatal("nil store accepted")
 	}

@@ -1,5 +1,10 @@
 package netio
 
+import (
+	"math"
+	"time"
+)
+
 // overlapLoop serves one socket with two batches in flight (Config.Overlap):
 // while a committer goroutine commits batch N (one store.ApplyBatch, a round
 // trip to a remote store) and sends its answers, this goroutine reads and
@@ -24,7 +29,10 @@ package netio
 // committed in fewer, larger calls. A full batch is handed over at once, as
 // the committer need not then wait for the reader to wake. No read blocks
 // while the reader holds a batch (it would hold the batch until a datagram
-// came), and no read repeats on an empty queue.
+// came), and no read repeats on an empty queue. With Config.CommitLinger, a
+// small batch also waits (linger) until that long after the previous
+// hand-over before its top-up, so that at moderate rates datagrams share
+// commits instead of taking one each.
 //
 // The loop and its hand-offs allocate nothing per batch (what the store's
 // commit allocates is the store's: see
@@ -57,7 +65,8 @@ func (m *Mediator) overlapLoop(c batchConn) {
 		close(ready)
 		<-committed // the batches in flight are committed and answered
 	}()
-	owed := 0 // batches handed over whose token the reader has not taken
+	owed := 0                        // batches handed over whose token the reader has not taken
+	last := int64(math.MinInt64 / 2) // the previous hand-over (nanotime)
 	for {
 		k := <-free
 		s := &slots[k]
@@ -80,9 +89,11 @@ func (m *Mediator) overlapLoop(c batchConn) {
 			for ; owed > 0; owed-- {
 				<-applied
 			}
+			m.linger(s.n, last)
 			m.topUp(c, s)
 		}
 		ready <- k
+		last = m.nanotime()
 		owed++
 	taken:
 		for owed > 0 {
@@ -93,6 +104,23 @@ func (m *Mediator) overlapLoop(c batchConn) {
 				break taken
 			}
 		}
+	}
+}
+
+// lingerBelow: a batch with fewer datagrams is small (Config.CommitLinger).
+const lingerBelow = batchSize / 4
+
+// linger holds a small batch of n datagrams until Config.CommitLinger after
+// the previous hand-over (last), so that what arrives meanwhile, queued on
+// the socket, tops it up: at moderate rates a round-trip store then takes
+// a few larger commits instead of one per datagram. After a quiet spell the
+// deadline has passed and nothing waits.
+func (m *Mediator) linger(n int, last int64) {
+	if m.cfg.CommitLinger == 0 || n >= lingerBelow {
+		return
+	}
+	if wait := last + int64(m.cfg.CommitLinger) - m.nanotime(); wait > 0 {
+		m.sleep(time.Duration(wait))
 	}
 }
 

@@ -28,6 +28,8 @@ const (
 	defaultErrorRate  = netio.DefaultErrorRate
 	defaultErrorBurst = netio.DefaultErrorBurst
 	envPrefix         = "RDV_"
+	// defaultCommitLinger: see docs/operations.md (--udp-commit-linger).
+	defaultCommitLinger = 2 * time.Millisecond
 )
 
 // config is the server's whole configuration, read once at start. It is not
@@ -55,6 +57,8 @@ type config struct {
 	UDPErrorRate  float64
 	UDPErrorBurst int
 	UDPPortable   bool
+	// UDPCommitLinger is netio.Config.CommitLinger, with --store redis.
+	UDPCommitLinger time.Duration
 
 	// Store is "memory" or "redis"; the Redis* settings are used with
 	// "redis".
@@ -167,6 +171,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.IntVar(&c.UDPSockets, "udp-sockets", 0, fmt.Sprintf("UDP sockets per address (SO_REUSEPORT), each with its own reader; 0: one per CPU (GOMAXPROCS); 0..%d", netio.MaxSockets))
 	fs.IntVar(&c.UDPRecvBuffer, "udp-recv-buffer", netio.DefaultBuffer, "UDP socket receive buffer `bytes` asked of the kernel (4096..1073741824)")
 	fs.IntVar(&c.UDPSendBuffer, "udp-send-buffer", netio.DefaultBuffer, "UDP socket send buffer `bytes` asked of the kernel (4096..1073741824)")
+	fs.DurationVar(&c.UDPCommitLinger, "udp-commit-linger", defaultCommitLinger, fmt.Sprintf("with --store redis, how long a small batch of UDP requests waits after the socket's previous commit for more to share its Redis call (0..%v; 0: never waits)", netio.MaxCommitLinger))
 	fs.BoolVar(&c.UDPPortable, "udp-portable", false, "use the portable UDP batch path (x/net) instead of raw recvmmsg/sendmmsg")
 	fs.StringVar(&c.Store, "store", storeMemory, "where state lives: memory (this process only) or redis (shared by every instance on --redis-addr and --redis-name)")
 	fs.StringVar(&c.RedisAddr, "redis-addr", "127.0.0.1:6379", "Redis `host:port` with --store redis")
@@ -325,6 +330,9 @@ func (c *config) validate() error {
 	}
 	if c.UDPSockets < 0 || c.UDPSockets > netio.MaxSockets {
 		return c.bad("udp-sockets", "%d is not in 0..%d", c.UDPSockets, netio.MaxSockets)
+	}
+	if c.UDPCommitLinger < 0 || c.UDPCommitLinger > netio.MaxCommitLinger {
+		return c.bad("udp-commit-linger", "%v is not in 0..%v", c.UDPCommitLinger, netio.MaxCommitLinger)
 	}
 	if c.UDPRecvBuffer < minUDPBuffer || c.UDPRecvBuffer > maxUDPBuffer {
 		return c.bad("udp-recv-buffer", "%d is not in %d..%d", c.UDPRecvBuffer, minUDPBuffer, maxUDPBuffer)

@@ -31,7 +31,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c.HTTPAddr != "127.0.0.1:8080" || !reflect.DeepEqual(c.UDPAddrs, []string{"127.0.0.1:3478"}) || c.MediatorAddr != "" || c.MetricsAddr != "" {
 		t.Fatalf("addresses %q %q %q %q", c.HTTPAddr, c.UDPAddrs, c.MediatorAddr, c.MetricsAddr)
 	}
-	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil ||
+	if c.LogFormat != "text" || c.UDPSockets != 0 || c.UDPCommitLinger != defaultCommitLinger || c.UDPErrorRate != 10 || c.UDPErrorBurst != 20 || c.CapabilityKey != nil ||
 		c.HTTPMaxConns != 0 || c.HTTPMaxConnsPerIP != defaultConnsPerIP ||
 		c.Store != "memory" || c.RedisAddr != "127.0.0.1:6379" || c.RedisName != "rdv" {
 		t.Fatalf("defaults %+v", c)
@@ -60,6 +60,7 @@ func everySetting(t *testing.T) map[string]string {
 		"RDV_TENANT_LISTING_QUOTA": "9", "RDV_TENANT_IDEMPOTENCY_QUOTA": "8", "RDV_SUBJECT_IDEMPOTENCY_QUOTA": "1",
 		"RDV_UDP_ERROR_RATE": "2.5", "RDV_UDP_ERROR_BURST": "7", "RDV_UDP_SOCKETS": "2",
 		"RDV_UDP_RECV_BUFFER": "65536", "RDV_UDP_SEND_BUFFER": "32768", "RDV_UDP_PORTABLE": "true",
+		"RDV_UDP_COMMIT_LINGER":   "3ms",
 		"RDV_CAPABILITY_KEY_FILE": keyFile,
 		"RDV_HTTP_MAX_CONNS":      "500", "RDV_HTTP_MAX_CONNS_PER_IP": "0",
 		"RDV_STORE": "redis", "RDV_REDIS_ADDR": "redis.example.com:6380", "RDV_REDIS_NAME": "eu-1",
@@ -100,6 +101,7 @@ func TestParseConfigEnvironment(t *testing.T) {
 		c.MediatorAddr != "rdv.example.com:3478" || c.Principals != "/etc/rendezvous/principals.json" || !c.Dev ||
 		c.LogFormat != "json" || c.LogLevel != "debug" || c.UDPErrorRate != 2.5 || c.UDPErrorBurst != 7 ||
 		c.UDPSockets != 2 || c.UDPRecvBuffer != 65536 || c.UDPSendBuffer != 32768 || !c.UDPPortable ||
+		c.UDPCommitLinger != 3*time.Millisecond ||
 		c.CapabilityKey == nil || *c.CapabilityKey != key || c.HTTPMaxConns != 500 || c.HTTPMaxConnsPerIP != 0 ||
 		c.Store != "redis" || c.RedisAddr != "redis.example.com:6380" || c.RedisName != "eu-1" ||
 		c.RedisDB != 5 || c.RedisPassword != "env-pass" {
@@ -189,6 +191,8 @@ func TestParseConfigRejects(t *testing.T) {
 	f([]string{"--udp-error-rate", "0"}, e, "udp-error-rate", "flag --udp-error-rate")
 	f([]string{"--udp-error-rate", "NaN"}, e, "udp-error-rate", "flag --udp-error-rate")
 	f([]string{"--udp-error-burst", "0"}, e, "udp-error-burst", "flag --udp-error-burst")
+	f([]string{"--udp-commit-linger", "11ms"}, e, "udp-commit-linger", "flag --udp-commit-linger")
+	f(nil, map[string]string{"RDV_UDP_COMMIT_LINGER": "-1ms"}, "udp-commit-linger", "RDV_UDP_COMMIT_LINGER")
 	f(nil, map[string]string{"RDV_UDP_PORTABLE": "maybe"}, "udp-portable", "RDV_UDP_PORTABLE")
 	f([]string{"--capability-key-file", filepath.Join(t.TempDir(), "missing")}, e, "capability-key-file", "flag --capability-key-file")
 	f([]string{"--store", "disk"}, e, "store", "flag --store")

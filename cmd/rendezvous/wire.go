@@ -115,7 +115,8 @@ func start(c *config, log *slog.Logger) (*server, error) {
 		RelayAllowPeers: c.Turn.AllowPeers,
 
 		// A Redis commit is a round trip: read the next batch meanwhile.
-		Overlap: c.Store == storeRedis,
+		Overlap:      c.Store == storeRedis,
+		CommitLinger: c.UDPCommitLinger,
 	}, store, keys)
 	if err != nil {
 		// parseConfig checked the settings NewMediator checks; a ConfigError

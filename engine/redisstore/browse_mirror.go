@@ -63,6 +63,21 @@ const (
 	catchUpCalls = 64
 )
 
+// spec is the spec the index holds for listing id (shared, immutable),
+// nil when it holds none.
+func (m *browseMirror) spec(id engine.UUID) *engine.ListingSpec {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if !m.ready {
+		return nil
+	}
+	li, ok := m.idx.byID[id]
+	if !ok {
+		return nil
+	}
+	return m.idx.rest[li].spec
+}
+
 // syncHead is the head of an rdv_browse_sync or rdv_browse_snapshot
 // answer: the log's current version and generation, the call's time and,
 // for a sync, the version its items bring an index to (-1: rebuild), for a

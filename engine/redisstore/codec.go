@@ -163,12 +163,13 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 	if err != nil || len(f) != 16 {
 		return engine.ListingView{}, false
 	}
-	spec := new(engine.ListingSpec)
-	if json.Unmarshal([]byte(str(f[5])), spec) != nil {
+	id := parseID(str(f[0]))
+	spec, ok := s.specOf(id, str(f[5]))
+	if !ok {
 		return engine.ListingView{}, false
 	}
 	v := engine.ListingView{
-		ID: engine.ListingID{UUID: parseID(str(f[0]))}, Lease: engine.LeaseID{UUID: parseID(str(f[1]))},
+		ID: engine.ListingID{UUID: id}, Lease: engine.LeaseID{UUID: parseID(str(f[1]))},
 		Presence: engine.Handle{UUID: parseID(str(f[2]))}, Tenant: parseTenant(str(f[3])),
 		Owner: engine.Subject(str(f[4])), Spec: spec, CurrentPlayers: int(num(f[7])),
 		LeaseExpiresAt: s.wall(num(f[9])), LeaseTTL: s.duration(num(f[10])), PresenceFresh: num(f[11]) == 1,
@@ -182,6 +183,20 @@ func (s *Store) listingView(m rueidis.RedisMessage) (engine.ListingView, bool) {
 	return v, true
 }
 
+// specOf is listing id's spec, stored as raw: the local browse index's
+// copy when it holds the listing (a spec never changes once stored, so a
+// renewal or a read of a visible listing decodes nothing), else decoded.
+func (s *Store) specOf(id engine.UUID, raw string) (*engine.ListingSpec, bool) {
+	if spec := s.mirror.spec(id); spec != nil {
+		return spec, true
+	}
+	spec := new(engine.ListingSpec)
+	if json.Unmarshal([]byte(raw), spec) != nil {
+		return nil, false
+	}
+	return spec, true
+}
+
 // listingReadFields are get_listing.lua's answer: the listing's fields as
 // stored, its presence record while fresh and the instance it names.
 type listingReadFields [12]string
@@ -193,8 +208,8 @@ func (s *Store) listingRead(m rueidis.RedisMessage, id engine.ListingID, t engin
 	if !fieldsOf(m, f[:]) {
 		return engine.ListingView{}, false
 	}
-	spec := new(engine.ListingSpec)
-	if json.Unmarshal([]byte(f[3]), spec) != nil {
+	spec, ok := s.specOf(id.UUID, f[3])
+	if !ok {
 		return engine.ListingView{}, false
 	}
 	v := engine.ListingView{
