@@ -10,7 +10,7 @@
 # window is the pages' own Redis CPU. Raw results:
 # $OUT/browse-<store>-n<N>-r<R>/.
 #
-# Needs: OUT, RUNS, REDIS_ADDR (start_redis), $OUT/bin, $OUT/principals.json,
+# Needs: OUT, RUNS, REDIS_ADDR and REDIS_PID (start_redis), $OUT/bin, $OUT/principals.json,
 # $OUT/tokens.json, $OUT/capability.key, and meta/fail/show/loadavg of run.sh.
 
 BROWSE_WRK=(wrk -t1 -c16 -d5s)
@@ -21,6 +21,16 @@ BROWSE_LISTINGS=${BROWSE_LISTINGS:-25000}
 fcall_stats() {
 	redis-cli -h "${REDIS_ADDR%:*}" -p "${REDIS_ADDR#*:}" info commandstats |
 		sed -n 's/^cmdstat_fcall:calls=\([0-9]*\),usec=\([0-9]*\),.*/\1 \2/p' | tr -d '\r'
+}
+
+# proc_ticks PID...: the CPU the processes used so far, in clock ticks
+# (utime + stime of /proc/PID/stat, summed).
+proc_ticks() {
+	local p t=0
+	for p in "$@"; do
+		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$t"
 }
 
 # browse_bench: every configuration RUNS times, alternating, so a drift of
@@ -60,6 +70,7 @@ browse_one() {
 		--tokens "$OUT/tokens.json" --duration 10m --progress 10s --out "$dir/load")
 	"${load[@]}" >"$dir/load.log" 2>&1 &
 	loadpid=$!
+	BROWSE_CPU_PIDS=("${pids[*]}" "$REDIS_PID" "$loadpid")
 	for _ in $(seq 1 600); do
 		grep -q '^phase load' "$dir/load.log" 2>/dev/null && ok=1 && break
 		kill -0 "$loadpid" 2>/dev/null || break
@@ -108,12 +119,23 @@ browse_wrk() {
 	local dir=$1 window=$2 token=$3 i wrks=()
 	shift 3
 	echo "${window}_start=$(date +%s.%N) $(fcall_stats)" >>"$dir/summary.txt"
+	browse_cpu "${window}_cpu_start" >>"$dir/summary.txt"
 	for i in $(seq 1 $#); do
 		"${BROWSE_WRK[@]}" -H "Authorization: Bearer $token" "http://${!i}$BROWSE_PATH" >"$dir/wrk-$window-$i.txt" 2>&1 &
 		wrks+=($!)
 	done
 	wait "${wrks[@]}" || return 1
 	echo "${window}_end=$(date +%s.%N) $(fcall_stats)" >>"$dir/summary.txt"
+	browse_cpu "${window}_cpu_end" >>"$dir/summary.txt"
+}
+
+# browse_cpu KEY: KEY=<clock ticks per second> <ticks> of the instances,
+# redis-server and the load tester (BROWSE_CPU_PIDS): where the cores went
+# during a window.
+browse_cpu() {
+	local servers
+	read -ra servers <<<"${BROWSE_CPU_PIDS[0]}"
+	echo "$1=$(getconf CLK_TCK) $(proc_ticks "${servers[@]}") $(proc_ticks "${BROWSE_CPU_PIDS[1]}") $(proc_ticks "${BROWSE_CPU_PIDS[2]}")"
 }
 
 # browse_stop PID...: SIGTERM the servers browse_one started and wait.

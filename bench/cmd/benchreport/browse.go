@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,10 @@ type browseRun struct {
 	cpuPerPage   float64 // Redis CPU per page over the paused window, µs (redis only; < 0 unknown)
 	callsPerPage float64 // FCALLs per page over the paused window
 	load         string
+	// liveCores: the cores the instances, redis-server and the load
+	// tester used over the live window (ok false: not recorded).
+	liveCores   [3]float64
+	liveCoresOK bool
 }
 
 // browseWindow is one wrk window: pages/s per instance, pages, non-2xx.
@@ -77,6 +82,7 @@ func readBrowse(in string) []browseRun {
 			b.cpuPerPage, b.callsPerPage = windowCPU(sum, "paused", b.paused.pages)
 		}
 		b.load = sum["loadavg_start"]
+		b.liveCores, b.liveCoresOK = windowCores(sum, "live")
 		runs = append(runs, b)
 	}
 	slices.SortFunc(runs, func(x, y browseRun) int {
@@ -150,6 +156,45 @@ func windowCPU(sum map[string]string, window string, pages float64) (usec, calls
 	return (u1 - u0) / pages, (c1 - c0) / pages
 }
 
+// windowCores is the cores the instances, redis-server and the load
+// tester used over a window: bench/browse.sh's WINDOW_cpu_start/end
+// ("<ticks per second> <instances> <redis> <load tester>", in clock
+// ticks) over the time between WINDOW_start and WINDOW_end.
+func windowCores(sum map[string]string, window string) (cores [3]float64, ok bool) {
+	at := func(k string) (float64, bool) {
+		f := strings.Fields(sum[k])
+		if len(f) == 0 {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		return v, err == nil
+	}
+	ticks := func(k string) (v [4]float64, ok bool) {
+		f := strings.Fields(sum[k])
+		if len(f) != 4 {
+			return v, false
+		}
+		for i := range f {
+			var err error
+			if v[i], err = strconv.ParseFloat(f[i], 64); err != nil {
+				return v, false
+			}
+		}
+		return v, v[0] > 0
+	}
+	t0, ok0 := at(window + "_start")
+	t1, ok1 := at(window + "_end")
+	c0, ok2 := ticks(window + "_cpu_start")
+	c1, ok3 := ticks(window + "_cpu_end")
+	if !ok0 || !ok1 || !ok2 || !ok3 || t1 <= t0 {
+		return cores, false
+	}
+	for i := range cores {
+		cores[i] = (c1[i+1] - c0[i+1]) / c0[0] / (t1 - t0)
+	}
+	return cores, true
+}
+
 func sumOf(v []float64) float64 {
 	s := 0.0
 	for _, x := range v {
@@ -220,5 +265,29 @@ func browseTables(w io.Writer, in string) {
 		if len(parts) > 0 {
 			fmt.Fprintf(w, "- %d instance(s), medians of the runs: %s.\n", n, strings.Join(parts, "; "))
 		}
+	}
+	coresTable(w, runs)
+}
+
+// coresTable says where the machine's cores went while the load tester ran
+// beside wrk: what the instances, Redis and the load tester used; the rest
+// is wrk's and the system's.
+func coresTable(w io.Writer, runs []browseRun) {
+	var rows []browseRun
+	for _, b := range runs {
+		if b.liveCoresOK {
+			rows = append(rows, b)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "The cores used over the window with the load tester running (%d on this machine; /proc/PID/stat, `bench/browse.sh`); the rest is wrk's and the system's:\n", runtime.NumCPU())
+	fmt.Fprintln(w)
+	tableHead(w, "rrlrrrr", "instances", "run", "store", "instances' cores", "redis-server's cores", "load tester's cores", "pages/s, all instances")
+	for _, b := range rows {
+		fmt.Fprintf(w, "| %d | %d | %s | %.2f | %.2f | %.2f | %.0f |\n", b.instances, b.run, b.store,
+			b.liveCores[0], b.liveCores[1], b.liveCores[2], sumOf(b.live.rates))
 	}
 }
